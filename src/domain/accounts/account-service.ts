@@ -1,0 +1,116 @@
+import { createHash } from 'node:crypto';
+import { ERRORS } from '../errors.js';
+import { newId, newSecret } from '../../lib/ids.js';
+import type { AccessLevel, Account, AccountStore, ApiKey, Scope } from '../../store/types.js';
+
+export const RESOURCE_TYPES = [
+  'RESOURCE_TYPE_DEVBOXES',
+  'RESOURCE_TYPE_BLUEPRINTS',
+  'RESOURCE_TYPE_SNAPSHOTS',
+  'RESOURCE_TYPE_BENCHMARKS',
+  'RESOURCE_TYPE_SCENARIOS',
+  'RESOURCE_TYPE_AGENTS',
+  'RESOURCE_TYPE_OBJECTS',
+  'RESOURCE_TYPE_ACCOUNT',
+] as const;
+export type ResourceType = (typeof RESOURCE_TYPES)[number];
+
+export const DEFAULT_ACCOUNT_NAME = 'default';
+
+/** Who is calling: the account every query is scoped to, and what the key may do. */
+export interface Principal {
+  accountId: string;
+  keyId: string;
+  kind: ApiKey['kind'];
+  scopes: Scope[];
+}
+
+const RANK: Record<AccessLevel, number> = { none: 0, read: 1, write: 2 };
+
+/** Keys are stored as SHA-256 digests: the secrets are 192-bit random, so a slow hash buys nothing. */
+export const hashSecret = (secret: string): string => createHash('sha256').update(secret).digest('hex');
+
+export class AccountService {
+  constructor(private readonly store: AccountStore) {}
+
+  /** Resolves a bearer secret to its principal, refusing unknown and expired keys. */
+  authenticate(secret: string, nowMs = Date.now()): Principal {
+    const key = this.store.findKeyByHash(hashSecret(secret));
+    if (!key) throw ERRORS.unauthenticated('invalid API key');
+    if (key.expiresAtMs !== null && key.expiresAtMs <= nowMs) throw ERRORS.unauthenticated('API key has expired');
+    return { accountId: key.accountId, keyId: key.id, kind: key.kind, scopes: key.scopes };
+  }
+
+  /** Standard keys may do anything in their account; restricted keys only what their scopes grant. */
+  authorize(p: Principal, resource: ResourceType, level: 'read' | 'write'): void {
+    if (p.kind === 'standard') return;
+    const granted = p.scopes.find((s) => s.resourceType === resource)?.accessLevel ?? 'none';
+    if (RANK[granted] < RANK[level]) {
+      throw ERRORS.forbidden(`this restricted key lacks ${level} access to ${resource}`);
+    }
+  }
+
+  getAccount(id: string): Account {
+    const a = this.store.getAccount(id);
+    if (!a) throw ERRORS.notFound('account', id);
+    return a;
+  }
+
+  createAccount(name: string): { account: Account; secret: string } {
+    const account: Account = { id: newId('acc'), name, createTimeMs: Date.now() };
+    this.store.createAccount(account);
+    const { secret } = this.createKey(account.id, { name: 'initial key', kind: 'standard' });
+    return { account, secret };
+  }
+
+  createKey(
+    accountId: string,
+    opts: { name?: string | null; kind: ApiKey['kind']; expiresAtMs?: number | null; scopes?: Scope[] },
+  ): { key: ApiKey; secret: string } {
+    if (opts.expiresAtMs != null && opts.expiresAtMs <= Date.now()) {
+      throw ERRORS.invalid('expires_at_ms must be in the future');
+    }
+    const secret = newSecret(opts.kind === 'standard' ? 'ak' : 'rk');
+    const key: ApiKey = {
+      id: newId('key'),
+      accountId,
+      name: opts.name ?? null,
+      kind: opts.kind,
+      secretHash: hashSecret(secret),
+      scopes: opts.scopes ?? [],
+      expiresAtMs: opts.expiresAtMs ?? null,
+      createTimeMs: Date.now(),
+    };
+    this.store.insertKey(key);
+    return { key, secret };
+  }
+
+  /**
+   * First-key bootstrap: DEVBOXD_ADMIN_KEY becomes a standard key of the default account (idempotent);
+   * without it, a store with no keys at all gets one fresh key, returned so the caller can show it once.
+   */
+  bootstrap(adminKey: string | undefined): { createdSecret?: string } {
+    const account = this.store.findAccountByName(DEFAULT_ACCOUNT_NAME) ?? this.defaultAccount();
+    if (adminKey) {
+      this.store.insertKeyIfAbsent({
+        id: newId('key'),
+        accountId: account.id,
+        name: 'admin (DEVBOXD_ADMIN_KEY)',
+        kind: 'standard',
+        secretHash: hashSecret(adminKey),
+        scopes: [],
+        expiresAtMs: null,
+        createTimeMs: Date.now(),
+      });
+      return {};
+    }
+    if (this.store.countKeys() > 0) return {};
+    return { createdSecret: this.createKey(account.id, { name: 'admin', kind: 'standard' }).secret };
+  }
+
+  private defaultAccount(): Account {
+    const account: Account = { id: newId('acc'), name: DEFAULT_ACCOUNT_NAME, createTimeMs: Date.now() };
+    this.store.createAccount(account);
+    return account;
+  }
+}

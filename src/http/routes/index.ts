@@ -1,0 +1,12 @@
+import type { FastifyInstance } from 'fastify';
+import type { Deps } from '../../deps.js';
+import { accountRoutes } from './accounts/index.js';
+import { apiKeyRoutes } from './apikeys/index.js';
+import { healthRoutes } from './health/index.js';
+
+/** Every resource's routes, each one hop from its path to the file that serves it. */
+export function registerRoutes(app: FastifyInstance, deps: Deps): void {
+  healthRoutes(app, deps.db);
+  accountRoutes(app, deps.accounts);
+  apiKeyRoutes(app, deps.accounts);
+}

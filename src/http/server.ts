@@ -1,0 +1,65 @@
+import http from 'node:http';
+import http2 from 'node:http2';
+import net from 'node:net';
+
+const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
+
+type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
+
+/**
+ * One cleartext port, two protocols: Node cannot serve HTTP/1.1 from an `http2.createServer` without TLS,
+ * so a plain TCP server reads the first bytes of each connection, puts them back, and hands the socket to
+ * an HTTP/2 server when they are the HTTP/2 preface (prior knowledge, how the Runloop SDK connects) or to an
+ * HTTP/1.1 server otherwise. Used as Fastify's `serverFactory`.
+ */
+export function dualProtocolServer(handler: Handler): net.Server {
+  const h1 = http.createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, handler);
+  const h2 = http2.createServer(
+    { settings: { maxConcurrentStreams: 1000 }, maxSessionMemory: 64 },
+    handler as unknown as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void,
+  );
+  const sockets = new Set<net.Socket>();
+  const sessions = new Set<http2.ServerHttp2Session>();
+  h2.on('session', (s) => {
+    sessions.add(s);
+    s.once('close', () => sessions.delete(s));
+  });
+
+  const server = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+    let seen = Buffer.alloc(0);
+    const onData = (chunk: Buffer) => {
+      seen = Buffer.concat([seen, chunk]);
+      const n = Math.min(seen.length, PREFACE.length);
+      const isH2 = seen.subarray(0, n).equals(PREFACE.subarray(0, n));
+      if (isH2 && seen.length < PREFACE.length) return; // need more bytes to decide
+      socket.off('data', onData);
+      socket.pause();
+      socket.unshift(seen);
+      if (isH2) {
+        h2.emit('connection', socket);
+      } else {
+        h1.emit('connection', socket);
+        socket.resume();
+      }
+    };
+    socket.on('data', onData);
+    socket.on('error', () => socket.destroy());
+  });
+
+  // Graceful close: stop accepting, let HTTP/2 sessions finish with GOAWAY, drop idle HTTP/1.1 sockets,
+  // and cut whatever still hangs on (long-polls, SSE) after a grace period.
+  const netClose = server.close.bind(server);
+  server.close = ((cb?: (err?: Error) => void) => {
+    netClose(cb);
+    for (const s of sessions) s.close();
+    h1.closeIdleConnections();
+    const timer = setTimeout(() => {
+      for (const s of sockets) s.destroy();
+    }, 2000);
+    timer.unref();
+    return server;
+  }) as typeof server.close;
+  return server;
+}

@@ -1,0 +1,48 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from './app.js';
+import type { Config } from './config.js';
+import { buildDeps, type Deps } from './deps.js';
+import { createLogger } from './lib/logger.js';
+
+export interface Running {
+  app: FastifyInstance;
+  deps: Deps;
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** Starts devboxd: build services, bootstrap the first key, listen, and drain on SIGTERM/SIGINT. */
+export async function startServer(config: Config): Promise<Running> {
+  const logger = createLogger(config.logLevel);
+  const deps = await buildDeps(config, logger);
+  const { createdSecret } = deps.accounts.bootstrap(config.adminKey);
+  const app = await buildApp(deps, { logger, bodyLimit: config.bodyLimit });
+  await app.listen({ host: config.host, port: config.port });
+  const addr = app.server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : config.port;
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  const url = `http://${host}:${port}`;
+
+  // Plain lines on stdout before the JSON logs take over: what a person starting the server needs.
+  process.stdout.write(`devboxd listening on ${url}\n`);
+  if (createdSecret) {
+    const file = path.join(config.dataDir, 'admin-key');
+    fs.writeFileSync(file, `${createdSecret}\n`, { mode: 0o600 });
+    process.stdout.write(`admin key: ${createdSecret} (saved to ${file})\n`);
+  } else if (config.adminKey) {
+    process.stdout.write('admin key: the value of DEVBOXD_ADMIN_KEY\n');
+  } else {
+    process.stdout.write(`admin key: created at first start, see ${path.join(config.dataDir, 'admin-key')}\n`);
+  }
+
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      logger.info('shutting down: draining requests; devboxes keep running and are adopted at next start');
+      await app.close();
+      await deps.close();
+    })());
+  return { app, deps, url, stop };
+}

@@ -1,0 +1,110 @@
+/**
+ * The runtime driver: the one seam between devboxd's domain and whatever runs sandboxes.
+ * The local Linux driver (`linux/`) is the shipped implementation; a Kubernetes driver fits the same shape
+ * later (one Pod per sandbox, `spawn` through the exec API, layers as volume snapshots).
+ */
+import type { Readable, Writable } from 'node:stream';
+
+export interface ResourceLimits {
+  /** CPU bandwidth in cores (0.5 = half a core). */
+  cpuCores: number;
+  memoryBytes: number;
+  /** Soft disk quota of the writable layer; the domain ends the box when `stats().diskBytes` passes it. */
+  diskBytes: number;
+  /** Maximum number of tasks (processes + threads) in the box. */
+  pids: number;
+}
+
+export interface SandboxUser {
+  name: string;
+  uid: number;
+}
+
+export interface SandboxSpec {
+  /** Devbox id; also names the sandbox on the host (cgroup, state directory). */
+  id: string;
+  hostname: string;
+  /** Snapshot layers under the writable layer, newest first; the base image lies under all of them. */
+  layers: string[];
+  limits: ResourceLimits;
+  user: SandboxUser;
+}
+
+export interface SpawnSpec {
+  /** argv[0] is looked up on the box's PATH. */
+  argv: string[];
+  /** Working directory inside the box; defaults to the user's home. */
+  cwd?: string;
+  /** Added to the box's default environment (HOME, USER, PATH, LANG, SHELL, TERM). */
+  env?: Record<string, string>;
+  /** Run as the box's root instead of the box user (uid 0 inside the box's user namespace). */
+  asRoot?: boolean;
+}
+
+export interface ProcessExit {
+  /** Exit code, or null when a signal ended the process. */
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/** A process running inside a sandbox. Its stdio are plain pipes with back-pressure. */
+export interface BoxProcess {
+  readonly stdin: Writable;
+  readonly stdout: Readable;
+  readonly stderr: Readable;
+  readonly exited: Promise<ProcessExit>;
+  /** Signals the process, or its whole process group (the command and everything it started). */
+  signal(sig: NodeJS.Signals, group: boolean): void;
+}
+
+export interface SandboxStats {
+  memoryBytes: number;
+  memoryLimitBytes: number;
+  /** Total CPU time used, microseconds. */
+  cpuMicros: number;
+  /** Number of OOM kills the box has seen since it started. */
+  oomKills: number;
+  /** Bytes in the writable layer. */
+  diskBytes: number;
+  pids: number;
+}
+
+export interface Sandbox {
+  readonly id: string;
+  spawn(spec: SpawnSpec): BoxProcess;
+  /**
+   * Captures the writable layer, consistent at one instant (the box is frozen for the copy), into the
+   * immutable layer `layerId`. Never leaves a partial layer under that id.
+   */
+  snapshot(layerId: string): Promise<{ sizeBytes: number }>;
+  stats(): Promise<SandboxStats>;
+  /** Resolves when the box's init has died (killed, crashed) outside of `destroy()`. */
+  readonly died: Promise<void>;
+  /** Kills every process and removes the cgroup and writable layer. Idempotent. */
+  destroy(): Promise<void>;
+}
+
+export interface RuntimeDriver {
+  /** Builds or verifies the base image (cached); logs progress. Idempotent. */
+  prepare(): Promise<void>;
+  create(spec: SandboxSpec): Promise<Sandbox>;
+  /** Re-attaches to a sandbox that outlived a server restart; null when it is gone. */
+  adopt(spec: SandboxSpec): Promise<Sandbox | null>;
+  /** Ids of every sandbox alive on this host, known to the database or not. */
+  listLive(): Promise<string[]>;
+  /** Removes every trace of a sandbox id (processes, cgroup, disk), whether adopted or not. */
+  remove(id: string): Promise<void>;
+  layerExists(layerId: string): Promise<boolean>;
+  deleteLayer(layerId: string): Promise<void>;
+  /** Total bytes of a layer on disk. */
+  layerSize(layerId: string): Promise<number>;
+}
+
+export class SandboxError extends Error {
+  constructor(
+    readonly code: 'not_found' | 'capacity' | 'failed',
+    message: string,
+  ) {
+    super(message);
+  }
+}

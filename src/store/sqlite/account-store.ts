@@ -1,0 +1,81 @@
+import type { Db } from './db.js';
+import type { Account, AccountStore, ApiKey } from '../types.js';
+
+interface KeyRow {
+  id: string;
+  account_id: string;
+  name: string | null;
+  kind: 'standard' | 'restricted';
+  secret_hash: string;
+  scopes: string;
+  expires_at_ms: number | null;
+  create_time_ms: number;
+}
+
+interface AccountRow {
+  id: string;
+  name: string;
+  create_time_ms: number;
+}
+
+const toKey = (r: KeyRow): ApiKey => ({
+  id: r.id,
+  accountId: r.account_id,
+  name: r.name,
+  kind: r.kind,
+  secretHash: r.secret_hash,
+  scopes: JSON.parse(r.scopes),
+  expiresAtMs: r.expires_at_ms,
+  createTimeMs: r.create_time_ms,
+});
+
+const toAccount = (r: AccountRow): Account => ({ id: r.id, name: r.name, createTimeMs: r.create_time_ms });
+
+export class SqliteAccountStore implements AccountStore {
+  constructor(private readonly db: Db) {}
+
+  createAccount(a: Account): void {
+    this.db
+      .prepare('INSERT INTO accounts (id, name, create_time_ms) VALUES (?, ?, ?)')
+      .run(a.id, a.name, a.createTimeMs);
+  }
+
+  getAccount(id: string): Account | undefined {
+    const row = this.db.prepare('SELECT * FROM accounts WHERE id = ?').get(id) as AccountRow | undefined;
+    return row && toAccount(row);
+  }
+
+  findAccountByName(name: string): Account | undefined {
+    const row = this.db.prepare('SELECT * FROM accounts WHERE name = ? ORDER BY id LIMIT 1').get(name) as
+      | AccountRow
+      | undefined;
+    return row && toAccount(row);
+  }
+
+  countKeys(): number {
+    return (this.db.prepare('SELECT COUNT(*) AS n FROM api_keys').get() as { n: number }).n;
+  }
+
+  insertKey(k: ApiKey): void {
+    this.insert('INSERT', k);
+  }
+
+  insertKeyIfAbsent(k: ApiKey): boolean {
+    return this.insert('INSERT OR IGNORE', k) > 0;
+  }
+
+  findKeyByHash(hash: string): ApiKey | undefined {
+    const row = this.db.prepare('SELECT * FROM api_keys WHERE secret_hash = ?').get(hash) as KeyRow | undefined;
+    return row && toKey(row);
+  }
+
+  private insert(verb: string, k: ApiKey): number {
+    return this.db
+      .prepare(
+        `${verb} INTO api_keys (id, account_id, name, kind, secret_hash, scopes, expires_at_ms, create_time_ms)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(k.id, k.accountId, k.name, k.kind, k.secretHash, JSON.stringify(k.scopes), k.expiresAtMs, k.createTimeMs)
+      .changes;
+  }
+}

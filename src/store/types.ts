@@ -1,0 +1,63 @@
+/**
+ * Store interfaces. The SQLite implementations live in `sqlite/`; a PostgreSQL implementation satisfies the
+ * same shapes later (every method is synchronous-looking here only in SQLite; the interfaces return values a
+ * pooled async driver can also produce through the services, which never hold transactions across awaits).
+ */
+
+export interface PageQuery {
+  limit: number;
+  startingAfter?: string;
+  includeTotalCount: boolean;
+}
+
+export interface Page<T> {
+  items: T[];
+  hasMore: boolean;
+  totalCount?: number;
+}
+
+export interface Account {
+  id: string;
+  name: string;
+  createTimeMs: number;
+}
+
+export type AccessLevel = 'none' | 'read' | 'write';
+
+export interface Scope {
+  resourceType: string;
+  accessLevel: AccessLevel;
+}
+
+export interface ApiKey {
+  id: string;
+  accountId: string;
+  name: string | null;
+  kind: 'standard' | 'restricted';
+  secretHash: string;
+  scopes: Scope[];
+  expiresAtMs: number | null;
+  createTimeMs: number;
+}
+
+export interface AccountStore {
+  createAccount(account: Account): void;
+  getAccount(id: string): Account | undefined;
+  findAccountByName(name: string): Account | undefined;
+  countKeys(): number;
+  insertKey(key: ApiKey): void;
+  /** Returns false when a key with that hash already exists. */
+  insertKeyIfAbsent(key: ApiKey): boolean;
+  findKeyByHash(hash: string): ApiKey | undefined;
+}
+
+export interface StoredResponse {
+  status: number;
+  body: string;
+}
+
+export interface IdempotencyStore {
+  get(accountId: string, requestId: string, route: string, sinceMs: number): StoredResponse | undefined;
+  put(accountId: string, requestId: string, route: string, response: StoredResponse): void;
+  prune(beforeMs: number): void;
+}

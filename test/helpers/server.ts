@@ -1,0 +1,87 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Runloop from '@runloop/api-client';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const ADMIN_KEY = 'ak_test_admin_key_0123456789abcdef';
+
+export interface TestServer {
+  url: string;
+  dataDir: string;
+  /** An SDK client with the admin key (HTTP/2 by default, like the SDK itself). */
+  client(opts?: { apiKey?: string; http2?: boolean; maxRetries?: number }): Runloop;
+  /** Output the server has printed so far. */
+  output(): string;
+  /** SIGKILL, then start again on the same data dir (and port). */
+  restart(opts?: { graceful?: boolean }): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the real server as a child process (`devboxd serve`) on a free port with a temp data dir. The base
+ * image cache is shared (`<repo>/data/images`) so it is built once per machine, not once per test.
+ */
+export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'devboxd-test-'));
+  let child: ChildProcess;
+  let out = '';
+  let port = 0;
+
+  const launch = async () => {
+    child = spawn(process.execPath, [path.join(ROOT, 'bin/devboxd.js'), 'serve'], {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        DEVBOXD_PORT: String(port),
+        DEVBOXD_DATA_DIR: dataDir,
+        DEVBOXD_IMAGE_DIR: path.join(ROOT, 'data/images'),
+        DEVBOXD_ADMIN_KEY: ADMIN_KEY,
+        DEVBOXD_LOG_LEVEL: process.env.DEVBOXD_LOG_LEVEL ?? 'warn',
+        ...env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const url = await new Promise<string>((resolve, reject) => {
+      const onData = (d: Buffer) => {
+        out += d.toString();
+        const m = /devboxd listening on (\S+)/.exec(out);
+        if (m) resolve(m[1]!);
+      };
+      child.stdout!.on('data', onData);
+      child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+      child.once('exit', (code) => reject(new Error(`server exited with ${code} before listening:\n${out}`)));
+    });
+    port = Number(new URL(url).port);
+    return url;
+  };
+
+  let url = await launch();
+  const exited = () => new Promise<void>((r) => (child.exitCode !== null || child.signalCode !== null ? r() : child.once('exit', () => r())));
+  return {
+    get url() {
+      return url;
+    },
+    dataDir,
+    client: (opts = {}) =>
+      new Runloop({
+        baseURL: url,
+        bearerToken: opts.apiKey ?? ADMIN_KEY,
+        http2: opts.http2 ?? true,
+        maxRetries: opts.maxRetries ?? 2,
+      } as ConstructorParameters<typeof Runloop>[0]),
+    output: () => out,
+    async restart(opts = {}) {
+      child.kill(opts.graceful ? 'SIGTERM' : 'SIGKILL');
+      await exited();
+      out = '';
+      url = await launch();
+    },
+    async stop() {
+      child.kill('SIGTERM');
+      await exited();
+    },
+  };
+}

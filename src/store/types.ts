@@ -61,3 +61,16 @@ export interface IdempotencyStore {
   put(accountId: string, requestId: string, route: string, response: StoredResponse): void;
   prune(beforeMs: number): void;
 }
+
+import type { Devbox, DevboxStatus } from '../domain/devboxes/types.js';
+
+export interface DevboxStore {
+  insert(d: Devbox): void;
+  /** Writes every mutable field of the devbox (status, reasons, transitions, names, metadata...). */
+  update(d: Devbox): void;
+  get(accountId: string, id: string): Devbox | undefined;
+  /** Any account: for background jobs (watchdog, reconcile). */
+  getById(id: string): Devbox | undefined;
+  list(accountId: string, page: PageQuery, status?: DevboxStatus): Page<Devbox>;
+  listByStatus(statuses: DevboxStatus[]): Devbox[];
+}

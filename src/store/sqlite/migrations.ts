@@ -28,4 +28,70 @@ export const MIGRATIONS: string[] = [
      create_time_ms INTEGER NOT NULL,
      PRIMARY KEY (account_id, request_id, route)
    );`,
+  // v2: devboxes, disk snapshots, executions and devbox logs
+  `CREATE TABLE devboxes (
+     id TEXT PRIMARY KEY,
+     account_id TEXT NOT NULL REFERENCES accounts(id),
+     name TEXT,
+     status TEXT NOT NULL,
+     create_time_ms INTEGER NOT NULL,
+     end_time_ms INTEGER,
+     failure_reason TEXT,
+     shutdown_reason TEXT,
+     metadata TEXT NOT NULL,
+     launch_parameters TEXT NOT NULL,
+     environment TEXT NOT NULL,
+     entrypoint TEXT,
+     blueprint_id TEXT,
+     snapshot_id TEXT,
+     layers TEXT NOT NULL,
+     sandbox TEXT NOT NULL,
+     state_transitions TEXT NOT NULL,
+     keep_alive_at_ms INTEGER NOT NULL
+   );
+   CREATE INDEX devboxes_account ON devboxes (account_id, id);
+   CREATE INDEX devboxes_status ON devboxes (status);
+   CREATE TABLE snapshots (
+     id TEXT PRIMARY KEY,
+     account_id TEXT NOT NULL REFERENCES accounts(id),
+     source_devbox_id TEXT NOT NULL,
+     source_blueprint_id TEXT,
+     name TEXT,
+     metadata TEXT NOT NULL,
+     commit_message TEXT,
+     status TEXT NOT NULL,
+     error_message TEXT,
+     size_bytes INTEGER,
+     layers TEXT NOT NULL,
+     create_time_ms INTEGER NOT NULL
+   );
+   CREATE INDEX snapshots_account ON snapshots (account_id, id);
+   CREATE TABLE executions (
+     id TEXT PRIMARY KEY,
+     account_id TEXT NOT NULL,
+     devbox_id TEXT NOT NULL,
+     command TEXT NOT NULL,
+     command_id TEXT,
+     shell_name TEXT,
+     kind TEXT NOT NULL,
+     status TEXT NOT NULL,
+     exit_status INTEGER,
+     create_time_ms INTEGER NOT NULL,
+     end_time_ms INTEGER
+   );
+   CREATE INDEX executions_devbox ON executions (devbox_id, id);
+   CREATE UNIQUE INDEX executions_command_id ON executions (devbox_id, command_id) WHERE command_id IS NOT NULL;
+   CREATE TABLE devbox_logs (
+     seq INTEGER PRIMARY KEY AUTOINCREMENT,
+     devbox_id TEXT NOT NULL,
+     timestamp_ms INTEGER NOT NULL,
+     level TEXT NOT NULL,
+     source TEXT NOT NULL,
+     cmd TEXT,
+     cmd_id TEXT,
+     exit_code INTEGER,
+     message TEXT,
+     shell_name TEXT
+   );
+   CREATE INDEX devbox_logs_devbox ON devbox_logs (devbox_id, seq);`,
 ];

@@ -1,0 +1,164 @@
+import type { Logger } from '../../lib/logger.js';
+import type { RuntimeDriver, Sandbox, SandboxSpec } from '../../runtime/driver.js';
+import type { DevboxStore } from '../../store/types.js';
+import type { BoxProcessHooks } from './hooks.js';
+import type { StatusEvents } from './status-events.js';
+import { TERMINAL, type Devbox, type DevboxStatus, type FailureReason, type ShutdownReason } from './types.js';
+
+export interface ActiveBox {
+  sandbox: Sandbox;
+  lastActivityMs: number;
+  /** Commands in flight: a busy box is never idle. */
+  busy: number;
+  oomKills: number;
+}
+
+export type EndReason = { status: 'shutdown'; reason: ShutdownReason } | { status: 'failure'; reason: FailureReason };
+
+export const sandboxSpec = (d: Devbox): SandboxSpec => ({
+  id: d.id,
+  hostname: d.sandbox.hostname,
+  layers: d.layers,
+  limits: d.sandbox.limits,
+  user: d.sandbox.user,
+});
+
+/**
+ * Drives a devbox through its states and owns the link between a devbox record and its live sandbox.
+ * Every change is written to the store first, then waiters are woken.
+ */
+export class Lifecycle {
+  readonly active = new Map<string, ActiveBox>();
+  private hooks: BoxProcessHooks | undefined;
+
+  constructor(
+    private readonly store: DevboxStore,
+    private readonly runtime: RuntimeDriver,
+    private readonly events: StatusEvents,
+    private readonly log: Logger,
+  ) {}
+
+  setHooks(hooks: BoxProcessHooks): void {
+    this.hooks = hooks;
+  }
+
+  /** Appends a transition and persists it. Terminal states set end_time_ms. */
+  transition(d: Devbox, status: DevboxStatus, why?: string): void {
+    const now = Date.now();
+    d.status = status;
+    d.stateTransitions.push(why ? { status, transitionTimeMs: now, failureReason: why } : { status, transitionTimeMs: now });
+    if (TERMINAL.has(status)) d.endTimeMs = now;
+    this.store.update(d);
+    this.events.notify(d.id);
+  }
+
+  /** Fresh (re)read: the record other requests may have changed while we awaited. */
+  private current(id: string): Devbox | undefined {
+    return this.store.getById(id);
+  }
+
+  /**
+   * Creates the sandbox and brings the box to `running`: file mounts, launch commands (a failing one ends
+   * the box in failure/execution_failed), then the entrypoint. Used by create and, with `resuming`, by
+   * resume (which goes resuming → running without passing through initializing).
+   */
+  async boot(d: Devbox, opts: { fileMounts?: Record<string, string>; resuming?: boolean } = {}): Promise<void> {
+    const fileMounts = opts.fileMounts ?? {};
+    let sandbox: Sandbox;
+    try {
+      sandbox = await this.runtime.create(sandboxSpec(d));
+    } catch (err) {
+      this.log.error({ err, devbox: d.id }, 'sandbox creation failed');
+      this.finish(d.id, { status: 'failure', reason: 'health_check_failed' }, `sandbox creation failed: ${(err as Error).message}`);
+      return;
+    }
+    const still = this.current(d.id);
+    if (!still || TERMINAL.has(still.status)) {
+      await sandbox.destroy();
+      return;
+    }
+    this.attach(d.id, sandbox);
+    sandbox.died.then(() => this.onDied(d.id, sandbox)).catch(() => undefined);
+    const launch = d.sandbox.launch.launchCommands;
+    const hasWork = Object.keys(fileMounts).length > 0 || launch.length > 0;
+    if (hasWork && !opts.resuming) this.transition(still, 'initializing');
+    try {
+      await this.writeFileMounts(sandbox, fileMounts);
+    } catch (err) {
+      await this.end(d.id, { status: 'failure', reason: 'execution_failed' }, `file mount failed: ${(err as Error).message}`);
+      return;
+    }
+    if (launch.length) {
+      const failure = await this.requireHooks().runLaunchCommands(still, sandbox);
+      if (failure) {
+        await this.end(d.id, { status: 'failure', reason: 'execution_failed' }, failure);
+        return;
+      }
+    }
+    const now = this.current(d.id);
+    if (!now || TERMINAL.has(now.status) || this.active.get(d.id)?.sandbox !== sandbox) return;
+    if (!hasWork && !opts.resuming) now.stateTransitions.push({ status: 'initializing', transitionTimeMs: Date.now() });
+    this.transition(now, 'running');
+    if (now.entrypoint) {
+      this.requireHooks().startEntrypoint(now, sandbox, () => {
+        void this.end(d.id, { status: 'shutdown', reason: 'entrypoint_exit' });
+      });
+    }
+  }
+
+  attach(id: string, sandbox: Sandbox): void {
+    this.active.set(id, { sandbox, lastActivityMs: Date.now(), busy: 0, oomKills: 0 });
+  }
+
+  /** Ends a devbox for good: its processes and writable layer go; the record stays, terminal. Idempotent. */
+  async end(id: string, why: EndReason, message?: string): Promise<Devbox | undefined> {
+    const box = this.active.get(id);
+    this.active.delete(id);
+    const d = this.finish(id, why, message);
+    if (box) {
+      this.hooks?.onBoxStopped(id);
+      await box.sandbox.destroy().catch((err) => this.log.error({ err, devbox: id }, 'sandbox destroy failed'));
+    }
+    return d;
+  }
+
+  /** Stops the sandbox but keeps the devbox (suspend): the caller sets the next status. */
+  async release(id: string): Promise<void> {
+    const box = this.active.get(id);
+    this.active.delete(id);
+    if (!box) return;
+    this.hooks?.onBoxStopped(id);
+    await box.sandbox.destroy();
+  }
+
+  private finish(id: string, why: EndReason, message?: string): Devbox | undefined {
+    const d = this.current(id);
+    if (!d || TERMINAL.has(d.status)) return d;
+    if (why.status === 'failure') d.failureReason = why.reason;
+    else d.shutdownReason = why.reason;
+    this.transition(d, why.status, message ?? (why.status === 'failure' ? why.reason : undefined));
+    return d;
+  }
+
+  private onDied(id: string, sandbox: Sandbox): void {
+    if (this.active.get(id)?.sandbox !== sandbox) return;
+    this.log.warn({ devbox: id }, 'sandbox init died');
+    void this.end(id, { status: 'failure', reason: 'health_check_failed' }, 'the sandbox stopped unexpectedly');
+  }
+
+  private async writeFileMounts(sandbox: Sandbox, mounts: Record<string, string>): Promise<void> {
+    for (const [path, contents] of Object.entries(mounts)) {
+      const p = sandbox.spawn({ argv: ['sh', '-c', 'mkdir -p -- "$(dirname -- "$1")" && cat > "$1"', 'sh', path] });
+      p.stdout.resume();
+      p.stderr.resume();
+      p.stdin.end(contents);
+      const { exitCode } = await p.exited;
+      if (exitCode !== 0) throw new Error(`could not write ${path}`);
+    }
+  }
+
+  private requireHooks(): BoxProcessHooks {
+    if (!this.hooks) throw new Error('lifecycle hooks are not wired');
+    return this.hooks;
+  }
+}

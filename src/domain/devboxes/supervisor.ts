@@ -1,0 +1,113 @@
+import type { Logger } from '../../lib/logger.js';
+import type { RuntimeDriver } from '../../runtime/driver.js';
+import type { DevboxStore } from '../../store/types.js';
+import type { Suspender } from './hooks.js';
+import { sandboxSpec, type Lifecycle } from './lifecycle.js';
+
+const TICK_MS = 1000;
+const STATS_EVERY = 2;
+
+/**
+ * Background duties over live boxes: keep-alive and idle timers, OOM and disk-quota checks (one timer for
+ * all boxes, so a thousand idle boxes cost one interval), and reconciliation at start.
+ */
+export class Supervisor {
+  private timer: NodeJS.Timeout | undefined;
+  private ticks = 0;
+  private running = false;
+  private suspender: Suspender | undefined;
+
+  constructor(
+    private readonly store: DevboxStore,
+    private readonly runtime: RuntimeDriver,
+    private readonly lifecycle: Lifecycle,
+    private readonly log: Logger,
+  ) {}
+
+  setSuspender(s: Suspender): void {
+    this.suspender = s;
+  }
+
+  start(): void {
+    this.timer = setInterval(() => void this.tick(), TICK_MS);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  async tick(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    try {
+      this.ticks++;
+      const now = Date.now();
+      for (const [id, box] of [...this.lifecycle.active]) {
+        const d = this.store.getById(id);
+        if (!d || d.status !== 'running') continue;
+        const launch = d.sandbox.launch;
+        if (launch.keepAliveSeconds && now > d.keepAliveAtMs + launch.keepAliveSeconds * 1000) {
+          await this.lifecycle.end(id, { status: 'shutdown', reason: 'keep_alive_timeout' });
+          continue;
+        }
+        if (launch.afterIdle && box.busy === 0 && now > box.lastActivityMs + launch.afterIdle.idleSeconds * 1000) {
+          if (launch.afterIdle.onIdle === 'suspend' && this.suspender) {
+            box.lastActivityMs = now;
+            void this.suspender(d).catch((err) => this.log.error({ err, devbox: id }, 'idle suspend failed'));
+          } else {
+            await this.lifecycle.end(id, { status: 'shutdown', reason: 'idle' });
+          }
+          continue;
+        }
+        if (this.ticks % STATS_EVERY === 0) await this.checkResources(id);
+      }
+    } catch (err) {
+      this.log.error({ err }, 'supervisor tick failed');
+    } finally {
+      this.running = false;
+    }
+  }
+
+  private async checkResources(id: string): Promise<void> {
+    const box = this.lifecycle.active.get(id);
+    const d = this.store.getById(id);
+    if (!box || !d) return;
+    const stats = await box.sandbox.stats().catch(() => undefined);
+    if (!stats) return;
+    if (stats.oomKills > box.oomKills) {
+      await this.lifecycle.end(id, { status: 'failure', reason: 'out_of_memory' }, `a process was killed for exceeding the memory limit of ${d.sandbox.limits.memoryBytes} bytes`);
+    } else if (stats.diskBytes > d.sandbox.limits.diskBytes) {
+      await this.lifecycle.end(id, { status: 'failure', reason: 'out_of_disk' }, `the disk holds ${stats.diskBytes} bytes, over the quota of ${d.sandbox.limits.diskBytes}`);
+    }
+  }
+
+  /**
+   * After a restart: running boxes whose sandbox survived are adopted; boxes caught mid-transition are
+   * ended with a reason; sandboxes the database does not know are removed.
+   */
+  async reconcile(): Promise<void> {
+    const known = new Set<string>();
+    for (const d of this.store.listByStatus(['provisioning', 'initializing', 'running', 'resuming'])) {
+      const sandbox = d.status === 'running' ? await this.runtime.adopt(sandboxSpec(d)).catch(() => null) : null;
+      if (sandbox) {
+        known.add(d.id);
+        this.lifecycle.attach(d.id, sandbox);
+        const stats = await sandbox.stats().catch(() => undefined);
+        this.lifecycle.active.get(d.id)!.oomKills = stats?.oomKills ?? 0;
+        sandbox.died.then(() => this.lifecycle.end(d.id, { status: 'failure', reason: 'health_check_failed' }, 'the sandbox stopped unexpectedly'));
+        this.log.info({ devbox: d.id }, 'adopted running devbox');
+      } else {
+        await this.runtime.remove(d.id).catch(() => undefined);
+        const why = d.status === 'running' ? 'the sandbox was gone after a server restart' : `the server restarted while the devbox was ${d.status}`;
+        await this.lifecycle.end(d.id, { status: 'failure', reason: 'health_check_failed' }, why);
+      }
+    }
+    for (const id of await this.runtime.listLive()) {
+      if (!known.has(id)) {
+        this.log.warn({ sandbox: id }, 'removing a sandbox the database does not know as running');
+        await this.runtime.remove(id).catch((err) => this.log.error({ err, sandbox: id }, 'remove failed'));
+      }
+    }
+  }
+}

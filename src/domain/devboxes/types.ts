@@ -1,0 +1,74 @@
+import type { ResourceLimits, SandboxUser } from '../../runtime/driver.js';
+
+export const DEVBOX_STATUSES = [
+  'scheduled',
+  'queued',
+  'provisioning',
+  'initializing',
+  'running',
+  'suspending',
+  'suspended',
+  'resuming',
+  'failure',
+  'shutdown',
+] as const;
+export type DevboxStatus = (typeof DEVBOX_STATUSES)[number];
+
+export const TERMINAL: ReadonlySet<DevboxStatus> = new Set(['failure', 'shutdown']);
+
+export type FailureReason = 'out_of_memory' | 'out_of_disk' | 'execution_failed' | 'health_check_failed';
+export type ShutdownReason = 'api_shutdown' | 'keep_alive_timeout' | 'entrypoint_exit' | 'idle' | 'ttl_expired';
+
+export interface StateTransition {
+  status: DevboxStatus;
+  transitionTimeMs: number;
+  /** Readable reason for failures and ends (e.g. which launch command failed and how). */
+  failureReason?: string;
+}
+
+/**
+ * Launch parameters as the client sent them: echoed verbatim, read by the domain through `LaunchSettings`.
+ * Kept as the wire-level object because the API promises to echo what was given.
+ */
+export type LaunchParameters = Record<string, unknown>;
+
+/** What the domain acts on, resolved once from the launch parameters at create time. */
+export interface LaunchSettings {
+  launchCommands: string[];
+  keepAliveSeconds: number | null;
+  afterIdle: { idleSeconds: number; onIdle: 'shutdown' | 'suspend' } | null;
+  suspendCommands: string[];
+  suspendDeadlineMs: number;
+}
+
+/** How the sandbox is built: stored so a restart or resume builds the same box. */
+export interface SandboxSettings {
+  limits: ResourceLimits;
+  user: SandboxUser;
+  hostname: string;
+  launch: LaunchSettings;
+}
+
+export interface Devbox {
+  id: string;
+  accountId: string;
+  name: string | null;
+  status: DevboxStatus;
+  createTimeMs: number;
+  endTimeMs: number | null;
+  failureReason: FailureReason | null;
+  shutdownReason: ShutdownReason | null;
+  metadata: Record<string, string>;
+  launchParameters: LaunchParameters;
+  /** environment_variables plus resolved secrets, given to every process in the box. */
+  environment: Record<string, string>;
+  entrypoint: string | null;
+  blueprintId: string | null;
+  snapshotId: string | null;
+  /** Disk layers under the writable layer, newest first (from the snapshot it started on, or a suspend). */
+  layers: string[];
+  sandbox: SandboxSettings;
+  stateTransitions: StateTransition[];
+  /** Last keep_alive (or creation): the keep-alive timer counts from here. */
+  keepAliveAtMs: number;
+}

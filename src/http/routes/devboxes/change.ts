@@ -1,0 +1,30 @@
+import type { FastifyInstance } from 'fastify';
+import { Type, type Static } from 'typebox';
+import type { DevboxService } from '../../../domain/devboxes/devbox-service.js';
+import { StringMap } from '../../schemas/common.js';
+import { DevboxIdParams, Nullable, toView } from './schemas.js';
+
+const UpdateBody = Type.Object({
+  name: Type.Optional(Nullable(Type.String({ maxLength: 256 }))),
+  metadata: Type.Optional(Nullable(StringMap)),
+});
+const ShutdownQuery = Type.Object({ force: Type.Optional(Type.Boolean()) });
+
+export function changeRoutes(app: FastifyInstance, devboxes: DevboxService): void {
+  app.post('/v1/devboxes/:id', { schema: { params: DevboxIdParams, body: UpdateBody } }, async (req) => {
+    const { id } = req.params as Static<typeof DevboxIdParams>;
+    return toView(devboxes.update(req.principal.accountId, id, req.body as Static<typeof UpdateBody>));
+  });
+
+  app.post('/v1/devboxes/:id/shutdown', { schema: { params: DevboxIdParams, querystring: ShutdownQuery } }, async (req) => {
+    const { id } = req.params as Static<typeof DevboxIdParams>;
+    const { force } = req.query as Static<typeof ShutdownQuery>;
+    return toView(await devboxes.shutdown(req.principal.accountId, id, force ?? false));
+  });
+
+  app.post('/v1/devboxes/:id/keep_alive', { schema: { params: DevboxIdParams }, config: { idempotent: false } }, async (req) => {
+    const { id } = req.params as Static<typeof DevboxIdParams>;
+    devboxes.keepAlive(req.principal.accountId, id);
+    return {};
+  });
+}

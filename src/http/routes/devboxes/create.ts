@@ -1,0 +1,41 @@
+import type { FastifyInstance } from 'fastify';
+import type { DevboxService } from '../../../domain/devboxes/devbox-service.js';
+import type { Devbox } from '../../../domain/devboxes/types.js';
+import { clientGone } from '../../request-signal.js';
+import { CreateBodySchema, toView, type CreateBody } from './schemas.js';
+
+/** How long create_and_await_running holds before answering with the current view (the SDK then polls). */
+const AWAIT_RUNNING_MS = 20_000;
+
+const toInput = (b: CreateBody) => ({
+  name: b.name,
+  metadata: b.metadata,
+  environmentVariables: b.environment_variables,
+  secrets: b.secrets,
+  entrypoint: b.entrypoint,
+  launchParameters: b.launch_parameters,
+  snapshotId: b.snapshot_id,
+  blueprintId: b.blueprint_id,
+  blueprintName: b.blueprint_name,
+  fileMounts: b.file_mounts,
+});
+
+export function createRoutes(app: FastifyInstance, devboxes: DevboxService): void {
+  app.post('/v1/devboxes', { schema: { body: CreateBodySchema } }, async (req) => {
+    return toView(devboxes.create(req.principal.accountId, toInput((req.body ?? {}) as CreateBody)));
+  });
+
+  // Always 200 with the current view: a 408 here would make the SDK retry, i.e. create again.
+  app.post('/v1/devboxes/create_and_await_running', { schema: { body: CreateBodySchema } }, async (req, reply) => {
+    const accountId = req.principal.accountId;
+    const created = devboxes.create(accountId, toInput((req.body ?? {}) as CreateBody));
+    const reached: Devbox | null = await devboxes.waitForStatus(
+      accountId,
+      created.id,
+      ['running', 'failure', 'shutdown', 'suspended'],
+      AWAIT_RUNNING_MS,
+      clientGone(reply),
+    );
+    return toView(reached ?? devboxes.get(accountId, created.id));
+  });
+}

@@ -1,0 +1,70 @@
+import type { FastifyInstance } from 'fastify';
+import { Type, type Static } from 'typebox';
+import type { DevboxService } from '../../../domain/devboxes/devbox-service.js';
+import type { DevboxStatus } from '../../../domain/devboxes/types.js';
+import { ERRORS } from '../../../domain/errors.js';
+import { pageEnvelope, PageQuerySchema, toPageQuery } from '../../schemas/common.js';
+import { clientGone } from '../../request-signal.js';
+import { DevboxIdParams, StatusSchema, toView } from './schemas.js';
+
+const ListQuery = Type.Intersect([PageQuerySchema, Type.Object({ status: Type.Optional(StatusSchema) })]);
+const WaitBody = Type.Object({
+  statuses: Type.Array(StatusSchema, { minItems: 1 }),
+  timeout_seconds: Type.Optional(Type.Union([Type.Number({ minimum: 0 }), Type.Null()])),
+});
+
+const DEFAULT_WAIT_S = 10;
+const MAX_WAIT_S = 30;
+
+export function readRoutes(app: FastifyInstance, devboxes: DevboxService): void {
+  app.get('/v1/devboxes/:id', { schema: { params: DevboxIdParams } }, async (req) => {
+    const { id } = req.params as Static<typeof DevboxIdParams>;
+    return toView(devboxes.get(req.principal.accountId, id));
+  });
+
+  app.get('/v1/devboxes', { schema: { querystring: ListQuery } }, async (req) => {
+    const q = req.query as Static<typeof ListQuery>;
+    const page = devboxes.list(req.principal.accountId, toPageQuery(q), q.status as DevboxStatus | undefined);
+    return pageEnvelope('devboxes', { ...page, items: page.items.map(toView) });
+  });
+
+  // Long-poll: 200 once a requested status is reached, 408 when the hold ends (the SDK re-sends at once).
+  app.post(
+    '/v1/devboxes/:id/wait_for_status',
+    { schema: { params: DevboxIdParams, body: WaitBody }, config: { idempotent: false } },
+    async (req, reply) => {
+      const { id } = req.params as Static<typeof DevboxIdParams>;
+      const body = req.body as Static<typeof WaitBody>;
+      const seconds = Math.min(body.timeout_seconds ?? DEFAULT_WAIT_S, MAX_WAIT_S);
+      const d = await devboxes.waitForStatus(req.principal.accountId, id, body.statuses as DevboxStatus[], seconds * 1000, clientGone(reply));
+      if (!d) throw ERRORS.waitTimeout(`devbox ${id} did not reach ${body.statuses.join(' or ')} within ${seconds}s`);
+      return toView(d);
+    },
+  );
+
+  app.get('/v1/devboxes/:id/usage', { schema: { params: DevboxIdParams } }, async (req) => {
+    const { id } = req.params as Static<typeof DevboxIdParams>;
+    const { devbox: d, stats } = await devboxes.usage(req.principal.accountId, id);
+    const end = d.endTimeMs ?? Date.now();
+    let active = 0;
+    d.stateTransitions.forEach((t, i) => {
+      if (t.status !== 'running') return;
+      active += (d.stateTransitions[i + 1]?.transitionTimeMs ?? end) - t.transitionTimeMs;
+    });
+    const activeS = active / 1000;
+    const GiB = 1024 ** 3;
+    return {
+      id: d.id,
+      status: d.status,
+      start_time_ms: d.createTimeMs,
+      end_time_ms: d.endTimeMs,
+      total_elapsed_seconds: (end - d.createTimeMs) / 1000,
+      total_active_seconds: activeS,
+      vcpu_seconds: activeS * d.sandbox.limits.cpuCores,
+      memory_gb_seconds: (activeS * d.sandbox.limits.memoryBytes) / GiB,
+      disk_gb_seconds: ((end - d.createTimeMs) / 1000) * ((stats?.diskBytes ?? 0) / GiB),
+      memory_bytes: stats?.memoryBytes ?? null,
+      cpu_micros: stats?.cpuMicros ?? null,
+    };
+  });
+}

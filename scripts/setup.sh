@@ -1,5 +1,27 @@
 #!/usr/bin/env bash
-# Installs and builds what devboxd needs on the host (idempotent; fast when everything is present).
+# Installs and builds what devboxd needs on the host (idempotent; fast when everything is present):
+# Debian packages for the base image build (mmdebstrap) and the native helpers (a C toolchain), then
+# `make -C native`. Runs as root on Debian 12.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ -f native/Makefile ]; then make -s -C native; fi
+
+# command -> Debian package providing it
+declare -A need=([mmdebstrap]=mmdebstrap [gcc]=gcc [make]=make [flock]=util-linux [du]=coreutils)
+missing=()
+for cmd in "${!need[@]}"; do
+  command -v "$cmd" >/dev/null 2>&1 || missing+=("${need[$cmd]}")
+done
+# Static linking of the helpers needs libc.a.
+[ -f /usr/lib/x86_64-linux-gnu/libc.a ] || [ -f /usr/lib/aarch64-linux-gnu/libc.a ] || missing+=(libc6-dev)
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "setup: missing packages ${missing[*]}; run as root or install them" >&2
+    exit 1
+  fi
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+make -s -C native

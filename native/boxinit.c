@@ -1,0 +1,243 @@
+/* boxinit: creates a devboxd sandbox and becomes its PID 1.
+ *
+ * Started by the server (as host root, in its own session) with the box's overlay options, hostname and
+ * cgroups. The launcher process joins the box cgroups, unshares mount/UTS/IPC/net/cgroup/PID namespaces and
+ * forks the init. The init builds the root filesystem (overlay + /proc, /sys, /dev) while it still holds
+ * host privileges, pivots into it, then moves into a fresh user namespace whose id map the launcher
+ * writes (box 0..65535 = host BOX_ID_BASE..), drops every privilege and reaps zombies forever.
+ * The launcher prints the init's host pid and exits, so the box outlives the server.
+ *
+ * usage: boxinit -r ROOTDIR -o OVERLAY_OPTS -n HOSTNAME [-c CGROUP_PROCS_FILE]... [-b HOSTDIR:SUBDIR]...
+ *   -b bind-mounts a host cgroup directory read-only at /sys/fs/cgroup/SUBDIR ("" = /sys/fs/cgroup).
+ */
+#define _GNU_SOURCE
+#include "common.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <net/if.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MAX_LIST 16
+
+static const char *root_dir, *overlay_opts, *hostname;
+static const char *cgroup_procs[MAX_LIST];
+static char *cgroup_binds[MAX_LIST];
+static int n_procs, n_binds;
+
+static void must_mount(const char *src, const char *dst, const char *type, unsigned long flags,
+                       const char *data) {
+  if (mount(src, dst, type, flags, data) != 0) die(1, "mount %s on %s", type ? type : (src ? src : "(remount)"), dst);
+}
+
+/* Device nodes a shell and common tools expect; owned by box root so `ls -l /dev` looks normal. */
+static void make_dev(void) {
+  static const struct { const char *name; unsigned maj, min; } nodes[] = {
+      {"dev/null", 1, 3}, {"dev/zero", 1, 5}, {"dev/full", 1, 7},
+      {"dev/random", 1, 8}, {"dev/urandom", 1, 9}, {"dev/tty", 5, 0}};
+  char opts[96];
+  snprintf(opts, sizeof opts, "mode=755,size=1m,uid=%d,gid=%d", BOX_ID_BASE, BOX_ID_BASE);
+  must_mount("tmpfs", "dev", "tmpfs", MS_NOSUID | MS_NOEXEC, opts);
+  for (size_t i = 0; i < sizeof nodes / sizeof nodes[0]; i++) {
+    if (mknod(nodes[i].name, S_IFCHR | 0666, makedev(nodes[i].maj, nodes[i].min)) != 0)
+      die(1, "mknod %s", nodes[i].name);
+    if (lchown(nodes[i].name, BOX_ID_BASE, BOX_ID_BASE) != 0) die(1, "chown %s", nodes[i].name);
+  }
+  if (mkdir("dev/pts", 0755) || mkdir("dev/shm", 01777) || mkdir("dev/mqueue", 01777))
+    die(1, "mkdir /dev/*");
+  /* The tty group (5) as the box sees it; the mount resolves ids in the host's namespace. */
+  snprintf(opts, sizeof opts, "newinstance,ptmxmode=0666,mode=0620,gid=%d", BOX_ID_BASE + 5);
+  must_mount("devpts", "dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, opts);
+  snprintf(opts, sizeof opts, "mode=1777,uid=%d,gid=%d", BOX_ID_BASE, BOX_ID_BASE);
+  must_mount("tmpfs", "dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, opts);
+  must_mount("mqueue", "dev/mqueue", "mqueue", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
+  if (symlink("pts/ptmx", "dev/ptmx") || symlink("/proc/self/fd", "dev/fd") ||
+      symlink("/proc/self/fd/0", "dev/stdin") || symlink("/proc/self/fd/1", "dev/stdout") ||
+      symlink("/proc/self/fd/2", "dev/stderr"))
+    die(1, "symlink /dev/*");
+  static const char *owned[] = {"dev/pts", "dev/shm", "dev/mqueue", "dev/ptmx", "dev/fd",
+                                "dev/stdin", "dev/stdout", "dev/stderr"};
+  for (size_t i = 0; i < sizeof owned / sizeof owned[0]; i++)
+    if (lchown(owned[i], BOX_ID_BASE, BOX_ID_BASE) != 0) die(1, "chown %s", owned[i]);
+}
+
+/* Shows the box its own cgroup (read-only) at /sys/fs/cgroup, the way a container sees it. */
+static void bind_cgroups(void) {
+  const unsigned long ro = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC;
+  int need_tmpfs = n_binds > 1 || (n_binds == 1 && strchr(cgroup_binds[0], ':')[1] != '\0');
+  if (need_tmpfs) must_mount("tmpfs", "sys/fs/cgroup", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=755");
+  for (int i = 0; i < n_binds; i++) {
+    char *sep = strchr(cgroup_binds[i], ':');
+    *sep = '\0';
+    char dst[256];
+    snprintf(dst, sizeof dst, "sys/fs/cgroup/%s", sep + 1);
+    if (sep[1] && mkdir(dst, 0755) != 0) die(1, "mkdir %s", dst);
+    must_mount(cgroup_binds[i], dst, NULL, MS_BIND, NULL);
+    must_mount(NULL, dst, NULL, ro, NULL);
+  }
+  if (need_tmpfs) must_mount(NULL, "sys/fs/cgroup", NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=755");
+}
+
+/* Runs as host root inside the new mount namespace: assembles the root filesystem and pivots into it,
+ * so nothing of the host's tree stays reachable. */
+static void setup_root(void) {
+  const unsigned long kernfs = MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY;
+  must_mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL);
+  must_mount("overlay", root_dir, "overlay", 0, overlay_opts);
+  if (chdir(root_dir) != 0) die(1, "chdir %s", root_dir);
+  must_mount("proc", "proc", "proc", kernfs, NULL);
+  must_mount("sysfs", "sys", "sysfs", kernfs, NULL);
+  bind_cgroups();
+  make_dev();
+  if (syscall(SYS_pivot_root, ".", ".") != 0) die(1, "pivot_root");
+  if (umount2(".", MNT_DETACH) != 0) die(1, "detach the host root");
+  if (chdir("/") != 0) die(1, "chdir /");
+}
+
+static void loopback_up(void) {
+  int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  struct ifreq ifr;
+  memset(&ifr, 0, sizeof ifr);
+  strcpy(ifr.ifr_name, "lo");
+  if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr) != 0) die(1, "lo flags");
+  ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+  if (ioctl(s, SIOCSIFFLAGS, &ifr) != 0) die(1, "lo up");
+  close(s);
+}
+
+static void drop_all_caps(void) {
+  struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+  struct __user_cap_data_struct data[2];
+  memset(data, 0, sizeof data);
+  if (syscall(SYS_capset, &hdr, data) != 0) die(1, "capset");
+}
+
+/* PID 1 of the box: with every signal blocked it only wakes on SIGCHLD to reap orphans. Only SIGKILL
+ * from the host ends it, and the kernel then kills every process of the box's PID namespace. */
+static void __attribute__((noreturn)) reap_forever(void) {
+  sigset_t all, chld;
+  sigfillset(&all);
+  sigprocmask(SIG_BLOCK, &all, NULL);
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  for (;;) {
+    while (waitpid(-1, NULL, WNOHANG) > 0) {
+    }
+    sigwaitinfo(&chld, NULL);
+  }
+}
+
+/* The box sees its init's command line; host paths in it are none of its business. */
+static void hide_args(int argc, char **argv) {
+  size_t len = strlen(argv[0]);
+  memset(argv[0], 0, len);
+  memcpy(argv[0], "boxinit", len < 7 ? len : 7);
+  for (int i = 1; i < argc; i++) memset(argv[i], 0, strlen(argv[i]));
+}
+
+static void __attribute__((noreturn)) init_main(int ready_fd, int go_fd, int argc, char **argv) {
+  progname = "boxinit(init)";
+  /* The cgroup namespace is rooted at the box cgroup the launcher joined before the fork. */
+  if (unshare(CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWNET | CLONE_NEWCGROUP) != 0)
+    die(1, "unshare");
+  setup_root();
+  if (sethostname(hostname, strlen(hostname)) != 0) die(1, "sethostname");
+  loopback_up();
+  if (unshare(CLONE_NEWUSER) != 0) die(1, "unshare user namespace");
+  char c = 'u';
+  if (write(ready_fd, &c, 1) != 1 || read(go_fd, &c, 1) != 1) die(1, "launcher gone");
+  if (setgroups(0, NULL) || setresgid(0, 0, 0) || setresuid(0, 0, 0)) die(1, "become box root");
+  limit_bounding_set(0);
+  drop_all_caps();
+  set_no_new_privs();
+  install_seccomp();
+  int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0) _exit(1);
+  setsid();
+  prctl(PR_SET_NAME, "boxinit", 0, 0, 0);
+  hide_args(argc, argv);
+  c = 'r';
+  if (write(ready_fd, &c, 1) != 1) _exit(1);
+  close(ready_fd);
+  close(go_fd);
+  reap_forever();
+}
+
+static void write_id_maps(pid_t pid) {
+  char path[64], map[64];
+  snprintf(map, sizeof map, "0 %d %d\n", BOX_ID_BASE, BOX_ID_COUNT);
+  snprintf(path, sizeof path, "/proc/%d/uid_map", pid);
+  if (write_file(path, map) != 0) die(1, "write %s", path);
+  snprintf(path, sizeof path, "/proc/%d/gid_map", pid);
+  if (write_file(path, map) != 0) die(1, "write %s", path);
+}
+
+int main(int argc, char **argv) {
+  progname = "boxinit";
+  int opt;
+  while ((opt = getopt(argc, argv, "r:o:n:c:b:")) != -1) {
+    switch (opt) {
+      case 'r': root_dir = optarg; break;
+      case 'o': overlay_opts = optarg; break;
+      case 'n': hostname = optarg; break;
+      case 'c': if (n_procs < MAX_LIST) cgroup_procs[n_procs++] = optarg; break;
+      case 'b':
+        if (n_binds < MAX_LIST && strchr(optarg, ':')) cgroup_binds[n_binds++] = optarg;
+        break;
+      default: errno = 0; die(2, "bad arguments");
+    }
+  }
+  errno = 0;
+  if (!root_dir || !overlay_opts || !hostname) die(2, "-r, -o and -n are required");
+  umask(0);
+
+  char self[16];
+  snprintf(self, sizeof self, "%d", getpid());
+  for (int i = 0; i < n_procs; i++)
+    if (write_file(cgroup_procs[i], self) != 0) die(1, "join cgroup %s", cgroup_procs[i]);
+  /* Only the PID namespace here (it applies to the next child); the init unshares the rest itself,
+   * so that its pivot_root leaves this launcher in the host's tree, where it writes the id maps. */
+  if (unshare(CLONE_NEWPID) != 0) die(1, "unshare pid namespace");
+
+  int ready[2], go[2];
+  if (pipe2(ready, O_CLOEXEC) != 0 || pipe2(go, O_CLOEXEC) != 0) die(1, "pipe");
+  pid_t pid = fork();
+  if (pid < 0) die(1, "fork");
+  if (pid == 0) {
+    close(ready[0]);
+    close(go[1]);
+    init_main(ready[1], go[0], argc, argv);
+  }
+  close(ready[1]);
+  close(go[0]);
+  char c;
+  /* The init reports "u" once it sits in its new user namespace; an early EOF means it failed and
+   * already said why on the shared stderr. */
+  if (read(ready[0], &c, 1) != 1) {
+    kill(pid, SIGKILL);
+    return 1;
+  }
+  write_id_maps(pid);
+  if (write(go[1], "g", 1) != 1 || read(ready[0], &c, 1) != 1) {
+    kill(pid, SIGKILL);
+    errno = 0;
+    die(1, "init failed after the id maps");
+  }
+  printf("%d\n", pid);
+  return 0;
+}

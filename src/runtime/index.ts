@@ -1,0 +1,18 @@
+/** Chooses the runtime driver at boot. The local Linux driver is the shipped one. */
+import type { RuntimeDriver } from './driver.js';
+import { LinuxDriver } from './linux/driver.js';
+import type { RuntimeLogger } from './linux/logger.js';
+
+export type { RuntimeLogger } from './linux/logger.js';
+
+export interface RuntimeOptions {
+  /** Per-box state (`boxes/<id>`) and snapshot layers (`layers/<id>`) live here. */
+  dataDir: string;
+  /** Where the cached base image is built and kept. */
+  imageDir: string;
+  logger: RuntimeLogger;
+}
+
+export function createRuntime(opts: RuntimeOptions): RuntimeDriver {
+  return new LinuxDriver(opts);
+}

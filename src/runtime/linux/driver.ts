@@ -1,0 +1,198 @@
+/**
+ * The local Linux runtime: each box is a set of fresh namespaces (user, mount, PID, network, IPC, UTS,
+ * cgroup) around an overlay root filesystem (snapshot layers over the Debian base image, a writable
+ * layer per box), limited by cgroups, with a detached init (native/boxinit) that outlives the server.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
+import { rename, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { SandboxError, type RuntimeDriver, type Sandbox, type SandboxSpec } from '../driver.js';
+import { BoxCgroup, detectLayout, listGroups, prepareParents, type CgroupLayout } from './cgroups.js';
+import { diskUsage } from './fsutil.js';
+import { BaseImage } from './image.js';
+import { LivenessWatcher } from './liveness.js';
+import type { RuntimeLogger } from './logger.js';
+import { DataPaths, isSafeId, native } from './paths.js';
+import { isAlive, procInfo } from './proc.js';
+import { cleanHostname, seedUpper } from './rootfs.js';
+import { LinuxSandbox, teardown, type BoxState } from './sandbox.js';
+
+export interface LinuxDriverOptions {
+  dataDir: string;
+  /** Where the cached base image lives (shared by every data dir on the machine, if wanted). */
+  imageDir: string;
+  logger: RuntimeLogger;
+}
+
+const INIT_TIMEOUT_MS = 10_000;
+
+export class LinuxDriver implements RuntimeDriver {
+  private readonly paths: DataPaths;
+  private readonly image: BaseImage;
+  private readonly watcher = new LivenessWatcher();
+  private readonly log: RuntimeLogger;
+  private layoutCache: CgroupLayout | undefined;
+  private prepared: Promise<void> | undefined;
+
+  constructor(opts: LinuxDriverOptions) {
+    this.paths = new DataPaths(opts.dataDir);
+    this.log = opts.logger;
+    this.image = new BaseImage(opts.imageDir, opts.logger);
+  }
+
+  private get layout(): CgroupLayout {
+    if (!this.layoutCache) {
+      this.layoutCache = detectLayout();
+      prepareParents(this.layoutCache);
+    }
+    return this.layoutCache;
+  }
+
+  prepare(): Promise<void> {
+    this.prepared ??= (async () => {
+      for (const bin of [native.boxinit, native.boxexec]) {
+        if (!existsSync(bin)) throw new SandboxError('failed', `${bin} is missing: run scripts/setup.sh`);
+      }
+      mkdirSync(this.paths.boxes, { recursive: true });
+      mkdirSync(this.paths.layers, { recursive: true });
+      void this.layout;
+      await this.image.ensure();
+    })().catch((err) => {
+      this.prepared = undefined;
+      throw err;
+    });
+    return this.prepared;
+  }
+
+  async create(spec: SandboxSpec): Promise<Sandbox> {
+    await this.prepare();
+    if (!isSafeId(spec.id)) throw new SandboxError('failed', `invalid sandbox id ${JSON.stringify(spec.id)}`);
+    const lowers = spec.layers.map((l) => {
+      if (!isSafeId(l) || !existsSync(this.paths.layer(l))) throw new SandboxError('not_found', `layer ${l} does not exist`);
+      return this.paths.layer(l);
+    });
+    lowers.push(this.image.root);
+    const boxDir = this.paths.box(spec.id);
+    try {
+      mkdirSync(boxDir);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw new SandboxError('failed', `sandbox ${spec.id} already exists`);
+      throw err;
+    }
+    const cgroup = new BoxCgroup(this.layout, spec.id);
+    try {
+      const [upper, work, root] = ['upper', 'work', 'root'].map((d) => join(boxDir, d)) as [string, string, string];
+      for (const d of [upper, work, root]) mkdirSync(d);
+      const hostname = cleanHostname(spec.hostname);
+      const user = seedUpper(upper, lowers, hostname, spec.user);
+      cgroup.create(spec.limits);
+      const pid = await this.startInit(['-r', root, '-o', `lowerdir=${lowers.join(':')},upperdir=${upper},workdir=${work}`, '-n', hostname,
+        ...cgroup.procsFiles.flatMap((f) => ['-c', f]), ...cgroup.binds.flatMap((b) => ['-b', b])]);
+      const info = procInfo(pid);
+      if (!info) throw new Error('the box init died at start');
+      const state: BoxState = { pid, startTime: info.startTime, user, hostname, createdAt: new Date().toISOString() };
+      const statePath = join(boxDir, 'state.json');
+      writeFileSync(`${statePath}.tmp`, JSON.stringify(state));
+      renameSync(`${statePath}.tmp`, statePath);
+      return new LinuxSandbox(spec.id, this.context(cgroup), state);
+    } catch (err) {
+      await teardown(this.paths, cgroup, null).catch(() => undefined);
+      if (err instanceof SandboxError) throw err;
+      throw new SandboxError('failed', `creating sandbox ${spec.id} failed: ${(err as Error).message}`);
+    }
+  }
+
+  /** Runs boxinit; resolves with the init's host pid once the box is ready for commands. */
+  private startInit(args: string[]): Promise<number> {
+    return new Promise((resolve, reject) => {
+      // Own session: the box must survive the server's exit and its terminal's signals.
+      const child = spawn(native.boxinit, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: {} });
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+      const timer = setTimeout(() => child.kill('SIGKILL'), INIT_TIMEOUT_MS);
+      child.on('error', (e) => {
+        clearTimeout(timer);
+        reject(e);
+      });
+      child.on('close', (code, signal) => {
+        clearTimeout(timer);
+        const pid = Number.parseInt(out, 10);
+        if (code === 0 && pid > 0) resolve(pid);
+        else reject(new Error(err.trim() || `boxinit ended with ${code ?? signal}`));
+      });
+    });
+  }
+
+  private context(cgroup: BoxCgroup) {
+    return { paths: this.paths, cgroup, watcher: this.watcher, log: this.log };
+  }
+
+  private readState(id: string): BoxState | null {
+    try {
+      return JSON.parse(readFileSync(join(this.paths.box(id), 'state.json'), 'utf8')) as BoxState;
+    } catch {
+      return null;
+    }
+  }
+
+  async adopt(spec: SandboxSpec): Promise<Sandbox | null> {
+    if (!isSafeId(spec.id)) return null;
+    const state = this.readState(spec.id);
+    if (!state || !isAlive(state.pid, state.startTime)) return null;
+    return new LinuxSandbox(spec.id, this.context(new BoxCgroup(this.layout, spec.id)), state);
+  }
+
+  async listLive(): Promise<string[]> {
+    let ids: string[];
+    try {
+      ids = readdirSync(this.paths.boxes);
+    } catch {
+      return [];
+    }
+    return ids.filter((id) => {
+      const state = this.readState(id);
+      return state !== null && isAlive(state.pid, state.startTime);
+    });
+  }
+
+  async remove(id: string): Promise<void> {
+    if (!isSafeId(id)) return;
+    this.watcher.unwatch(id);
+    await teardown(this.paths, new BoxCgroup(this.layout, id), this.readState(id));
+  }
+
+  /** Box cgroups on this host that no box directory of this data dir accounts for (other data dirs'). */
+  orphanGroups(): string[] {
+    return listGroups(this.layout).filter((id) => !existsSync(this.paths.box(id)));
+  }
+
+  async layerExists(layerId: string): Promise<boolean> {
+    return isSafeId(layerId) && existsSync(this.paths.layer(layerId));
+  }
+
+  async deleteLayer(layerId: string): Promise<void> {
+    if (!isSafeId(layerId)) return;
+    // Renamed first so the layer disappears at once and never half-deleted under its name.
+    const doomed = join(this.paths.layers, `.del-${layerId}-${Date.now()}`);
+    try {
+      await rename(this.paths.layer(layerId), doomed);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw err;
+    }
+    await rm(doomed, { recursive: true, force: true });
+  }
+
+  async layerSize(layerId: string): Promise<number> {
+    if (!isSafeId(layerId)) throw new SandboxError('not_found', `layer ${layerId} does not exist`);
+    try {
+      await stat(this.paths.layer(layerId));
+    } catch {
+      throw new SandboxError('not_found', `layer ${layerId} does not exist`);
+    }
+    return diskUsage(this.paths.layer(layerId));
+  }
+}

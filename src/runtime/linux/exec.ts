@@ -1,0 +1,73 @@
+/**
+ * Commands inside a box, through native/boxexec: one small static binary per command that joins the
+ * box's namespaces and cgroup, drops privileges and execs. Its stdio are the command's pipes; fd 3 is a
+ * control channel for signals ({signal number, group flag} byte pairs), since the command's pid lives
+ * in the box's PID namespace.
+ */
+import { spawn } from 'node:child_process';
+import { constants } from 'node:os';
+import type { Writable } from 'node:stream';
+import type { BoxProcess, ProcessExit, SpawnSpec } from '../driver.js';
+import { native } from './paths.js';
+import { ROOT_USER, type BoxUser } from './rootfs.js';
+
+const PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+
+export interface ExecTarget {
+  initPid: number;
+  initStartTime: number;
+  user: BoxUser;
+  cgroupProcs: string[];
+}
+
+function boxEnv(user: BoxUser, extra: Record<string, string> | undefined): string[] {
+  const env: Record<string, string> = {
+    HOME: user.home,
+    USER: user.name,
+    LOGNAME: user.name,
+    PATH,
+    LANG: 'C.UTF-8',
+    SHELL: '/bin/bash',
+    TERM: 'xterm-256color',
+    ...extra,
+  };
+  return Object.entries(env)
+    .filter(([k]) => k.length > 0 && !k.includes('='))
+    .map(([k, v]) => `${k}=${v}`);
+}
+
+export function execInBox(target: ExecTarget, spec: SpawnSpec): BoxProcess {
+  if (spec.argv.length === 0) throw new TypeError('argv must not be empty');
+  const user = spec.asRoot ? ROOT_USER : target.user;
+  const args = ['-p', String(target.initPid), '-s', String(target.initStartTime), '-u', String(user.uid), '-g', String(user.gid)];
+  if (spec.cwd) args.push('-d', spec.cwd);
+  else args.push('-d', user.home, '-h');
+  if (spec.asRoot) args.push('-R');
+  for (const f of target.cgroupProcs) args.push('-c', f);
+  // The environment travels as arguments: boxexec itself runs on the host and must not see LD_* etc.
+  for (const e of boxEnv(user, spec.env)) args.push('-e', e);
+  args.push('--', ...spec.argv);
+
+  const child = spawn(native.boxexec, args, { stdio: ['pipe', 'pipe', 'pipe', 'pipe'], env: {} });
+  const control = child.stdio[3] as Writable;
+  control.on('error', () => undefined); // the command may be gone already
+  child.stdin.on('error', () => undefined); // EPIPE when the command does not read its input
+  const exited = new Promise<ProcessExit>((resolve) => {
+    child.on('error', () => resolve({ exitCode: 127, signal: null }));
+    child.on('exit', (code, signal) => {
+      control.destroy();
+      resolve({ exitCode: code, signal });
+    });
+  });
+  return {
+    stdin: child.stdin,
+    stdout: child.stdout,
+    stderr: child.stderr,
+    exited,
+    signal(sig, group) {
+      const num = constants.signals[sig];
+      if (num === undefined || control.destroyed) return;
+      control.write(Buffer.from([num, group ? 1 : 0]));
+    },
+  };
+}

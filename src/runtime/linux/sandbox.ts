@@ -1,0 +1,124 @@
+/** One running box: its init process, cgroup and writable layer. */
+import { existsSync } from 'node:fs';
+import { rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { SandboxError, type BoxProcess, type Sandbox, type SandboxStats, type SpawnSpec } from '../driver.js';
+import type { BoxCgroup } from './cgroups.js';
+import { execInBox } from './exec.js';
+import { diskUsage, fsyncDir, run } from './fsutil.js';
+import type { LivenessWatcher } from './liveness.js';
+import type { RuntimeLogger } from './logger.js';
+import { isSafeId, type DataPaths } from './paths.js';
+import { isAlive } from './proc.js';
+import type { BoxUser } from './rootfs.js';
+
+/** What `<box>/state.json` holds: enough to re-attach after a server restart. */
+export interface BoxState {
+  pid: number;
+  /** Start time of the init (clock ticks since boot, /proc/<pid>/stat field 22). */
+  startTime: number;
+  user: BoxUser;
+  hostname: string;
+  createdAt: string;
+}
+
+/** Disk usage is measured with du at most this often; stats() returns the last figure meanwhile. */
+const DISK_TTL_MS = 5_000;
+
+export interface SandboxContext {
+  paths: DataPaths;
+  cgroup: BoxCgroup;
+  watcher: LivenessWatcher;
+  log: RuntimeLogger;
+}
+
+export class LinuxSandbox implements Sandbox {
+  readonly died: Promise<void>;
+  private destroying: Promise<void> | undefined;
+  private disk = { bytes: 0, at: 0 };
+  private diskPending: Promise<number> | undefined;
+
+  constructor(
+    readonly id: string,
+    private readonly ctx: SandboxContext,
+    private readonly state: BoxState,
+  ) {
+    this.died = new Promise((resolve) => ctx.watcher.watch(id, state.pid, state.startTime, resolve));
+  }
+
+  private get upper(): string {
+    return join(this.ctx.paths.box(this.id), 'upper');
+  }
+
+  spawn(spec: SpawnSpec): BoxProcess {
+    return execInBox(
+      { initPid: this.state.pid, initStartTime: this.state.startTime, user: this.state.user, cgroupProcs: this.ctx.cgroup.procsFiles },
+      spec,
+    );
+  }
+
+  async snapshot(layerId: string): Promise<{ sizeBytes: number }> {
+    if (!isSafeId(layerId)) throw new SandboxError('failed', `invalid layer id ${JSON.stringify(layerId)}`);
+    const { paths, cgroup } = this.ctx;
+    const final = paths.layer(layerId);
+    const tmp = join(paths.layers, `.tmp-${layerId}`);
+    if (existsSync(final)) throw new SandboxError('failed', `layer ${layerId} already exists`);
+    await rm(tmp, { recursive: true, force: true });
+    try {
+      // Frozen for the copy: the layer is the writable layer at one instant.
+      await cgroup.freeze();
+      try {
+        // cp -a keeps owners, modes, times, xattrs (overlay's opaque/redirect marks) and whiteout devices.
+        await run('cp', ['-a', '--reflink=auto', '--', `${this.upper}/.`, tmp]);
+      } finally {
+        cgroup.thaw();
+      }
+      await run('sync', ['-f', tmp]);
+      await rename(tmp, final);
+      await fsyncDir(paths.layers);
+    } catch (err) {
+      await rm(tmp, { recursive: true, force: true }).catch(() => undefined);
+      if (err instanceof SandboxError) throw err;
+      throw new SandboxError('failed', `snapshot of ${this.id} failed: ${(err as Error).message}`);
+    }
+    return { sizeBytes: await diskUsage(final) };
+  }
+
+  async stats(): Promise<SandboxStats> {
+    const usage = this.ctx.cgroup.usage();
+    return { ...usage, diskBytes: await this.diskBytes() };
+  }
+
+  /** du of the writable layer, cached for DISK_TTL_MS; concurrent callers share one measurement. */
+  private diskBytes(): Promise<number> {
+    if (Date.now() - this.disk.at < DISK_TTL_MS) return Promise.resolve(this.disk.bytes);
+    this.diskPending ??= diskUsage(this.upper).then((bytes) => {
+      this.disk = { bytes, at: Date.now() };
+      this.diskPending = undefined;
+      return bytes;
+    });
+    return this.diskPending;
+  }
+
+  destroy(): Promise<void> {
+    this.destroying ??= (async () => {
+      this.ctx.watcher.unwatch(this.id);
+      await teardown(this.ctx.paths, this.ctx.cgroup, this.state);
+    })();
+    return this.destroying;
+  }
+}
+
+/** Kills a box's processes, removes its cgroups and its directory (writable layer included). */
+export async function teardown(paths: DataPaths, cgroup: BoxCgroup, state: Pick<BoxState, 'pid' | 'startTime'> | null): Promise<void> {
+  // SIGKILL to the init ends every process of its PID namespace; the cgroup sweep catches the rest.
+  if (state && isAlive(state.pid, state.startTime)) {
+    try {
+      process.kill(state.pid, 'SIGKILL');
+    } catch {
+      /* died meanwhile */
+    }
+  }
+  await cgroup.destroy();
+  await rm(paths.box(cgroup.id), { recursive: true, force: true, maxRetries: 3 });
+}

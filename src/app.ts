@@ -50,7 +50,7 @@ export async function buildApp(deps: Deps, opts: AppOptions): Promise<FastifyIns
   registerAuth(app, deps.accounts);
   registerIdempotency(app, deps.idempotency);
   registerMetrics(app);
-  registerRoutes(app, deps);
+  await registerRoutes(app, deps);
   app.get('/openapi.json', { config: { auth: false }, schema: { hide: true } }, async () => app.swagger());
   return app;
 }

@@ -1,30 +1,58 @@
 import type { Config } from './config.js';
 import { AccountService } from './domain/accounts/account-service.js';
+import { DevboxService } from './domain/devboxes/devbox-service.js';
+import { Lifecycle } from './domain/devboxes/lifecycle.js';
+import { StatusEvents } from './domain/devboxes/status-events.js';
+import { Supervisor } from './domain/devboxes/supervisor.js';
 import type { Logger } from './lib/logger.js';
+import type { RuntimeDriver } from './runtime/driver.js';
+import { createRuntime } from './runtime/index.js';
 import { openDatabase, type Db } from './store/sqlite/db.js';
 import { SqliteAccountStore } from './store/sqlite/account-store.js';
+import { SqliteDevboxStore } from './store/sqlite/devbox-store.js';
 import { SqliteIdempotencyStore } from './store/sqlite/idempotency-store.js';
 import type { IdempotencyStore } from './store/types.js';
 
 /** The composition root: every store, driver and service is built once, here, with explicit arguments. */
 export interface Deps {
   db: Db;
+  runtime: RuntimeDriver;
   accounts: AccountService;
   idempotency: IdempotencyStore;
-  /** Stops background work and closes what was opened, in reverse order. */
+  events: StatusEvents;
+  lifecycle: Lifecycle;
+  devboxes: DevboxService;
+  /** Stops background work and closes what was opened, in reverse order. Devboxes keep running. */
   close(): Promise<void>;
 }
 
 export async function buildDeps(config: Config, logger: Logger): Promise<Deps> {
   const db = openDatabase(config.dataDir);
+  const runtime = createRuntime({ dataDir: config.dataDir, imageDir: config.imageDir, logger: logger.child({ component: 'runtime' }) });
+  await runtime.prepare();
+
   const accounts = new AccountService(new SqliteAccountStore(db));
   const idempotency = new SqliteIdempotencyStore(db);
-  logger.debug({ dataDir: config.dataDir }, 'stores ready');
+  const events = new StatusEvents();
+  const devboxStore = new SqliteDevboxStore(db);
+  const lifecycle = new Lifecycle(devboxStore, runtime, events, logger.child({ component: 'lifecycle' }));
+  const devboxes = new DevboxService(devboxStore, lifecycle, events, logger.child({ component: 'devboxes' }));
+  const supervisor = new Supervisor(devboxStore, runtime, lifecycle, logger.child({ component: 'supervisor' }));
+
+  // Services that plug into the lifecycle (executions, snapshots) are wired here, before reconcile.
+
+  await supervisor.reconcile();
+  supervisor.start();
   return {
     db,
+    runtime,
     accounts,
     idempotency,
+    events,
+    lifecycle,
+    devboxes,
     async close() {
+      supervisor.stop();
       db.close();
     },
   };

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import Runloop from '@runloop/api-client';
+import Runloop, { RunloopSDK } from '@runloop/api-client';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const ADMIN_KEY = 'ak_test_admin_key_0123456789abcdef';
@@ -13,6 +13,10 @@ export interface TestServer {
   dataDir: string;
   /** An SDK client with the admin key (HTTP/2 by default, like the SDK itself). */
   client(opts?: { apiKey?: string; http2?: boolean; maxRetries?: number }): Runloop;
+  /** The object-oriented wrapper (`sdk.devbox.create()` ...), HTTP/2 like the SDK's default. */
+  sdk(opts?: { apiKey?: string; http2?: boolean }): RunloopSDK;
+  /** Pid of the server process (for RSS readings in benchmarks). */
+  pid(): number;
   /** Output the server has printed so far. */
   output(): string;
   /** SIGKILL, then start again on the same data dir (and port). */
@@ -72,6 +76,9 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
         http2: opts.http2 ?? true,
         maxRetries: opts.maxRetries ?? 2,
       } as ConstructorParameters<typeof Runloop>[0]),
+    sdk: (opts = {}) =>
+      new RunloopSDK({ baseURL: url, bearerToken: opts.apiKey ?? ADMIN_KEY, http2: opts.http2 ?? true } as ConstructorParameters<typeof RunloopSDK>[0]),
+    pid: () => child.pid!,
     output: () => out,
     async restart(opts = {}) {
       child.kill(opts.graceful ? 'SIGTERM' : 'SIGKILL');

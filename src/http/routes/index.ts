@@ -2,11 +2,13 @@ import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { accountRoutes } from './accounts/index.js';
 import { apiKeyRoutes } from './apikeys/index.js';
+import { devboxRoutes } from './devboxes/index.js';
 import { healthRoutes } from './health/index.js';
 
 /** Every resource's routes, each one hop from its path to the file that serves it. */
-export function registerRoutes(app: FastifyInstance, deps: Deps): void {
+export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
   healthRoutes(app, deps.db);
   accountRoutes(app, deps.accounts);
   apiKeyRoutes(app, deps.accounts);
+  await app.register(devboxRoutes, { devboxes: deps.devboxes });
 }

@@ -1,0 +1,44 @@
+// Requests/s and latency of an authenticated GET (/v1/accounts/me) against a bare Fastify route, over
+// HTTP/1.1 and h2c, measured in the same run. Run: node --import tsx bench/http.ts
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { ADMIN_KEY, ROOT, startTestServer } from '../test/helpers/server.js';
+import { load, type LoadResult } from './lib/load.js';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
+
+async function baseline(): Promise<{ url: string; stop: () => void }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench/baseline-fastify.ts')], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await new Promise<string>((resolve) => {
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /listening on (\S+)/.exec(out);
+      if (m) resolve(m[1]!);
+    });
+  });
+  return { url, stop: () => child.kill() };
+}
+
+const fmt = (r: LoadResult) => `${Math.round(r.rps)} | ${r.p50ms.toFixed(2)} | ${r.p99ms.toFixed(2)} | ${r.errors}`;
+
+const server = await startTestServer({ DEVBOXD_LOG_LEVEL: 'warn' });
+const base = await baseline();
+const rows: string[] = [];
+for (const protocol of ['h1', 'h2'] as const) {
+  const common = { protocol, concurrency: CONCURRENCY, seconds: SECONDS };
+  await load({ ...common, seconds: 1, url: base.url, path: '/hello' }); // warm-up
+  const b = await load({ ...common, url: base.url, path: '/hello' });
+  const headers = { authorization: `Bearer ${ADMIN_KEY}` };
+  await load({ ...common, seconds: 1, url: server.url, path: '/v1/accounts/me', headers });
+  const d = await load({ ...common, url: server.url, path: '/v1/accounts/me', headers });
+  rows.push(`| ${protocol} | bare Fastify GET /hello | ${fmt(b)} | |`);
+  rows.push(`| ${protocol} | devboxd GET /v1/accounts/me | ${fmt(d)} | ${((100 * d.rps) / b.rps).toFixed(0)} % |`);
+}
+base.stop();
+await server.stop();
+console.log(`\n${CONCURRENCY} concurrent requests, ${SECONDS} s per row\n`);
+console.log('| protocol | target | req/s | p50 ms | p99 ms | errors | of baseline |');
+console.log('|---|---|---|---|---|---|---|');
+console.log(rows.join('\n'));

@@ -51,6 +51,7 @@ export class LinuxSandbox implements Sandbox {
   }
 
   spawn(spec: SpawnSpec): BoxProcess {
+    if (this.destroying) throw new SandboxError('not_found', `sandbox ${this.id} is destroyed`);
     return execInBox(
       { initPid: this.state.pid, initStartTime: this.state.startTime, user: this.state.user, cgroupProcs: this.ctx.cgroup.procsFiles },
       spec,
@@ -85,7 +86,12 @@ export class LinuxSandbox implements Sandbox {
   }
 
   async stats(): Promise<SandboxStats> {
-    const usage = this.ctx.cgroup.usage();
+    let usage;
+    try {
+      usage = this.ctx.cgroup.usage();
+    } catch (err) {
+      throw new SandboxError('not_found', `sandbox ${this.id} has no cgroup: ${(err as Error).message}`);
+    }
     return { ...usage, diskBytes: await this.diskBytes() };
   }
 

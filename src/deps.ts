@@ -1,9 +1,13 @@
+import path from 'node:path';
 import type { Config } from './config.js';
 import { AccountService } from './domain/accounts/account-service.js';
 import { DevboxService } from './domain/devboxes/devbox-service.js';
 import { Lifecycle } from './domain/devboxes/lifecycle.js';
 import { StatusEvents } from './domain/devboxes/status-events.js';
 import { Supervisor } from './domain/devboxes/supervisor.js';
+import { FileService } from './domain/files/file-service.js';
+import { SnapshotService } from './domain/snapshots/snapshot-service.js';
+import { SuspendService } from './domain/snapshots/suspend-service.js';
 import type { Logger } from './lib/logger.js';
 import type { RuntimeDriver } from './runtime/driver.js';
 import { createRuntime } from './runtime/index.js';
@@ -11,6 +15,7 @@ import { openDatabase, type Db } from './store/sqlite/db.js';
 import { SqliteAccountStore } from './store/sqlite/account-store.js';
 import { SqliteDevboxStore } from './store/sqlite/devbox-store.js';
 import { SqliteIdempotencyStore } from './store/sqlite/idempotency-store.js';
+import { SqliteSnapshotStore } from './store/sqlite/snapshot-store.js';
 import type { IdempotencyStore } from './store/types.js';
 
 /** The composition root: every store, driver and service is built once, here, with explicit arguments. */
@@ -22,6 +27,9 @@ export interface Deps {
   events: StatusEvents;
   lifecycle: Lifecycle;
   devboxes: DevboxService;
+  files: FileService;
+  snapshots: SnapshotService;
+  suspend: SuspendService;
   /** Stops background work and closes what was opened, in reverse order. Devboxes keep running. */
   close(): Promise<void>;
 }
@@ -40,6 +48,15 @@ export async function buildDeps(config: Config, logger: Logger): Promise<Deps> {
   const supervisor = new Supervisor(devboxStore, runtime, lifecycle, logger.child({ component: 'supervisor' }));
 
   // Services that plug into the lifecycle (executions, snapshots) are wired here, before reconcile.
+  const files = new FileService(devboxes, logger.child({ component: 'files' }));
+  const snapshots = new SnapshotService(new SqliteSnapshotStore(db), devboxStore, devboxes, runtime, logger.child({ component: 'snapshots' }), {
+    layersDir: path.join(config.dataDir, 'layers'),
+  });
+  devboxes.setSnapshotLookup(snapshots);
+  const suspend = new SuspendService(devboxes, devboxStore, lifecycle, snapshots, logger.child({ component: 'suspend' }));
+  supervisor.setSuspender((d) => suspend.suspendIdle(d));
+  await snapshots.reconcile();
+  suspend.reconcile();
 
   await supervisor.reconcile();
   supervisor.start();
@@ -51,6 +68,9 @@ export async function buildDeps(config: Config, logger: Logger): Promise<Deps> {
     events,
     lifecycle,
     devboxes,
+    files,
+    snapshots,
+    suspend,
     async close() {
       supervisor.stop();
       db.close();

@@ -74,3 +74,18 @@ export interface DevboxStore {
   list(accountId: string, page: PageQuery, status?: DevboxStatus): Page<Devbox>;
   listByStatus(statuses: DevboxStatus[]): Devbox[];
 }
+
+import type { Snapshot, SnapshotFilters, SnapshotStatus } from '../domain/snapshots/types.js';
+
+export interface SnapshotStore {
+  insert(s: Snapshot): void;
+  /** Writes every mutable field (status, error, size, names, metadata). */
+  update(s: Snapshot): void;
+  /** Deleted snapshots included; the service decides what a caller may see. */
+  get(accountId: string, id: string): Snapshot | undefined;
+  getById(id: string): Snapshot | undefined;
+  /** Excludes deleted snapshots. */
+  list(accountId: string, page: PageQuery, filters: SnapshotFilters): Page<Snapshot>;
+  listByStatus(statuses: SnapshotStatus[]): Snapshot[];
+  inProgressFor(devboxId: string): Snapshot | undefined;
+}

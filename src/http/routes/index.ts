@@ -3,12 +3,16 @@ import type { Deps } from '../../deps.js';
 import { accountRoutes } from './accounts/index.js';
 import { apiKeyRoutes } from './apikeys/index.js';
 import { devboxRoutes } from './devboxes/index.js';
+import { fileRoutes } from './files/index.js';
 import { healthRoutes } from './health/index.js';
+import { snapshotRoutes } from './snapshots/index.js';
 
 /** Every resource's routes, each one hop from its path to the file that serves it. */
 export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
   healthRoutes(app, deps.db);
   accountRoutes(app, deps.accounts);
   apiKeyRoutes(app, deps.accounts);
-  await app.register(devboxRoutes, { devboxes: deps.devboxes });
+  await app.register(devboxRoutes, { devboxes: deps.devboxes, suspend: deps.suspend });
+  await app.register(fileRoutes, { files: deps.files, devboxes: deps.devboxes });
+  await app.register(snapshotRoutes, { snapshots: deps.snapshots });
 }

@@ -1,0 +1,246 @@
+import { readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { DomainError, ERRORS } from '../errors.js';
+import { newId } from '../../lib/ids.js';
+import type { Logger } from '../../lib/logger.js';
+import type { RuntimeDriver, Sandbox } from '../../runtime/driver.js';
+import type { DevboxStore, Page, PageQuery, SnapshotStore } from '../../store/types.js';
+import type { DevboxService, SnapshotLookup } from '../devboxes/devbox-service.js';
+import { DEVBOX_STATUSES, TERMINAL, type Devbox } from '../devboxes/types.js';
+import { COMMIT_MESSAGE_MAX, type Snapshot, type SnapshotFilters, type SnapshotInput, type SnapshotStatus } from './types.js';
+
+export const INTERRUPTED = 'the server stopped while the snapshot was being taken';
+
+export interface SnapshotServiceOptions {
+  /** Where the runtime keeps layers; stray `.tmp-*` copies and `.del-*` leftovers of a crash are removed at start. */
+  layersDir?: string;
+}
+
+/**
+ * Disk snapshots. A snapshot is in_progress in the database before its layer is copied; the runtime writes
+ * the layer under a temporary name and renames it, so a layer that exists is whole. Layers are shared: a
+ * snapshot's layers are its own plus its devbox's, and a layer is deleted only when nothing uses it.
+ */
+export class SnapshotService implements SnapshotLookup {
+  /** Captures running in this process, by snapshot id. */
+  private readonly running = new Map<string, Promise<Snapshot>>();
+  /** Sizes of immutable layers, measured once. */
+  private readonly sizes = new Map<string, number>();
+
+  constructor(
+    private readonly store: SnapshotStore,
+    private readonly devboxStore: DevboxStore,
+    private readonly devboxes: DevboxService,
+    private readonly runtime: RuntimeDriver,
+    private readonly log: Logger,
+    private readonly opts: SnapshotServiceOptions = {},
+  ) {}
+
+  /** snapshot_disk_async: records the snapshot in_progress and copies the disk in the background. */
+  start(accountId: string, devboxId: string, input: SnapshotInput): Snapshot {
+    const { devbox, sandbox } = this.devboxes.requireRunning(accountId, devboxId);
+    return this.begin(devbox, sandbox, input);
+  }
+
+  /** snapshot_disk: like `start`, then waits up to `waitMs` for the copy (answers in_progress after that). */
+  async take(accountId: string, devboxId: string, input: SnapshotInput, waitMs: number, signal?: AbortSignal): Promise<Snapshot> {
+    const s = this.start(accountId, devboxId, input);
+    const done = await this.settle(s.id, waitMs, signal);
+    if (done?.status === 'error') throw new DomainError('internal', `snapshot ${s.id} failed: ${done.errorMessage}`, false);
+    return done ?? this.store.getById(s.id)!;
+  }
+
+  /** Starts a capture of a box the caller already holds (suspend uses it with its own name and metadata). */
+  begin(devbox: Devbox, sandbox: Sandbox, input: SnapshotInput): Snapshot {
+    if (input.commitMessage && input.commitMessage.length > COMMIT_MESSAGE_MAX) {
+      throw ERRORS.invalid(`commit_message is ${input.commitMessage.length} characters; at most ${COMMIT_MESSAGE_MAX} are allowed`);
+    }
+    const busy = this.store.inProgressFor(devbox.id);
+    if (busy) throw ERRORS.conflict(`devbox ${devbox.id} already has a snapshot in progress (${busy.id})`);
+    const id = newId('snp');
+    const s: Snapshot = {
+      id,
+      accountId: devbox.accountId,
+      sourceDevboxId: devbox.id,
+      sourceBlueprintId: devbox.blueprintId,
+      name: input.name || null,
+      metadata: input.metadata ?? {},
+      commitMessage: input.commitMessage || null,
+      status: 'in_progress',
+      errorMessage: null,
+      sizeBytes: null,
+      layers: [id, ...devbox.layers],
+      createTimeMs: Date.now(),
+    };
+    this.store.insert(s);
+    const p = this.capture(s, sandbox).finally(() => this.running.delete(id));
+    this.running.set(id, p);
+    return s;
+  }
+
+  /** The finished snapshot, or null when it is still in progress after `waitMs`. */
+  async settle(id: string, waitMs: number, signal?: AbortSignal): Promise<Snapshot | null> {
+    const p = this.running.get(id);
+    if (!p) {
+      const s = this.store.getById(id);
+      return s && s.status !== 'in_progress' ? s : null;
+    }
+    let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
+    const timeout = new Promise<null>((resolve) => {
+      timer = setTimeout(() => resolve(null), waitMs);
+      onAbort = () => resolve(null);
+      signal?.addEventListener('abort', onAbort);
+    });
+    try {
+      return await Promise.race([p, timeout]);
+    } finally {
+      clearTimeout(timer);
+      if (onAbort) signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  private async capture(s: Snapshot, sandbox: Sandbox): Promise<Snapshot> {
+    const started = Date.now();
+    try {
+      const { sizeBytes } = await sandbox.snapshot(s.id);
+      this.sizes.set(s.id, sizeBytes);
+      let total = sizeBytes;
+      for (const layer of s.layers.slice(1)) total += await this.layerSize(layer);
+      const now = this.store.getById(s.id) ?? s;
+      now.status = 'complete';
+      now.sizeBytes = total;
+      this.store.update(now);
+      this.log.info({ snapshot: s.id, devbox: s.sourceDevboxId, bytes: sizeBytes, ms: Date.now() - started }, 'snapshot complete');
+      return now;
+    } catch (err) {
+      this.log.error({ err, snapshot: s.id, devbox: s.sourceDevboxId }, 'snapshot failed');
+      await this.runtime.deleteLayer(s.id).catch(() => undefined);
+      const now = this.store.getById(s.id) ?? s;
+      now.status = 'error';
+      now.errorMessage = (err as Error).message || 'the snapshot failed';
+      this.store.update(now);
+      return now;
+    }
+  }
+
+  private async layerSize(layer: string): Promise<number> {
+    let n = this.sizes.get(layer);
+    if (n === undefined) {
+      n = await this.runtime.layerSize(layer).catch(() => 0);
+      this.sizes.set(layer, n);
+    }
+    return n;
+  }
+
+  /** A snapshot the caller may see: deleted ones are gone. */
+  get(accountId: string, id: string): Snapshot {
+    const s = this.store.get(accountId, id);
+    if (!s || s.status === 'deleted') throw ERRORS.notFound('snapshot', id);
+    return s;
+  }
+
+  /** The status endpoint alone also reports deleted snapshots. */
+  status(accountId: string, id: string): Snapshot {
+    const s = this.store.get(accountId, id);
+    if (!s) throw ERRORS.notFound('snapshot', id);
+    return s;
+  }
+
+  list(accountId: string, page: PageQuery, filters: SnapshotFilters): Page<Snapshot> {
+    return this.store.list(accountId, page, filters);
+  }
+
+  /** Patch like devbox update: null/undefined leave a field, "" clears name and commit message, {} clears metadata. */
+  update(accountId: string, id: string, patch: SnapshotInput): Snapshot {
+    const s = this.get(accountId, id);
+    if (patch.commitMessage && patch.commitMessage.length > COMMIT_MESSAGE_MAX) {
+      throw ERRORS.invalid(`commit_message is ${patch.commitMessage.length} characters; at most ${COMMIT_MESSAGE_MAX} are allowed`);
+    }
+    if (patch.name !== undefined && patch.name !== null) s.name = patch.name || null;
+    if (patch.metadata !== undefined && patch.metadata !== null) s.metadata = patch.metadata;
+    if (patch.commitMessage !== undefined && patch.commitMessage !== null) s.commitMessage = patch.commitMessage || null;
+    this.store.update(s);
+    return s;
+  }
+
+  async delete(accountId: string, id: string): Promise<Snapshot> {
+    const s = this.get(accountId, id);
+    if (s.status === 'in_progress') throw ERRORS.conflict(`snapshot ${id} is still in progress; delete it once it completes`);
+    s.status = 'deleted';
+    this.store.update(s);
+    await this.collectLayers(s.layers);
+    return s;
+  }
+
+  layersOf(accountId: string, snapshotId: string): { layers: string[]; sourceBlueprintId: string | null } {
+    const s = this.get(accountId, snapshotId);
+    if (s.status !== 'complete') throw ERRORS.badState(`snapshot ${snapshotId} is ${s.status}, not complete`);
+    return { layers: s.layers, sourceBlueprintId: s.sourceBlueprintId };
+  }
+
+  inProgressFor(devboxId: string): boolean {
+    return this.store.inProgressFor(devboxId) !== undefined;
+  }
+
+  /** Layers any kept snapshot or any devbox that may boot again (live or suspended) stands on. */
+  private layersInUse(): Set<string> {
+    const used = new Set<string>();
+    for (const s of this.store.listByStatus(['in_progress', 'complete'])) for (const l of s.layers) used.add(l);
+    const alive = DEVBOX_STATUSES.filter((st) => !TERMINAL.has(st));
+    for (const d of this.devboxStore.listByStatus(alive)) for (const l of d.layers) used.add(l);
+    return used;
+  }
+
+  /** Deletes those of `candidates` nothing uses any more. */
+  private async collectLayers(candidates: Iterable<string>): Promise<void> {
+    const used = this.layersInUse();
+    for (const layer of new Set(candidates)) {
+      if (used.has(layer)) continue;
+      this.sizes.delete(layer);
+      await this.runtime
+        .deleteLayer(layer)
+        .then(() => this.log.info({ layer }, 'layer deleted'))
+        .catch((err) => this.log.error({ err, layer }, 'layer delete failed'));
+    }
+  }
+
+  /** Drops the layers of snapshots that are gone once nothing uses them (after devboxes end, for instance). */
+  async collectGarbage(): Promise<void> {
+    const gone = this.store.listByStatus(['deleted', 'error']).flatMap((s) => s.layers);
+    await this.collectLayers(gone);
+  }
+
+  /**
+   * At start: a snapshot caught in_progress is complete if its layer exists (the runtime renames a finished
+   * copy into place, so an existing layer is whole), else it is marked error. Stray temporary copies go.
+   */
+  async reconcile(): Promise<void> {
+    for (const s of this.store.listByStatus(['in_progress'])) {
+      if (await this.runtime.layerExists(s.id).catch(() => false)) {
+        let total = 0;
+        for (const layer of s.layers) total += await this.layerSize(layer);
+        s.status = 'complete';
+        s.sizeBytes = total;
+        this.log.info({ snapshot: s.id }, 'snapshot found complete after restart');
+      } else {
+        s.status = 'error';
+        s.errorMessage = INTERRUPTED;
+        this.log.warn({ snapshot: s.id }, 'snapshot interrupted by a restart');
+      }
+      this.store.update(s);
+    }
+    if (this.opts.layersDir) {
+      const names = await readdir(this.opts.layersDir).catch(() => [] as string[]);
+      for (const name of names.filter((n) => n.startsWith('.tmp-') || n.startsWith('.del-'))) {
+        await rm(join(this.opts.layersDir, name), { recursive: true, force: true }).catch(() => undefined);
+      }
+    }
+    await this.collectGarbage();
+  }
+
+  /** Ids of snapshots in these states (suspend reconciliation reads them). */
+  byStatus(statuses: SnapshotStatus[]): Snapshot[] {
+    return this.store.listByStatus(statuses);
+  }
+}

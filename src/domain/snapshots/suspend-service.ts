@@ -1,0 +1,127 @@
+import { ERRORS } from '../errors.js';
+import type { Logger } from '../../lib/logger.js';
+import type { Sandbox } from '../../runtime/driver.js';
+import type { DevboxStore } from '../../store/types.js';
+import type { DevboxService } from '../devboxes/devbox-service.js';
+import type { Lifecycle } from '../devboxes/lifecycle.js';
+import { TERMINAL, type Devbox } from '../devboxes/types.js';
+import type { SnapshotService } from './snapshot-service.js';
+import { SUSPEND_METADATA_KEY, type Snapshot } from './types.js';
+
+/**
+ * Suspend and resume. Suspend runs the box's suspend commands, takes a disk snapshot (a visible one, named
+ * "suspend of <id>" with metadata devboxd_suspend=true), points the devbox at that snapshot's layers and
+ * destroys the sandbox: no process, memory or cgroup is left. Resume boots a new sandbox on those layers.
+ */
+export class SuspendService {
+  constructor(
+    private readonly devboxes: DevboxService,
+    private readonly store: DevboxStore,
+    private readonly lifecycle: Lifecycle,
+    private readonly snapshots: SnapshotService,
+    private readonly log: Logger,
+  ) {}
+
+  /** running → suspending at once; the rest continues in the background. */
+  suspend(accountId: string, id: string): Devbox {
+    const { devbox } = this.devboxes.requireRunning(accountId, id);
+    return this.startSuspend(devbox);
+  }
+
+  /** For after_idle with on_idle: suspend. Resolves once the devbox is suspended (or failed). */
+  async suspendIdle(d: Devbox): Promise<void> {
+    const current = this.store.getById(d.id);
+    if (!current || current.status !== 'running' || !this.lifecycle.active.has(d.id)) return;
+    if (this.snapshots.inProgressFor(d.id)) return;
+    this.startSuspend(current);
+  }
+
+  private startSuspend(d: Devbox): Devbox {
+    const box = this.lifecycle.active.get(d.id);
+    if (!box) throw ERRORS.badState(`devbox ${d.id} is ${d.status}, not running`);
+    if (this.snapshots.inProgressFor(d.id)) throw ERRORS.conflict(`devbox ${d.id} has a snapshot in progress; suspend it once that completes`);
+    this.lifecycle.transition(d, 'suspending');
+    void this.finishSuspend(d.id, box.sandbox).catch((err) => this.log.error({ err, devbox: d.id }, 'suspend failed'));
+    return d;
+  }
+
+  private async finishSuspend(id: string, sandbox: Sandbox): Promise<void> {
+    const d = this.store.getById(id);
+    if (!d || d.status !== 'suspending') return;
+    await this.runSuspendCommands(d, sandbox);
+    let snap: Snapshot | null;
+    try {
+      const started = this.snapshots.begin(this.store.getById(id) ?? d, sandbox, {
+        name: `suspend of ${id}`,
+        metadata: { [SUSPEND_METADATA_KEY]: 'true' },
+      });
+      snap = await this.snapshots.settle(started.id, 24 * 3600_000);
+    } catch (err) {
+      snap = null;
+      this.log.error({ err, devbox: id }, 'suspend snapshot could not start');
+    }
+    const now = this.store.getById(id);
+    if (!now || now.status !== 'suspending') return;
+    if (!snap || snap.status !== 'complete') {
+      await this.lifecycle.end(id, { status: 'failure', reason: 'execution_failed' }, `suspend failed: the disk snapshot failed${snap?.errorMessage ? `: ${snap.errorMessage}` : ''}`);
+      return;
+    }
+    // Layers first: a crash from here on finds the devbox suspending with its disk saved (see reconcile).
+    now.layers = snap.layers;
+    this.store.update(now);
+    await this.lifecycle.release(id).catch((err) => this.log.error({ err, devbox: id }, 'sandbox release failed'));
+    const after = this.store.getById(id);
+    if (!after || after.status !== 'suspending') return;
+    this.lifecycle.transition(after, 'suspended');
+    this.log.info({ devbox: id, snapshot: snap.id }, 'devbox suspended');
+  }
+
+  /** Runs `lifecycle_hooks.suspend_commands` in order within `suspend_deadline_ms` overall; failures are logged only. */
+  private async runSuspendCommands(d: Devbox, sandbox: Sandbox): Promise<void> {
+    const { suspendCommands, suspendDeadlineMs } = d.sandbox.launch;
+    const deadline = Date.now() + suspendDeadlineMs;
+    for (const command of suspendCommands) {
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        this.log.warn({ devbox: d.id }, 'suspend deadline reached before every suspend command ran');
+        return;
+      }
+      const p = sandbox.spawn({ argv: ['bash', '-c', command], env: d.environment });
+      p.stdin.end();
+      p.stdout.resume();
+      p.stderr.resume();
+      const timer = setTimeout(() => p.signal('SIGKILL', true), left);
+      const exit = await p.exited.finally(() => clearTimeout(timer));
+      if (exit.exitCode !== 0) this.log.warn({ devbox: d.id, command, exit }, 'suspend command failed');
+    }
+  }
+
+  /** suspended → resuming → running on the same disk; launch commands run again. */
+  resume(accountId: string, id: string): Devbox {
+    const d = this.devboxes.get(accountId, id);
+    if (d.status !== 'suspended') throw ERRORS.badState(`devbox ${id} is ${d.status}, not suspended`);
+    this.lifecycle.transition(d, 'resuming');
+    void this.lifecycle.boot(d, { resuming: true }).catch((err) => this.log.error({ err, devbox: id }, 'resume failed'));
+    return d;
+  }
+
+  /**
+   * At start, after snapshot reconciliation: a devbox caught suspending is suspended when a suspend snapshot
+   * of it completed since it began suspending, else it failed. Its sandbox is removed by the supervisor.
+   */
+  reconcile(): void {
+    const done = this.snapshots.byStatus(['complete']).filter((s) => s.metadata[SUSPEND_METADATA_KEY] === 'true');
+    for (const d of this.store.listByStatus(['suspending'])) {
+      const since = [...d.stateTransitions].reverse().find((t) => t.status === 'suspending')?.transitionTimeMs ?? 0;
+      const snap = done.filter((s) => s.sourceDevboxId === d.id && s.createTimeMs >= since).at(-1);
+      if (snap) {
+        d.layers = snap.layers;
+        this.lifecycle.transition(d, 'suspended');
+        this.log.info({ devbox: d.id, snapshot: snap.id }, 'suspend finished after restart');
+      } else if (!TERMINAL.has(d.status)) {
+        d.failureReason = 'execution_failed';
+        this.lifecycle.transition(d, 'failure', 'the server stopped while the devbox was suspending');
+      }
+    }
+  }
+}

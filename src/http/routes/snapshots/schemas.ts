@@ -1,0 +1,40 @@
+import { Type, type TSchema } from 'typebox';
+import type { Snapshot } from '../../../domain/snapshots/types.js';
+import { StringMap } from '../../schemas/common.js';
+
+const Opt = <T extends TSchema>(t: T) => Type.Optional(Type.Union([t, Type.Null()]));
+
+/** snapshot_disk, snapshot_disk_async and update share one body; commit_message length is checked by the domain. */
+export const SnapshotBody = Type.Object({
+  name: Opt(Type.String({ maxLength: 256 })),
+  metadata: Opt(StringMap),
+  commit_message: Opt(Type.String()),
+});
+export type SnapshotBodyWire = { name?: string | null; metadata?: Record<string, string> | null; commit_message?: string | null };
+
+export const toInput = (b: SnapshotBodyWire | undefined) => ({
+  name: b?.name,
+  metadata: b?.metadata,
+  commitMessage: b?.commit_message,
+});
+
+export const SnapshotIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }) });
+
+/** DevboxSnapshotView. */
+export const toView = (s: Snapshot) => ({
+  id: s.id,
+  name: s.name,
+  create_time_ms: s.createTimeMs,
+  metadata: s.metadata,
+  source_devbox_id: s.sourceDevboxId,
+  source_blueprint_id: s.sourceBlueprintId,
+  commit_message: s.commitMessage,
+  size_bytes: s.sizeBytes,
+});
+
+/** DevboxSnapshotAsyncStatusView. */
+export const toStatusView = (s: Snapshot) => ({
+  status: s.status,
+  snapshot: toView(s),
+  ...(s.errorMessage ? { error_message: s.errorMessage } : {}),
+});

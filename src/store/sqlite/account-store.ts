@@ -32,7 +32,14 @@ const toKey = (r: KeyRow): ApiKey => ({
 const toAccount = (r: AccountRow): Account => ({ id: r.id, name: r.name, createTimeMs: r.create_time_ms });
 
 export class SqliteAccountStore implements AccountStore {
-  constructor(private readonly db: Db) {}
+  // Prepared once: every authenticated request runs these two lookups.
+  private readonly byHash;
+  private readonly byId;
+
+  constructor(private readonly db: Db) {
+    this.byHash = db.prepare('SELECT * FROM api_keys WHERE secret_hash = ?');
+    this.byId = db.prepare('SELECT * FROM accounts WHERE id = ?');
+  }
 
   createAccount(a: Account): void {
     this.db
@@ -41,7 +48,7 @@ export class SqliteAccountStore implements AccountStore {
   }
 
   getAccount(id: string): Account | undefined {
-    const row = this.db.prepare('SELECT * FROM accounts WHERE id = ?').get(id) as AccountRow | undefined;
+    const row = this.byId.get(id) as AccountRow | undefined;
     return row && toAccount(row);
   }
 
@@ -65,7 +72,7 @@ export class SqliteAccountStore implements AccountStore {
   }
 
   findKeyByHash(hash: string): ApiKey | undefined {
-    const row = this.db.prepare('SELECT * FROM api_keys WHERE secret_hash = ?').get(hash) as KeyRow | undefined;
+    const row = this.byHash.get(hash) as KeyRow | undefined;
     return row && toKey(row);
   }
 

@@ -1,12 +1,8 @@
-/* boxexec: runs one command inside a running devboxd box, fast enough for interactive exec.
+/* boxexec: runs one command inside a running devboxd box (see launch.c), with this process's stdio.
  *
- * The server spawns it (as host root) with the box init's pid and start time. The launcher pins the
- * init with a pidfd (so a recycled pid is never joined), enters the box's PID namespace and forks.
- * The child joins the box cgroups, enters every other namespace of the init with one setns(pidfd),
- * becomes the box user with no capabilities (or box root with a container-like set), sets no_new_privs
- * and the seccomp filter, and execs the command in its own session. The launcher stays outside the box
- * and its cgroup, relays signal requests from the server (fd 3: byte pairs {signal, group}), and exits
- * with the command's status, or dies of the command's signal, so the server sees the command's end.
+ * It stays outside the box, relays signal requests from the server (fd 3: byte pairs {signal, group}),
+ * and exits with the command's status, or dies of the command's signal. boxexecd is the faster
+ * path the server uses; this is the plain one (fallback, debugging).
  *
  * usage: boxexec -p PID -s STARTTIME -u UID -g GID [-d CWD] [-h] [-R] [-c CGROUP_PROCS]... [-e K=V]...
  *                -- ARGV...
@@ -15,92 +11,18 @@
  */
 #define _GNU_SOURCE
 #include "common.h"
+#include "launch.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <poll.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/resource.h>
 #include <sys/signalfd.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define MAX_CGROUPS 16
-#define MAX_ENV 4096
-
-extern char **environ;
-
-static const char *cgroups[MAX_CGROUPS];
-static int n_cgroups;
-static char *envp[MAX_ENV + 1];
-static int n_env;
-
-/* Field 22 of /proc/PID/stat: the start time that, with the pid, names a process uniquely. */
-static unsigned long long start_time(pid_t pid) {
-  char path[64], buf[1024];
-  snprintf(path, sizeof path, "/proc/%d/stat", pid);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  ssize_t n = read(fd, buf, sizeof buf - 1);
-  close(fd);
-  if (n <= 0) return 0;
-  buf[n] = '\0';
-  char *p = strrchr(buf, ')');
-  if (!p) return 0;
-  unsigned long long v = 0;
-  /* after ")": state is field 3, start time field 22 */
-  if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
-             &v) != 1)
-    return 0;
-  return v;
-}
-
-static void __attribute__((noreturn))
-child_main(int pidfd, uid_t uid, gid_t gid, const char *cwd, int cwd_is_home, int as_root, char **argv) {
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, NULL);
-  for (int i = 0; i < n_cgroups; i++)
-    if (write_file(cgroups[i], "0") != 0) die(125, "join cgroup %s", cgroups[i]);
-  if (setns(pidfd, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS |
-                       CLONE_NEWCGROUP) != 0)
-    die(125, "enter the box");
-  close(pidfd);
-  setsid(); /* own session and process group: a group signal reaches everything the command starts */
-  limit_bounding_set(as_root);
-  if (setgroups(0, NULL) || setresgid(gid, gid, gid) || setresuid(uid, uid, uid))
-    die(125, "become uid %u", (unsigned)uid);
-  if (cwd && chdir(cwd) != 0) {
-    if (!cwd_is_home || chdir("/") != 0) die(125, "working directory %s", cwd);
-  }
-  set_no_new_privs();
-  install_seccomp();
-  syscall(SYS_close_range, 3, ~0U, 0);
-  environ = envp;
-  execvp(argv[0], argv);
-  die(errno == ENOENT ? 127 : 126, "%s", argv[0]);
-}
-
-/* Ends this launcher the way the command ended: same exit code, or death by the same signal. */
-static void __attribute__((noreturn)) mirror_status(int status) {
-  if (WIFEXITED(status)) _exit(WEXITSTATUS(status));
-  int sig = WTERMSIG(status);
-  struct rlimit no_core = {0, 0};
-  setrlimit(RLIMIT_CORE, &no_core);
-  signal(sig, SIG_DFL);
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, sig);
-  sigprocmask(SIG_UNBLOCK, &set, NULL);
-  kill(getpid(), sig);
-  _exit(128 + sig);
-}
+static struct launch l;
 
 static void __attribute__((noreturn)) relay(pid_t child, int sfd) {
   struct pollfd fds[2] = {{.fd = sfd, .events = POLLIN}, {.fd = 3, .events = POLLIN}};
@@ -127,44 +49,17 @@ static void __attribute__((noreturn)) relay(pid_t child, int sfd) {
 
 int main(int argc, char **argv) {
   progname = "boxexec";
-  pid_t pid = 0;
-  unsigned long long start = 0;
-  long uid = -1, gid = -1;
-  const char *cwd = NULL;
-  int cwd_is_home = 0, as_root = 0, opt;
-  while ((opt = getopt(argc, argv, "+p:s:u:g:d:hRc:e:")) != -1) {
-    switch (opt) {
-      case 'p': pid = (pid_t)atol(optarg); break;
-      case 's': start = strtoull(optarg, NULL, 10); break;
-      case 'u': uid = atol(optarg); break;
-      case 'g': gid = atol(optarg); break;
-      case 'd': cwd = optarg; break;
-      case 'h': cwd_is_home = 1; break;
-      case 'R': as_root = 1; break;
-      case 'c': if (n_cgroups < MAX_CGROUPS) cgroups[n_cgroups++] = optarg; break;
-      case 'e': if (n_env < MAX_ENV) envp[n_env++] = optarg; break;
-      default: errno = 0; die(125, "bad arguments");
-    }
-  }
+  char err[256];
   errno = 0;
-  if (pid <= 1 || optind >= argc || uid < 0 || uid >= BOX_ID_COUNT || gid < 0 || gid >= BOX_ID_COUNT)
-    die(125, "-p, -u, -g and a command are required");
-
-  int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-  if (pidfd < 0) die(125, "box init %d", pid);
-  if (start_time(pid) != start) { errno = ESRCH; die(125, "box init %d", pid); }
-  if (setns(pidfd, CLONE_NEWPID) != 0) die(125, "enter the box's pid namespace");
-
+  if (launch_parse(&l, argc, argv, err, sizeof err) != 0) die(125, "%s", err);
   sigset_t chld;
   sigemptyset(&chld);
   sigaddset(&chld, SIGCHLD);
   sigprocmask(SIG_BLOCK, &chld, NULL);
   int sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
   if (sfd < 0) die(125, "signalfd");
-  fflush(NULL);
-  pid_t child = fork();
-  if (child < 0) die(125, "fork");
-  if (child == 0) child_main(pidfd, (uid_t)uid, (gid_t)gid, cwd, cwd_is_home, as_root, argv + optind);
-  close(pidfd);
+  const int stdio[3] = {0, 1, 2};
+  pid_t child = launch_start(&l, stdio, err, sizeof err);
+  if (child < 0) die(125, "%s", err);
   relay(child, sfd);
 }

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { RuntimeDriver, Sandbox, SandboxSpec, SpawnSpec } from '../../src/runtime/driver.js';
 import { createRuntime } from '../../src/runtime/index.js';
+import { LinuxDriver } from '../../src/runtime/linux/driver.js';
 import { ROOT } from '../helpers/server.js';
 
 const quiet = { info() {}, warn() {}, error() {} };
@@ -169,6 +170,21 @@ describe('a box is isolated', () => {
     assert.equal(root.out, '0\nok\n', root.err);
     const missing = await run(sb, ['no-such-command']);
     assert.equal(missing.code, 127);
+  });
+
+  it('streams large stdin and stdout both ways', async () => {
+    const input = 'x'.repeat(3 * MiB + 17);
+    const r = await run(sb, ['sh', '-c', 'wc -c; head -c 2000000 /dev/zero | tr "\\0" y'], { input });
+    assert.equal(r.out.slice(0, r.out.indexOf('\n')), String(input.length));
+    assert.equal(r.out.length - r.out.indexOf('\n') - 1, 2_000_000);
+  });
+
+  it('runs commands without the exec daemon too', async () => {
+    const plain = new LinuxDriver({ dataDir, imageDir: join(ROOT, 'data/images'), logger: quiet, execDaemon: false });
+    const same = await plain.adopt(spec('iso'));
+    assert.ok(same);
+    const r = await run(same, ['sh', '-c', 'echo "$FOO"; id -u; cat; exit 3'], { env: { FOO: 'plain' }, input: 'in' });
+    assert.deepEqual(r, { code: 3, signal: null, out: 'plain\n1000\nin', err: '' });
   });
 
   it('signals a whole process group', async () => {

@@ -9,6 +9,7 @@ import { rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SandboxError, type RuntimeDriver, type Sandbox, type SandboxSpec } from '../driver.js';
 import { BoxCgroup, detectLayout, listGroups, prepareParents, type CgroupLayout } from './cgroups.js';
+import { ExecDaemon } from './execd.js';
 import { diskUsage } from './fsutil.js';
 import { BaseImage } from './image.js';
 import { LivenessWatcher } from './liveness.js';
@@ -23,6 +24,8 @@ export interface LinuxDriverOptions {
   /** Where the cached base image lives (shared by every data dir on the machine, if wanted). */
   imageDir: string;
   logger: RuntimeLogger;
+  /** Run commands through the boxexecd daemon (default) rather than spawning boxexec per command. */
+  execDaemon?: boolean;
 }
 
 const INIT_TIMEOUT_MS = 10_000;
@@ -34,11 +37,15 @@ export class LinuxDriver implements RuntimeDriver {
   private readonly log: RuntimeLogger;
   private layoutCache: CgroupLayout | undefined;
   private prepared: Promise<void> | undefined;
+  private readonly execd: ExecDaemon | undefined;
 
   constructor(opts: LinuxDriverOptions) {
     this.paths = new DataPaths(opts.dataDir);
     this.log = opts.logger;
     this.image = new BaseImage(opts.imageDir, opts.logger);
+    // A unix socket path holds at most 107 bytes; past that commands take the spawn path.
+    const socket = join(this.paths.run, `execd-${process.pid}.sock`);
+    if (opts.execDaemon !== false && Buffer.byteLength(socket) < 100) this.execd = new ExecDaemon(socket, opts.logger);
   }
 
   private get layout(): CgroupLayout {
@@ -56,7 +63,11 @@ export class LinuxDriver implements RuntimeDriver {
       }
       mkdirSync(this.paths.boxes, { recursive: true });
       mkdirSync(this.paths.layers, { recursive: true });
+      mkdirSync(this.paths.run, { recursive: true, mode: 0o700 });
       void this.layout;
+      if (this.execd) {
+        await this.execd.start().catch((err: Error) => this.log.warn({ err: err.message }, 'boxexecd did not start; commands spawn boxexec'));
+      }
       await this.image.ensure();
     })().catch((err) => {
       this.prepared = undefined;
@@ -127,7 +138,7 @@ export class LinuxDriver implements RuntimeDriver {
   }
 
   private context(cgroup: BoxCgroup) {
-    return { paths: this.paths, cgroup, watcher: this.watcher, log: this.log };
+    return { paths: this.paths, cgroup, watcher: this.watcher, log: this.log, execd: this.execd };
   }
 
   private readState(id: string): BoxState | null {

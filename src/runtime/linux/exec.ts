@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
 import type { Writable } from 'node:stream';
 import type { BoxProcess, ProcessExit, SpawnSpec } from '../driver.js';
+import type { ExecDaemon } from './execd.js';
 import { native } from './paths.js';
 import { ROOT_USER, type BoxUser } from './rootfs.js';
 
@@ -36,7 +37,8 @@ function boxEnv(user: BoxUser, extra: Record<string, string> | undefined): strin
     .map(([k, v]) => `${k}=${v}`);
 }
 
-export function execInBox(target: ExecTarget, spec: SpawnSpec): BoxProcess {
+/** boxexec's arguments (after the program name) for one command. */
+function execArgs(target: ExecTarget, spec: SpawnSpec): string[] {
   if (spec.argv.length === 0) throw new TypeError('argv must not be empty');
   const user = spec.asRoot ? ROOT_USER : target.user;
   const args = ['-p', String(target.initPid), '-s', String(target.initStartTime), '-u', String(user.uid), '-g', String(user.gid)];
@@ -47,7 +49,14 @@ export function execInBox(target: ExecTarget, spec: SpawnSpec): BoxProcess {
   // The environment travels as arguments: boxexec itself runs on the host and must not see LD_* etc.
   for (const e of boxEnv(user, spec.env)) args.push('-e', e);
   args.push('--', ...spec.argv);
+  return args;
+}
 
+/** Runs a command in a box: through the exec daemon when it runs, else by spawning boxexec. */
+export function execInBox(target: ExecTarget, spec: SpawnSpec, daemon?: ExecDaemon): BoxProcess {
+  const args = execArgs(target, spec);
+  if (daemon?.alive) return daemon.exec(args);
+  if (daemon) void daemon.start().catch(() => undefined); // died: bring it back for the next command
   const child = spawn(native.boxexec, args, { stdio: ['pipe', 'pipe', 'pipe', 'pipe'], env: {} });
   const control = child.stdio[3] as Writable;
   control.on('error', () => undefined); // the command may be gone already

@@ -8,6 +8,7 @@ export const native = {
   dir: nativeDir,
   boxinit: join(nativeDir, 'build', 'boxinit'),
   boxexec: join(nativeDir, 'build', 'boxexec'),
+  boxexecd: join(nativeDir, 'build', 'boxexecd'),
   mkimage: join(nativeDir, 'mkimage.sh'),
 };
 
@@ -19,6 +20,11 @@ export class DataPaths {
 
   get boxes(): string {
     return join(this.dataDir, 'boxes');
+  }
+
+  /** Sockets of this server's helpers (root-only). */
+  get run(): string {
+    return join(this.dataDir, 'run');
   }
 
   get layers(): string {

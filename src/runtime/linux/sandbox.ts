@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { SandboxError, type BoxProcess, type Sandbox, type SandboxStats, type SpawnSpec } from '../driver.js';
 import type { BoxCgroup } from './cgroups.js';
 import { execInBox } from './exec.js';
+import type { ExecDaemon } from './execd.js';
 import { diskUsage, fsyncDir, run } from './fsutil.js';
 import type { LivenessWatcher } from './liveness.js';
 import type { RuntimeLogger } from './logger.js';
@@ -30,6 +31,8 @@ export interface SandboxContext {
   cgroup: BoxCgroup;
   watcher: LivenessWatcher;
   log: RuntimeLogger;
+  /** The fast exec path; absent or dead means commands spawn boxexec directly. */
+  execd?: ExecDaemon;
 }
 
 export class LinuxSandbox implements Sandbox {
@@ -55,6 +58,7 @@ export class LinuxSandbox implements Sandbox {
     return execInBox(
       { initPid: this.state.pid, initStartTime: this.state.startTime, user: this.state.user, cgroupProcs: this.ctx.cgroup.procsFiles },
       spec,
+      this.ctx.execd,
     );
   }
 

@@ -1,0 +1,131 @@
+/* Starting one command inside a running box, fast enough for interactive exec.
+ *
+ * The launcher pins the box init with a pidfd (a recycled pid is never joined), checks its start
+ * time, enters the box's PID namespace and forks. The child joins the box cgroups, enters every other
+ * namespace of the init with one setns(pidfd), becomes the box user with no capabilities (or box root
+ * with a container-like set), sets no_new_privs and the seccomp filter, and execs the command in its
+ * own session. The launcher stays outside the box and its cgroup. */
+#define _GNU_SOURCE
+#include "launch.h"
+#include "common.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+int launch_parse(struct launch *l, int argc, char **argv, char *err, size_t errlen) {
+  memset(l, 0, sizeof *l);
+  l->uid = l->gid = -1;
+  int opt;
+  optind = 1;
+  while ((opt = getopt(argc, argv, "+p:s:u:g:d:hRc:e:")) != -1) {
+    switch (opt) {
+      case 'p': l->pid = (pid_t)atol(optarg); break;
+      case 's': l->start = strtoull(optarg, NULL, 10); break;
+      case 'u': l->uid = atol(optarg); break;
+      case 'g': l->gid = atol(optarg); break;
+      case 'd': l->cwd = optarg; break;
+      case 'h': l->cwd_is_home = 1; break;
+      case 'R': l->as_root = 1; break;
+      case 'c': if (l->n_cgroups < MAX_CGROUPS) l->cgroups[l->n_cgroups++] = optarg; break;
+      case 'e': if (l->n_env < MAX_ENV) l->env[l->n_env++] = optarg; break;
+      default: snprintf(err, errlen, "bad arguments"); return -1;
+    }
+  }
+  l->env[l->n_env] = NULL;
+  if (l->pid <= 1 || optind >= argc || l->uid < 0 || l->uid >= BOX_ID_COUNT || l->gid < 0 || l->gid >= BOX_ID_COUNT) {
+    snprintf(err, errlen, "-p, -u, -g and a command are required");
+    return -1;
+  }
+  l->argv = argv + optind;
+  return 0;
+}
+
+/* Field 22 of /proc/PID/stat: the start time that, with the pid, names a process uniquely. */
+static unsigned long long start_time(pid_t pid) {
+  char path[64], buf[1024];
+  snprintf(path, sizeof path, "/proc/%d/stat", pid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return 0;
+  buf[n] = '\0';
+  char *p = strrchr(buf, ')');
+  unsigned long long v = 0;
+  /* after ")": state is field 3, start time field 22 */
+  if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu", &v) != 1)
+    return 0;
+  return v;
+}
+
+static void __attribute__((noreturn)) child_main(const struct launch *l, int pidfd, const int fds[3]) {
+  for (int i = 0; i < 3; i++)
+    if (fds[i] != i && dup2(fds[i], i) < 0) die(125, "stdio");
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, NULL);
+  signal(SIGPIPE, SIG_DFL);
+  for (int i = 0; i < l->n_cgroups; i++)
+    if (write_file(l->cgroups[i], "0") != 0) die(125, "join cgroup %s", l->cgroups[i]);
+  if (setns(pidfd, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP) != 0)
+    die(125, "enter the box");
+  setsid(); /* own session and process group: a group signal reaches everything the command starts */
+  limit_bounding_set(l->as_root);
+  if (setgroups(0, NULL) || setresgid(l->gid, l->gid, l->gid) || setresuid(l->uid, l->uid, l->uid))
+    die(125, "become uid %ld", l->uid);
+  if (l->cwd && chdir(l->cwd) != 0) {
+    if (!l->cwd_is_home || chdir("/") != 0) die(125, "working directory %s", l->cwd);
+  }
+  set_no_new_privs();
+  install_seccomp();
+  syscall(SYS_close_range, 3, ~0U, 0);
+  environ = (char **)l->env;
+  execvp(l->argv[0], l->argv);
+  die(errno == ENOENT ? 127 : 126, "%s", l->argv[0]);
+}
+
+pid_t launch_start(const struct launch *l, const int fds[3], char *err, size_t errlen) {
+  int pidfd = (int)syscall(SYS_pidfd_open, l->pid, 0);
+  if (pidfd < 0 || start_time(l->pid) != l->start) {
+    snprintf(err, errlen, "the box is not running (init %d)", l->pid);
+    if (pidfd >= 0) close(pidfd);
+    return -1;
+  }
+  if (setns(pidfd, CLONE_NEWPID) != 0) {
+    snprintf(err, errlen, "enter the box's pid namespace: %s", strerror(errno));
+    close(pidfd);
+    return -1;
+  }
+  fflush(NULL);
+  pid_t child = fork();
+  if (child < 0) snprintf(err, errlen, "fork: %s", strerror(errno));
+  if (child == 0) child_main(l, pidfd, fds);
+  close(pidfd);
+  return child;
+}
+
+void mirror_status(int status) {
+  if (WIFEXITED(status)) _exit(WEXITSTATUS(status));
+  int sig = WTERMSIG(status);
+  struct rlimit no_core = {0, 0};
+  setrlimit(RLIMIT_CORE, &no_core);
+  signal(sig, SIG_DFL);
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, sig);
+  sigprocmask(SIG_UNBLOCK, &set, NULL);
+  kill(getpid(), sig);
+  _exit(128 + sig);
+}

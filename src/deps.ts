@@ -5,6 +5,8 @@ import { DevboxService } from './domain/devboxes/devbox-service.js';
 import { Lifecycle } from './domain/devboxes/lifecycle.js';
 import { StatusEvents } from './domain/devboxes/status-events.js';
 import { Supervisor } from './domain/devboxes/supervisor.js';
+import { DevboxLog } from './domain/executions/devbox-log.js';
+import { ExecutionService } from './domain/executions/execution-service.js';
 import { FileService } from './domain/files/file-service.js';
 import { SnapshotService } from './domain/snapshots/snapshot-service.js';
 import { SuspendService } from './domain/snapshots/suspend-service.js';
@@ -14,6 +16,8 @@ import { createRuntime } from './runtime/index.js';
 import { openDatabase, type Db } from './store/sqlite/db.js';
 import { SqliteAccountStore } from './store/sqlite/account-store.js';
 import { SqliteDevboxStore } from './store/sqlite/devbox-store.js';
+import { SqliteExecutionStore } from './store/sqlite/execution-store.js';
+import { SqliteLogStore } from './store/sqlite/log-store.js';
 import { SqliteIdempotencyStore } from './store/sqlite/idempotency-store.js';
 import { SqliteSnapshotStore } from './store/sqlite/snapshot-store.js';
 import type { IdempotencyStore } from './store/types.js';
@@ -27,6 +31,7 @@ export interface Deps {
   events: StatusEvents;
   lifecycle: Lifecycle;
   devboxes: DevboxService;
+  executions: ExecutionService;
   files: FileService;
   snapshots: SnapshotService;
   suspend: SuspendService;
@@ -48,6 +53,10 @@ export async function buildDeps(config: Config, logger: Logger): Promise<Deps> {
   const supervisor = new Supervisor(devboxStore, runtime, lifecycle, logger.child({ component: 'supervisor' }));
 
   // Services that plug into the lifecycle (executions, snapshots) are wired here, before reconcile.
+  const devboxLog = new DevboxLog(new SqliteLogStore(db), logger.child({ component: 'devbox-log' }));
+  const executions = new ExecutionService(new SqliteExecutionStore(db), devboxLog, devboxes, config.dataDir, logger.child({ component: 'executions' }));
+  lifecycle.setHooks(executions);
+  executions.reconcile();
   const files = new FileService(devboxes, logger.child({ component: 'files' }));
   const snapshots = new SnapshotService(new SqliteSnapshotStore(db), devboxStore, devboxes, runtime, logger.child({ component: 'snapshots' }), {
     layersDir: path.join(config.dataDir, 'layers'),
@@ -68,11 +77,13 @@ export async function buildDeps(config: Config, logger: Logger): Promise<Deps> {
     events,
     lifecycle,
     devboxes,
+    executions,
     files,
     snapshots,
     suspend,
     async close() {
       supervisor.stop();
+      devboxLog.flush();
       db.close();
     },
   };

@@ -89,3 +89,22 @@ export interface SnapshotStore {
   listByStatus(statuses: SnapshotStatus[]): Snapshot[];
   inProgressFor(devboxId: string): Snapshot | undefined;
 }
+
+import type { Execution, LogEntry, LogEntryInput, LogFilter } from '../domain/executions/types.js';
+
+export interface ExecutionStore {
+  insert(e: Execution): void;
+  /** Writes the mutable fields (status, exit status, end time, byte counts). */
+  update(e: Execution): void;
+  get(devboxId: string, id: string): Execution | undefined;
+  findByCommandId(devboxId: string, commandId: string): Execution | undefined;
+  /** Executions left queued or running (by a previous server process, at start). */
+  listUnfinished(): Execution[];
+}
+
+export interface LogStore {
+  /** Appends in one transaction; returns the entries with their sequence numbers. */
+  append(entries: LogEntryInput[]): LogEntry[];
+  /** Oldest first. */
+  list(devboxId: string, filter: LogFilter): LogEntry[];
+}

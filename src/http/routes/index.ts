@@ -3,6 +3,7 @@ import type { Deps } from '../../deps.js';
 import { accountRoutes } from './accounts/index.js';
 import { apiKeyRoutes } from './apikeys/index.js';
 import { devboxRoutes } from './devboxes/index.js';
+import { executionRoutes } from './executions/index.js';
 import { fileRoutes } from './files/index.js';
 import { healthRoutes } from './health/index.js';
 import { snapshotRoutes } from './snapshots/index.js';
@@ -13,6 +14,7 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   accountRoutes(app, deps.accounts);
   apiKeyRoutes(app, deps.accounts);
   await app.register(devboxRoutes, { devboxes: deps.devboxes, suspend: deps.suspend });
+  await app.register(executionRoutes, { executions: deps.executions });
   await app.register(fileRoutes, { files: deps.files, devboxes: deps.devboxes });
   await app.register(snapshotRoutes, { snapshots: deps.snapshots });
 }

@@ -4,7 +4,7 @@
  * layer per box), limited by cgroups, with a detached init (native/boxinit) that outlives the server.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SandboxError, type RuntimeDriver, type Sandbox, type SandboxSpec } from '../driver.js';
@@ -15,7 +15,7 @@ import { BaseImage } from './image.js';
 import { LivenessWatcher } from './liveness.js';
 import type { RuntimeLogger } from './logger.js';
 import { DataPaths, isSafeId, native } from './paths.js';
-import { isAlive, procInfo } from './proc.js';
+import { isAlive, pidExists, procInfo } from './proc.js';
 import { cleanHostname, seedUpper } from './rootfs.js';
 import { LinuxSandbox, teardown, type BoxState } from './sandbox.js';
 
@@ -29,6 +29,8 @@ export interface LinuxDriverOptions {
 }
 
 const INIT_TIMEOUT_MS = 10_000;
+/** Numbers the exec daemons of the drivers in this process (tests make several). */
+let driverSeq = 0;
 
 export class LinuxDriver implements RuntimeDriver {
   private readonly paths: DataPaths;
@@ -44,7 +46,7 @@ export class LinuxDriver implements RuntimeDriver {
     this.log = opts.logger;
     this.image = new BaseImage(opts.imageDir, opts.logger);
     // A unix socket path holds at most 107 bytes; past that commands take the spawn path.
-    const socket = join(this.paths.run, `execd-${process.pid}.sock`);
+    const socket = join(this.paths.run, `execd-${process.pid}-${driverSeq++}.sock`);
     if (opts.execDaemon !== false && Buffer.byteLength(socket) < 100) this.execd = new ExecDaemon(socket, opts.logger);
   }
 
@@ -64,6 +66,7 @@ export class LinuxDriver implements RuntimeDriver {
       mkdirSync(this.paths.boxes, { recursive: true });
       mkdirSync(this.paths.layers, { recursive: true });
       mkdirSync(this.paths.run, { recursive: true, mode: 0o700 });
+      this.removeStaleSockets();
       void this.layout;
       if (this.execd) {
         await this.execd.start().catch((err: Error) => this.log.warn({ err: err.message }, 'boxexecd did not start; commands spawn boxexec'));
@@ -111,6 +114,14 @@ export class LinuxDriver implements RuntimeDriver {
       await teardown(this.paths, cgroup, null).catch(() => undefined);
       if (err instanceof SandboxError) throw err;
       throw new SandboxError('failed', `creating sandbox ${spec.id} failed: ${(err as Error).message}`);
+    }
+  }
+
+  /** Sockets of exec daemons whose server is gone (the pid is in the name). */
+  private removeStaleSockets(): void {
+    for (const name of readdirSync(this.paths.run)) {
+      const pid = Number(/^execd-(\d+)-\d+\.sock$/.exec(name)?.[1]);
+      if (pid && !pidExists(pid)) rmSync(join(this.paths.run, name), { force: true });
     }
   }
 

@@ -94,4 +94,8 @@ export const MIGRATIONS: string[] = [
      shell_name TEXT
    );
    CREATE INDEX devbox_logs_devbox ON devbox_logs (devbox_id, seq);`,
+  // v3: execution output sizes (the output itself lives in files under <dataDir>/executions)
+  `ALTER TABLE executions ADD COLUMN stdout_bytes INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE executions ADD COLUMN stderr_bytes INTEGER NOT NULL DEFAULT 0;
+   CREATE INDEX executions_unfinished ON executions (status) WHERE status != 'completed';`,
 ];

@@ -1,0 +1,89 @@
+import { EventEmitter } from 'node:events';
+import type { Logger } from '../../lib/logger.js';
+import type { LogStore } from '../../store/types.js';
+import type { LogEntry, LogEntryInput, LogFilter } from './types.js';
+
+/** Output lines are batched into the log at most this often (one transaction per batch). */
+const FLUSH_MS = 50;
+
+/**
+ * The devbox log: execution starts and exits, and the first lines of their output. Start and exit entries
+ * are written at once; output lines are batched. Every write wakes the tails of that devbox.
+ */
+export class DevboxLog {
+  private pending: LogEntryInput[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private readonly appended = new EventEmitter().setMaxListeners(0);
+
+  constructor(
+    private readonly store: LogStore,
+    private readonly log: Logger,
+  ) {}
+
+  /** Writes the entry now (after any batched lines, so the order holds). */
+  write(entry: LogEntryInput): void {
+    this.pending.push(entry);
+    this.flush();
+  }
+
+  /** Queues an output line; it lands within FLUSH_MS. */
+  line(entry: LogEntryInput): void {
+    this.pending.push(entry);
+    this.timer ??= setTimeout(() => this.flush(), FLUSH_MS);
+  }
+
+  flush(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const batch = this.pending;
+    this.pending = [];
+    if (!batch.length) return;
+    try {
+      this.store.append(batch);
+    } catch (err) {
+      this.log.error({ err }, 'devbox log write failed');
+      return;
+    }
+    for (const id of new Set(batch.map((e) => e.devboxId))) this.appended.emit(id);
+  }
+
+  list(devboxId: string, filter: LogFilter): LogEntry[] {
+    return this.store.list(devboxId, filter);
+  }
+
+  /**
+   * Entries of a devbox as they come: everything logged so far, then new ones, until `isOver()` (checked
+   * after each catch-up and at least every second) or the signal fires.
+   */
+  async *follow(devboxId: string, isOver: () => boolean, signal: AbortSignal): AsyncGenerator<LogEntry> {
+    let seq = 0;
+    while (!signal.aborted) {
+      let woke = false;
+      const wake = () => (woke = true);
+      this.appended.on(devboxId, wake);
+      try {
+        const batch = this.store.list(devboxId, { afterSeq: seq, limit: 1000 });
+        for (const e of batch) {
+          seq = e.seq;
+          yield e;
+        }
+        if (batch.length === 1000 || woke) continue;
+        if (isOver()) return;
+        await new Promise<void>((resolve) => {
+          const done = () => {
+            clearTimeout(t);
+            this.appended.off(devboxId, done);
+            signal.removeEventListener('abort', done);
+            resolve();
+          };
+          const t = setTimeout(done, 1000);
+          this.appended.on(devboxId, done);
+          signal.addEventListener('abort', done);
+          if (woke) done();
+        });
+      } finally {
+        this.appended.off(devboxId, wake);
+      }
+    }
+  }
+}

@@ -1,0 +1,430 @@
+import { EventEmitter } from 'node:events';
+import fs from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
+import path from 'node:path';
+import { newId } from '../../lib/ids.js';
+import type { Logger } from '../../lib/logger.js';
+import type { BoxProcess, Sandbox } from '../../runtime/driver.js';
+import type { ExecutionStore } from '../../store/types.js';
+import type { DevboxService } from '../devboxes/devbox-service.js';
+import type { BoxProcessHooks } from '../devboxes/hooks.js';
+import { TERMINAL, type Devbox } from '../devboxes/types.js';
+import { ERRORS } from '../errors.js';
+import type { DevboxLog } from './devbox-log.js';
+import { OutputFile, readChunk, tailLines } from './output.js';
+import { pumpOutput } from './process-run.js';
+import { commandArgv, SerialQueues } from './shell.js';
+import { sourceOf, type Execution, type ExecutionKind, type ExecutionStatus, type LogEntry, type LogFilter, type OutputStream } from './types.js';
+
+/** Exit status of an execution ended by a kill or by its box stopping (128 + SIGKILL, as a shell says). */
+export const KILLED_STATUS = 137;
+
+export interface StartInput {
+  command: string;
+  commandId?: string | null;
+  shellName?: string | null;
+  attachStdin?: boolean;
+}
+
+export interface OutputTail {
+  text: string;
+  truncated: boolean;
+}
+
+export interface ExecutionOutput {
+  stdout: OutputTail;
+  stderr: OutputTail;
+}
+
+export interface OutputChunk {
+  output: string;
+  /** Byte position just after this chunk in the stream. */
+  offset: number;
+}
+
+type StdinOp = { text: string } | { eof: true };
+
+/** An execution this process runs (queued or running): the in-memory side of its record. */
+interface Live {
+  exec: Execution;
+  files: Record<OutputStream, OutputFile> | null;
+  proc: BoxProcess | null;
+  attachStdin: boolean;
+  /** stdin sent before the process started (a named shell's queue). */
+  stdinOps: StdinOp[];
+  busy: boolean;
+  /** Bumped on every change (bytes, status): followers compare it to know whether to wait. */
+  version: number;
+  stoppedWithBox: boolean;
+  done: Promise<void>;
+  resolveDone: () => void;
+}
+
+/**
+ * Runs commands in devboxes: API executions, launch commands and entrypoints. The record of each lives in
+ * the store, its output in two files under `<dataDir>/executions/<devbox>/`, and the in-memory `live` map
+ * holds what only a running process has (pipes, byte counts). Changes are announced on an emitter keyed by
+ * execution id, which wakes long-polls and output streams.
+ */
+export class ExecutionService implements BoxProcessHooks {
+  private readonly live = new Map<string, Live>();
+  private readonly changes = new EventEmitter().setMaxListeners(0);
+  private readonly shells = new SerialQueues();
+
+  constructor(
+    private readonly store: ExecutionStore,
+    private readonly devboxLog: DevboxLog,
+    private readonly devboxes: DevboxService,
+    private readonly dataDir: string,
+    private readonly log: Logger,
+  ) {}
+
+  /** At start: executions a previous server process left unfinished end now, their outcome unknown. */
+  reconcile(): void {
+    for (const e of this.store.listUnfinished()) {
+      e.stdoutBytes = fileSize(this.outputPath(e.devboxId, e.id, 'stdout'));
+      e.stderrBytes = fileSize(this.outputPath(e.devboxId, e.id, 'stderr'));
+      e.status = 'completed';
+      e.endTimeMs = Date.now();
+      this.store.update(e);
+      this.devboxLog.write({
+        ...this.logBase(e),
+        level: 'warn',
+        message: 'devboxd restarted while this command ran; its exit status is unknown',
+      });
+    }
+  }
+
+  /** Starts a command (or returns the execution an earlier request with the same command_id started). */
+  start(accountId: string, devboxId: string, input: StartInput): Execution {
+    this.devboxes.get(accountId, devboxId);
+    if (input.commandId) {
+      const prior = this.store.findByCommandId(devboxId, input.commandId);
+      if (prior) return this.current(prior);
+    }
+    const { devbox, sandbox } = this.devboxes.requireRunning(accountId, devboxId);
+    const e = this.newExecution(devbox, input.command, 'exec', input.shellName ?? null, input.commandId ?? null);
+    this.launch(devbox, sandbox, e, input.attachStdin ?? false);
+    return e;
+  }
+
+  get(accountId: string, devboxId: string, id: string): Execution {
+    this.devboxes.get(accountId, devboxId);
+    const live = this.live.get(id);
+    if (live && live.exec.devboxId === devboxId) return live.exec;
+    const e = this.store.get(devboxId, id);
+    if (!e) throw ERRORS.notFound('execution', id);
+    return e;
+  }
+
+  /** The last `lastN` lines of each stream (what the views carry). */
+  async output(e: Execution, lastN: number): Promise<ExecutionOutput> {
+    const bytes = this.bytesOf(e);
+    const [stdout, stderr] = await Promise.all([
+      tailLines(this.outputPath(e.devboxId, e.id, 'stdout'), bytes.stdout, lastN),
+      tailLines(this.outputPath(e.devboxId, e.id, 'stderr'), bytes.stderr, lastN),
+    ]);
+    return { stdout, stderr };
+  }
+
+  /** Resolves with the execution once it is in one of `statuses`, or null when the hold ends first. */
+  waitFor(
+    accountId: string,
+    devboxId: string,
+    id: string,
+    statuses: ExecutionStatus[],
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<Execution | null> {
+    const first = this.get(accountId, devboxId, id);
+    if (statuses.includes(first.status)) return Promise.resolve(first);
+    if (signal?.aborted) return Promise.resolve(null);
+    return new Promise((resolve) => {
+      const done = (e: Execution | null) => {
+        this.changes.off(id, check);
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        resolve(e);
+      };
+      const check = () => {
+        const e = this.live.get(id)?.exec ?? this.store.get(devboxId, id);
+        if (e && statuses.includes(e.status)) done(e);
+      };
+      const onAbort = () => done(null);
+      const timer = setTimeout(onAbort, timeoutMs);
+      this.changes.on(id, check);
+      signal?.addEventListener('abort', onAbort);
+    });
+  }
+
+  /** SIGKILL to the command (or its whole process group); resolves once it is completed (≤ 5 s). */
+  async kill(accountId: string, devboxId: string, id: string, group: boolean): Promise<Execution> {
+    const e = this.get(accountId, devboxId, id);
+    const live = this.live.get(id);
+    if (e.status === 'completed' || !live) return e;
+    if (!live.proc) {
+      this.finish(live, KILLED_STATUS);
+      return live.exec;
+    }
+    live.proc.signal('SIGKILL', group);
+    return (await this.waitFor(accountId, devboxId, id, ['completed'], 5000)) ?? this.get(accountId, devboxId, id);
+  }
+
+  /** Writes text to the command's stdin, closes it (EOF), or interrupts the command's process group. */
+  sendStdin(accountId: string, devboxId: string, id: string, input: { text?: string | null; signal?: 'EOF' | 'INTERRUPT' | null }): Execution {
+    const e = this.get(accountId, devboxId, id);
+    const live = this.live.get(id);
+    if (e.status === 'completed' || !live) throw ERRORS.badState(`execution ${id} is completed`);
+    if (input.signal === 'INTERRUPT') {
+      if (live.proc) live.proc.signal('SIGINT', true);
+      else this.finish(live, 130);
+      return live.exec;
+    }
+    if (!live.attachStdin && (input.text || input.signal === 'EOF')) {
+      throw ERRORS.badState(`execution ${id} has no stdin attached; start it with execute_async and attach_stdin: true`);
+    }
+    if (input.text) this.stdin(live, { text: input.text });
+    if (input.signal === 'EOF') this.stdin(live, { eof: true });
+    return live.exec;
+  }
+
+  /**
+   * One output stream from byte `offset`: what is on disk, then new bytes as they land, until the execution
+   * completed and everything was read. Chunks end on UTF-8 character boundaries.
+   */
+  async *follow(devboxId: string, id: string, stream: OutputStream, offset: number, signal: AbortSignal): AsyncGenerator<OutputChunk> {
+    let pos = offset;
+    let fh: FileHandle | null = null;
+    try {
+      while (!signal.aborted) {
+        const live = this.live.get(id);
+        const version = live?.version ?? -1;
+        const e = live?.exec ?? this.store.get(devboxId, id);
+        if (!e) return;
+        const bytes = this.bytesOf(e)[stream];
+        // Not live means nothing will write to it any more, whatever the record says.
+        const final = e.status === 'completed' || !live;
+        if (pos < bytes) {
+          fh ??= await open(this.outputPath(devboxId, id, stream), 'r').catch(() => null);
+          if (!fh) return;
+          const chunk = await readChunk(fh, pos, bytes, final);
+          if (chunk.bytes > 0) {
+            pos += chunk.bytes;
+            yield { output: chunk.text, offset: pos };
+            continue;
+          }
+        }
+        if (final) return;
+        await this.changed(id, version, signal);
+      }
+    } finally {
+      await fh?.close();
+    }
+  }
+
+  logs(accountId: string, devboxId: string, filter: LogFilter): LogEntry[] {
+    this.devboxes.get(accountId, devboxId);
+    this.devboxLog.flush();
+    return this.devboxLog.list(devboxId, filter);
+  }
+
+  /** The devbox log from its start, then live; ends once the devbox is terminal and everything was sent. */
+  tailLogs(accountId: string, devboxId: string, signal: AbortSignal): AsyncGenerator<LogEntry> {
+    this.devboxes.get(accountId, devboxId);
+    this.devboxLog.flush();
+    const isOver = () => {
+      const d = this.devboxes.get(accountId, devboxId);
+      return TERMINAL.has(d.status);
+    };
+    return this.devboxLog.follow(devboxId, isOver, signal);
+  }
+
+  // --- BoxProcessHooks ---
+
+  async runLaunchCommands(devbox: Devbox, sandbox: Sandbox): Promise<string | null> {
+    for (const command of devbox.sandbox.launch.launchCommands) {
+      const live = this.launch(devbox, sandbox, this.newExecution(devbox, command, 'launch', null, null), false);
+      await live.done;
+      const { exitStatus } = live.exec;
+      if (live.stoppedWithBox) return `launch command "${command}" did not finish: the devbox stopped`;
+      if (exitStatus !== 0) {
+        const { stderr } = await this.output(live.exec, 1);
+        const last = stderr.text.trim();
+        return `launch command "${command}" exited with ${exitStatus ?? 'no status'}${last ? `: ${last}` : ''}`;
+      }
+    }
+    return null;
+  }
+
+  startEntrypoint(devbox: Devbox, sandbox: Sandbox, onExit: (exitCode: number | null) => void): void {
+    if (!devbox.entrypoint) return;
+    const live = this.launch(devbox, sandbox, this.newExecution(devbox, devbox.entrypoint, 'entrypoint', null, null), false);
+    void live.done.then(() => {
+      if (!live.stoppedWithBox) onExit(live.exec.exitStatus);
+    });
+  }
+
+  onBoxStopped(devboxId: string): void {
+    for (const live of [...this.live.values()]) {
+      if (live.exec.devboxId !== devboxId) continue;
+      live.stoppedWithBox = true;
+      this.finish(live, KILLED_STATUS);
+    }
+  }
+
+  // --- internals ---
+
+  private newExecution(devbox: Devbox, command: string, kind: ExecutionKind, shellName: string | null, commandId: string | null): Execution {
+    return {
+      id: newId('exe'),
+      accountId: devbox.accountId,
+      devboxId: devbox.id,
+      command,
+      commandId,
+      shellName,
+      kind,
+      status: 'queued',
+      exitStatus: null,
+      createTimeMs: Date.now(),
+      endTimeMs: null,
+      stdoutBytes: 0,
+      stderrBytes: 0,
+    };
+  }
+
+  /** Records the execution and runs it now, or after the commands queued on its named shell. */
+  private launch(devbox: Devbox, sandbox: Sandbox, e: Execution, attachStdin: boolean): Live {
+    let resolveDone!: () => void;
+    const done = new Promise<void>((r) => (resolveDone = r));
+    const live: Live = { exec: e, files: null, proc: null, attachStdin, stdinOps: [], busy: false, version: 0, stoppedWithBox: false, done, resolveDone };
+    const shellKey = e.shellName === null ? null : `${e.devboxId}\0${e.shellName}`;
+    const waits = shellKey !== null && this.shells.busy(shellKey);
+    if (!waits) e.status = 'running';
+    this.live.set(e.id, live);
+    this.store.insert(e);
+    const run = () => this.run(live, devbox, sandbox).catch((err) => {
+      this.log.error({ err, execution: e.id }, 'execution failed to run');
+      this.finish(live, null);
+    });
+    if (shellKey === null) void run();
+    else this.shells.enqueue(shellKey, run);
+    return live;
+  }
+
+  private async run(live: Live, devbox: Devbox, sandbox: Sandbox): Promise<void> {
+    const e = live.exec;
+    if (e.status === 'completed') return; // killed while queued, or the box stopped
+    fs.mkdirSync(path.join(this.dataDir, 'executions', e.devboxId), { recursive: true });
+    live.files = {
+      stdout: new OutputFile(this.outputPath(e.devboxId, e.id, 'stdout')),
+      stderr: new OutputFile(this.outputPath(e.devboxId, e.id, 'stderr')),
+    };
+    if (e.status !== 'running') {
+      e.status = 'running';
+      this.store.update(e);
+    }
+    this.devboxLog.write({ ...this.logBase(e), level: 'info' });
+    if (e.kind !== 'entrypoint') {
+      this.devboxes.busy(e.devboxId, 1);
+      live.busy = true;
+    }
+    this.bump(live);
+    let proc: BoxProcess;
+    try {
+      proc = sandbox.spawn({ argv: commandArgv(e.command, e.shellName), env: devbox.environment });
+    } catch (err) {
+      live.files.stderr.write(Buffer.from(`devboxd: could not start the command: ${(err as Error).message}\n`));
+      this.finish(live, 127);
+      return;
+    }
+    live.proc = proc;
+    if (live.attachStdin) for (const op of live.stdinOps.splice(0)) this.stdin(live, op);
+    else proc.stdin.end();
+    const exitStatus = await pumpOutput(proc, live.files, {
+      onOutput: () => this.bump(live),
+      onLine: (stream, line) =>
+        this.devboxLog.line({ ...this.logBase(e), cmd: null, level: stream === 'stderr' ? 'error' : 'info', message: line }),
+    });
+    this.finish(live, exitStatus);
+  }
+
+  private stdin(live: Live, op: StdinOp): void {
+    const proc = live.proc;
+    if (!proc) {
+      live.stdinOps.push(op);
+      return;
+    }
+    if (proc.stdin.writableEnded || proc.stdin.destroyed) return;
+    if ('text' in op) proc.stdin.write(op.text);
+    else proc.stdin.end();
+  }
+
+  /** Completes the execution (once): final sizes and status to the store, exit to the log, waiters woken. */
+  private finish(live: Live, exitStatus: number | null): void {
+    const e = live.exec;
+    if (e.status === 'completed') return;
+    if (live.files) {
+      e.stdoutBytes = live.files.stdout.bytes;
+      e.stderrBytes = live.files.stderr.bytes;
+      live.files.stdout.close();
+      live.files.stderr.close();
+    }
+    live.proc?.stdin.destroy();
+    e.status = 'completed';
+    e.exitStatus = exitStatus;
+    e.endTimeMs = Date.now();
+    this.store.update(e);
+    this.devboxLog.write({ ...this.logBase(e), level: exitStatus === 0 ? 'info' : 'error', exitCode: exitStatus });
+    if (live.busy) this.devboxes.busy(e.devboxId, -1);
+    live.busy = false;
+    this.live.delete(e.id);
+    this.bump(live);
+    live.resolveDone();
+  }
+
+  private bump(live: Live): void {
+    live.version++;
+    this.changes.emit(live.exec.id);
+  }
+
+  /** Resolves when the execution changed after `version` (at once if it already did), or on abort. */
+  private changed(id: string, version: number, signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      const live = this.live.get(id);
+      if (!live || live.version !== version || signal.aborted) return resolve();
+      const done = () => {
+        this.changes.off(id, done);
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      this.changes.on(id, done);
+      signal.addEventListener('abort', done);
+    });
+  }
+
+  /** The freshest copy of a record: the live one while it runs. */
+  private current(e: Execution): Execution {
+    return this.live.get(e.id)?.exec ?? e;
+  }
+
+  private bytesOf(e: Execution): Record<OutputStream, number> {
+    const files = this.live.get(e.id)?.files;
+    return files ? { stdout: files.stdout.bytes, stderr: files.stderr.bytes } : { stdout: e.stdoutBytes, stderr: e.stderrBytes };
+  }
+
+  private outputPath(devboxId: string, id: string, stream: OutputStream): string {
+    return path.join(this.dataDir, 'executions', devboxId, `${id}.${stream}`);
+  }
+
+  private logBase(e: Execution) {
+    return { devboxId: e.devboxId, timestampMs: Date.now(), source: sourceOf(e.kind), cmd: e.command, cmdId: e.id, shellName: e.shellName };
+  }
+}
+
+function fileSize(p: string): number {
+  try {
+    return fs.statSync(p).size;
+  } catch {
+    return 0;
+  }
+}

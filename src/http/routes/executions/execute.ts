@@ -1,0 +1,58 @@
+import type { FastifyInstance } from 'fastify';
+import { Type, type Static } from 'typebox';
+import type { ExecutionService } from '../../../domain/executions/execution-service.js';
+import { clientGone } from '../../request-signal.js';
+import { Command, DEFAULT_LAST_N, DevboxParams, LastNQuery, lastNOf, ShellName, toAsyncView, toSyncView } from './schemas.js';
+
+/** The longest an execute call holds before answering with a running execution (the SDK then polls). */
+const MAX_HOLD_S = 25;
+
+const ExecuteBody = Type.Object({
+  command: Command,
+  command_id: Type.Optional(Type.Union([Type.String({ maxLength: 200 }), Type.Null()])),
+  shell_name: ShellName,
+  optimistic_timeout: Type.Optional(Type.Union([Type.Number({ minimum: 0 }), Type.Null()])),
+});
+const AsyncBody = Type.Object({
+  command: Command,
+  shell_name: ShellName,
+  attach_stdin: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
+});
+
+export function executeRoutes(app: FastifyInstance, executions: ExecutionService): void {
+  // Optimistic: waits up to optimistic_timeout, then 200 with whatever the status is (never 408, which the
+  // SDK would retry). command_id makes retries return the first execution instead of running it again,
+  // so this route skips the x-request-id replay cache (a replay would show a stale status).
+  app.post(
+    '/v1/devboxes/:id/execute',
+    { schema: { params: DevboxParams, querystring: LastNQuery, body: ExecuteBody }, config: { idempotent: false } },
+    async (req, reply) => {
+      const { id } = req.params as Static<typeof DevboxParams>;
+      const body = req.body as Static<typeof ExecuteBody>;
+      const lastN = lastNOf(req.query as Static<typeof LastNQuery>);
+      const accountId = req.principal.accountId;
+      const started = executions.start(accountId, id, { command: body.command, commandId: body.command_id, shellName: body.shell_name });
+      const holdMs = Math.min(body.optimistic_timeout ?? MAX_HOLD_S, MAX_HOLD_S) * 1000;
+      const e = (await executions.waitFor(accountId, id, started.id, ['completed'], holdMs, clientGone(reply))) ?? executions.get(accountId, id, started.id);
+      return toAsyncView(e, e.status === 'completed' ? await executions.output(e, lastN) : null);
+    },
+  );
+
+  app.post('/v1/devboxes/:id/execute_async', { schema: { params: DevboxParams, body: AsyncBody } }, async (req) => {
+    const { id } = req.params as Static<typeof DevboxParams>;
+    const body = req.body as Static<typeof AsyncBody>;
+    const e = executions.start(req.principal.accountId, id, { command: body.command, shellName: body.shell_name, attachStdin: body.attach_stdin ?? false });
+    return toAsyncView(e, null);
+  });
+
+  // Deprecated: holds up to 25 s; a command still running then is answered with exit_status null and the
+  // output so far.
+  app.post('/v1/devboxes/:id/execute_sync', { schema: { params: DevboxParams, body: AsyncBody } }, async (req, reply) => {
+    const { id } = req.params as Static<typeof DevboxParams>;
+    const body = req.body as Static<typeof AsyncBody>;
+    const accountId = req.principal.accountId;
+    const started = executions.start(accountId, id, { command: body.command, shellName: body.shell_name });
+    const e = (await executions.waitFor(accountId, id, started.id, ['completed'], MAX_HOLD_S * 1000, clientGone(reply))) ?? executions.get(accountId, id, started.id);
+    return toSyncView(e, await executions.output(e, DEFAULT_LAST_N));
+  });
+}

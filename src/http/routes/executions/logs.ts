@@ -1,0 +1,37 @@
+import type { FastifyInstance } from 'fastify';
+import { Type, type Static } from 'typebox';
+import type { ExecutionService } from '../../../domain/executions/execution-service.js';
+import { startSse } from '../../sse.js';
+import { DevboxParams, toLogView } from './schemas.js';
+
+const LogsQuery = Type.Object({
+  execution_id: Type.Optional(Type.String({ maxLength: 200 })),
+  shell_name: Type.Optional(Type.String({ maxLength: 100 })),
+});
+
+export function logRoutes(app: FastifyInstance, executions: ExecutionService): void {
+  app.get('/v1/devboxes/:id/logs', { schema: { params: DevboxParams, querystring: LogsQuery } }, async (req) => {
+    const { id } = req.params as Static<typeof DevboxParams>;
+    const q = req.query as Static<typeof LogsQuery>;
+    const logs = executions.logs(req.principal.accountId, id, { executionId: q.execution_id || undefined, shellName: q.shell_name || undefined });
+    return { logs: logs.map(toLogView) };
+  });
+
+  // One unnamed event per log entry: the backlog, then live entries; ends once the devbox is terminal.
+  app.get('/v1/devboxes/:id/logs/tail', { schema: { params: DevboxParams } }, async (req, reply) => {
+    const { id } = req.params as Static<typeof DevboxParams>;
+    const accountId = req.principal.accountId;
+    const gone = new AbortController();
+    const entries = executions.tailLogs(accountId, id, gone.signal); // 404s as JSON, before streaming
+    const sse = startSse(reply);
+    sse.signal.addEventListener('abort', () => gone.abort());
+    try {
+      for await (const entry of entries) await sse.data(toLogView(entry));
+    } catch (err) {
+      req.log.error({ err, devbox: id }, 'log tail failed');
+      sse.error(500, 'log tail failed');
+    } finally {
+      sse.end();
+    }
+  });
+}

@@ -1,0 +1,44 @@
+import type { FastifyInstance } from 'fastify';
+import { Type, type Static } from 'typebox';
+import type { ExecutionService } from '../../../domain/executions/execution-service.js';
+import type { ExecutionStatus } from '../../../domain/executions/types.js';
+import { clientGone } from '../../request-signal.js';
+import { ExecutionParams, ExecutionStatusSchema, LastNQuery, lastNOf, toAsyncView } from './schemas.js';
+
+const MAX_WAIT_S = 25;
+
+const WaitBody = Type.Object({
+  statuses: Type.Array(ExecutionStatusSchema, { minItems: 1 }),
+  timeout_seconds: Type.Optional(Type.Union([Type.Number({ minimum: 0 }), Type.Null()])),
+});
+
+export function readRoutes(app: FastifyInstance, executions: ExecutionService): void {
+  app.get('/v1/devboxes/:id/executions/:execution_id', { schema: { params: ExecutionParams, querystring: LastNQuery } }, async (req) => {
+    const { id, execution_id } = req.params as Static<typeof ExecutionParams>;
+    const lastN = lastNOf(req.query as Static<typeof LastNQuery>);
+    const e = executions.get(req.principal.accountId, id, execution_id);
+    return toAsyncView(e, e.status === 'completed' ? await executions.output(e, lastN) : null);
+  });
+
+  // Long-poll: 200 once a requested status is reached; 408 with x-should-retry at the end of the hold (the
+  // SDK's loop re-sends at once).
+  app.post(
+    '/v1/devboxes/:id/executions/:execution_id/wait_for_status',
+    { schema: { params: ExecutionParams, querystring: LastNQuery, body: WaitBody }, config: { idempotent: false } },
+    async (req, reply) => {
+      const { id, execution_id } = req.params as Static<typeof ExecutionParams>;
+      const body = req.body as Static<typeof WaitBody>;
+      const lastN = lastNOf(req.query as Static<typeof LastNQuery>);
+      const seconds = Math.min(body.timeout_seconds ?? MAX_WAIT_S, MAX_WAIT_S);
+      const statuses = body.statuses as ExecutionStatus[];
+      const e = await executions.waitFor(req.principal.accountId, id, execution_id, statuses, seconds * 1000, clientGone(reply));
+      if (!e) {
+        return reply
+          .status(408)
+          .header('x-should-retry', 'true')
+          .send({ message: `execution ${execution_id} did not reach ${statuses.join(' or ')} within ${seconds}s`, error: 'timeout' });
+      }
+      return toAsyncView(e, e.status === 'completed' ? await executions.output(e, lastN) : null);
+    },
+  );
+}

@@ -1,0 +1,63 @@
+import type { FastifyReply } from 'fastify';
+import { clientGone } from './request-signal.js';
+
+/** Comment lines keep idle streams (and the proxies on their way) from timing out. */
+const KEEP_ALIVE_MS = 15_000;
+
+export interface SseStream {
+  /** Fires when the client goes away: producers stop at once. */
+  readonly signal: AbortSignal;
+  /** Sends one unnamed event with a JSON payload; resolves when the transport can take more. */
+  data(payload: unknown): Promise<void>;
+  comment(text: string): void;
+  /** `event: error` with `{code, message}` (the SDK turns it into an APIError of that status). */
+  error(code: number, message: string): void;
+  end(): void;
+}
+
+/**
+ * Starts a server-sent event stream: headers go out at once (clients time out until they see them), then
+ * events as they are written, with back-pressure. Works on HTTP/1.1 and HTTP/2 responses alike (no
+ * connection-level headers). Errors known before streaming must be thrown before calling this.
+ */
+export function startSse(reply: FastifyReply): SseStream {
+  const signal = clientGone(reply);
+  reply.hijack();
+  const res = reply.raw;
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
+  res.write(': stream\n\n');
+  const keepAlive = setInterval(() => write(': keep-alive\n\n'), KEEP_ALIVE_MS);
+  keepAlive.unref();
+  res.once('close', () => clearInterval(keepAlive));
+
+  function write(text: string): boolean {
+    if (res.writableEnded || res.destroyed) return true;
+    return res.write(text);
+  }
+
+  return {
+    signal,
+    async data(payload) {
+      if (write(`data: ${JSON.stringify(payload)}\n\n`)) return;
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          res.off('drain', done);
+          signal.removeEventListener('abort', done);
+          resolve();
+        };
+        res.on('drain', done);
+        signal.addEventListener('abort', done);
+      });
+    },
+    comment(text) {
+      write(`: ${text.replace(/\n/g, ' ')}\n\n`);
+    },
+    error(code, message) {
+      write(`event: error\ndata: ${JSON.stringify({ code, message })}\n\n`);
+    },
+    end() {
+      clearInterval(keepAlive);
+      if (!res.writableEnded) res.end();
+    },
+  };
+}

@@ -3,7 +3,7 @@
  * Works on cgroup v1, v2 and the v1/v2 hybrid (controllers on v1 hierarchies, an empty unified tree):
  * each controller is looked up where the host mounts it, preferring v1 when a hierarchy carries it.
  */
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 
 type Controller = 'cpu' | 'cpuacct' | 'cpuset' | 'memory' | 'pids' | 'freezer';
@@ -290,18 +290,6 @@ export class BoxCgroup {
         }
       }
     }
-  }
-}
-
-/** Ids of box groups present on the host (alive or not). */
-export function listGroups(layout: CgroupLayout): string[] {
-  const pids = layout.byController.get('pids')!;
-  try {
-    return readdirSync(join(pids.mount, 'devboxd'), { withFileTypes: true })
-      .filter((e) => e.isDirectory())
-      .map((e) => e.name);
-  } catch {
-    return [];
   }
 }
 

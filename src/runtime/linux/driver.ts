@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, w
 import { rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SandboxError, type RuntimeDriver, type Sandbox, type SandboxSpec } from '../driver.js';
-import { BoxCgroup, detectLayout, listGroups, prepareParents, type CgroupLayout } from './cgroups.js';
+import { BoxCgroup, detectLayout, prepareParents, type CgroupLayout } from './cgroups.js';
 import { ExecDaemon } from './execd.js';
 import { diskUsage } from './fsutil.js';
 import { BaseImage } from './image.js';
@@ -67,6 +67,10 @@ export class LinuxDriver implements RuntimeDriver {
       mkdirSync(this.paths.layers, { recursive: true });
       mkdirSync(this.paths.run, { recursive: true, mode: 0o700 });
       this.removeStaleSockets();
+      // Half-made snapshots and half-deleted layers of an earlier run: never valid, removed in the background.
+      for (const name of readdirSync(this.paths.layers)) {
+        if (name.startsWith('.tmp-') || name.startsWith('.del-')) void rm(join(this.paths.layers, name), { recursive: true, force: true }).catch(() => undefined);
+      }
       void this.layout;
       if (this.execd) {
         await this.execd.start().catch((err: Error) => this.log.warn({ err: err.message }, 'boxexecd did not start; commands spawn boxexec'));
@@ -174,9 +178,13 @@ export class LinuxDriver implements RuntimeDriver {
     } catch {
       return [];
     }
+    // A box whose state file was never written (the server died mid-create) still counts while its
+    // cgroup holds processes, so that reconcile removes it.
     return ids.filter((id) => {
+      if (!isSafeId(id)) return false;
       const state = this.readState(id);
-      return state !== null && isAlive(state.pid, state.startTime);
+      if (state) return isAlive(state.pid, state.startTime);
+      return new BoxCgroup(this.layout, id).pidsInGroup().length > 0;
     });
   }
 
@@ -184,11 +192,6 @@ export class LinuxDriver implements RuntimeDriver {
     if (!isSafeId(id)) return;
     this.watcher.unwatch(id);
     await teardown(this.paths, new BoxCgroup(this.layout, id), this.readState(id));
-  }
-
-  /** Box cgroups on this host that no box directory of this data dir accounts for (other data dirs'). */
-  orphanGroups(): string[] {
-    return listGroups(this.layout).filter((id) => !existsSync(this.paths.box(id)));
   }
 
   async layerExists(layerId: string): Promise<boolean> {

@@ -7,8 +7,9 @@
  * It dies with the server (parent-death signal); running relays finish their commands.
  *
  * Frames, both directions: 1 type byte, 4-byte little-endian length, payload.
- *   server -> relay: 'R' NUL-separated arguments (first frame), 'I' stdin bytes, 'E' stdin end,
- *                    'K' {signal, group flag}
+ *   server -> relay: 'R' NUL-separated boxexec arguments (first frame) or 'B' boxinit arguments
+ *                    (creates a box: the server does not fork for that either), 'I' stdin bytes,
+ *                    'E' stdin end, 'K' {signal, group flag}
  *   relay -> server: '1' stdout bytes, '2' stderr bytes, 'X' {int32 exit code or -1, int32 signal}
  * A pipe is read only once the previous output frame is flushed: a slow reader slows the command.
  *
@@ -39,6 +40,7 @@
 #define MAX_REQUEST (4 << 20)
 
 static unsigned char obuf[CHUNK + 5], ibuf[IN_CAP];
+static char boxinit_path[4096];
 static size_t olen, ooff, ilen;
 
 static void put_header(unsigned char *p, char type, uint32_t len) {
@@ -104,7 +106,7 @@ static void __attribute__((noreturn)) serve(int c) {
   signal(SIGCHLD, SIG_DFL);
   unsigned char hdr[5];
   uint32_t len;
-  if (read_full(c, hdr, 5) != 0 || hdr[0] != 'R') _exit(1);
+  if (read_full(c, hdr, 5) != 0 || (hdr[0] != 'R' && hdr[0] != 'B')) _exit(1);
   memcpy(&len, hdr + 1, 4);
   if (len == 0 || len > MAX_REQUEST) fail(c, "boxexecd: bad request");
   char *req = malloc(len + 1);
@@ -118,7 +120,7 @@ static void __attribute__((noreturn)) serve(int c) {
 
   struct launch l;
   char err[300], msg[400];
-  if (launch_parse(&l, argc, argv, err, sizeof err) != 0) {
+  if (hdr[0] == 'R' && launch_parse(&l, argc, argv, err, sizeof err) != 0) {
     snprintf(msg, sizeof msg, "boxexecd: %s", err);
     fail(c, msg);
   }
@@ -130,7 +132,23 @@ static void __attribute__((noreturn)) serve(int c) {
   sigprocmask(SIG_BLOCK, &chld, NULL);
   int sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
   const int stdio[3] = {in[0], out[1], er[1]};
-  pid_t child = launch_start(&l, stdio, err, sizeof err);
+  pid_t child;
+  if (hdr[0] == 'R') {
+    child = launch_start(&l, stdio, err, sizeof err);
+  } else if ((child = fork()) == 0) {
+    /* boxinit in a session of its own, like the server's detached spawn */
+    for (int i = 0; i < 3; i++) dup2(stdio[i], i);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    signal(SIGPIPE, SIG_DFL);
+    setsid();
+    argv[0] = boxinit_path;
+    execv(boxinit_path, argv);
+    _exit(127);
+  } else if (child < 0) {
+    snprintf(err, sizeof err, "fork: %s", strerror(errno));
+  }
   if (child < 0 || sfd < 0) {
     snprintf(msg, sizeof msg, "boxexec: %s", err);
     fail(c, msg);
@@ -196,6 +214,11 @@ int main(int argc, char **argv) {
   progname = "boxexecd";
   errno = 0;
   if (argc != 2) die(2, "usage: boxexecd SOCKET_PATH");
+  /* boxinit lives next to this binary */
+  ssize_t n = readlink("/proc/self/exe", boxinit_path, sizeof boxinit_path - 16);
+  if (n <= 0) die(1, "readlink /proc/self/exe");
+  boxinit_path[n] = '\0';
+  strcpy(strrchr(boxinit_path, '/') + 1, "boxinit");
   pid_t parent = getppid();
   prctl(PR_SET_PDEATHSIG, SIGTERM);
   if (getppid() != parent) return 0;

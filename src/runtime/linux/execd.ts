@@ -65,8 +65,11 @@ export class ExecDaemon {
     this.child = undefined;
   }
 
-  /** Runs boxexec arguments (everything after the program name) through the daemon. */
-  exec(args: string[]): BoxProcess {
+  /**
+   * Runs boxexec arguments (everything after the program name) through the daemon; with `boxinit`,
+   * runs native/boxinit with these arguments instead (box creation).
+   */
+  exec(args: string[], what: 'boxexec' | 'boxinit' = 'boxexec'): BoxProcess {
     if (args.some((a) => a.includes('\0'))) throw new TypeError('arguments and environment must not contain NUL bytes');
     const sock = connect(this.socketPath);
     let exit: ProcessExit | undefined;
@@ -86,7 +89,7 @@ export class ExecDaemon {
         sock.write(frame('E'), () => cb());
       },
     });
-    sock.write(frame('R', Buffer.from(args.join('\0'))));
+    sock.write(frame(what === 'boxexec' ? 'R' : 'B', Buffer.from(args.join('\0'))));
 
     let pending: Buffer | undefined;
     sock.on('data', (data: Buffer) => {

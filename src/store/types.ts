@@ -100,6 +100,8 @@ export interface ExecutionStore {
   findByCommandId(devboxId: string, commandId: string): Execution | undefined;
   /** Executions left queued or running (by a previous server process, at start). */
   listUnfinished(): Execution[];
+  /** Runs `fn` (writes to this store and the log store) as one transaction: one disk sync, all or nothing. */
+  atomically<T>(fn: () => T): T;
 }
 
 export interface LogStore {

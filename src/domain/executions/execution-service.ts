@@ -53,6 +53,8 @@ interface Live {
   /** stdin sent before the process started (a named shell's queue). */
   stdinOps: StdinOp[];
   busy: boolean;
+  /** Not in the store yet: it starts at once, and its first write (with the start entry) inserts it. */
+  unsaved: boolean;
   /** Bumped on every change (bytes, status): followers compare it to know whether to wait. */
   version: number;
   stoppedWithBox: boolean;
@@ -296,12 +298,12 @@ export class ExecutionService implements BoxProcessHooks {
   private launch(devbox: Devbox, sandbox: Sandbox, e: Execution, attachStdin: boolean): Live {
     let resolveDone!: () => void;
     const done = new Promise<void>((r) => (resolveDone = r));
-    const live: Live = { exec: e, files: null, proc: null, attachStdin, stdinOps: [], busy: false, version: 0, stoppedWithBox: false, done, resolveDone };
+    const live: Live = { exec: e, files: null, proc: null, attachStdin, stdinOps: [], busy: false, unsaved: false, version: 0, stoppedWithBox: false, done, resolveDone };
     const shellKey = e.shellName === null ? null : `${e.devboxId}\0${e.shellName}`;
     const waits = shellKey !== null && this.shells.busy(shellKey);
-    if (!waits) e.status = 'running';
     this.live.set(e.id, live);
-    this.store.insert(e);
+    if (waits) this.store.insert(e);
+    else live.unsaved = true;
     const run = () => this.run(live, devbox, sandbox).catch((err) => {
       this.log.error({ err, execution: e.id }, 'execution failed to run');
       this.finish(live, null);
@@ -319,11 +321,13 @@ export class ExecutionService implements BoxProcessHooks {
       stdout: new OutputFile(this.outputPath(e.devboxId, e.id, 'stdout')),
       stderr: new OutputFile(this.outputPath(e.devboxId, e.id, 'stderr')),
     };
-    if (e.status !== 'running') {
-      e.status = 'running';
-      this.store.update(e);
-    }
-    this.devboxLog.write({ ...this.logBase(e), level: 'info' });
+    e.status = 'running';
+    this.store.atomically(() => {
+      if (live.unsaved) this.store.insert(e);
+      else this.store.update(e);
+      live.unsaved = false;
+      this.devboxLog.write({ ...this.logBase(e), level: 'info' });
+    });
     if (e.kind !== 'entrypoint') {
       this.devboxes.busy(e.devboxId, 1);
       live.busy = true;
@@ -373,8 +377,12 @@ export class ExecutionService implements BoxProcessHooks {
     e.status = 'completed';
     e.exitStatus = exitStatus;
     e.endTimeMs = Date.now();
-    this.store.update(e);
-    this.devboxLog.write({ ...this.logBase(e), level: exitStatus === 0 ? 'info' : 'error', exitCode: exitStatus });
+    this.store.atomically(() => {
+      if (live.unsaved) this.store.insert(e);
+      else this.store.update(e);
+      live.unsaved = false;
+      this.devboxLog.write({ ...this.logBase(e), level: exitStatus === 0 ? 'info' : 'error', exitCode: exitStatus });
+    });
     if (live.busy) this.devboxes.busy(e.devboxId, -1);
     live.busy = false;
     this.live.delete(e.id);

@@ -59,7 +59,7 @@ export class SqliteExecutionStore implements ExecutionStore {
   private readonly byCommandStmt;
   private readonly unfinishedStmt;
 
-  constructor(db: Db) {
+  constructor(private readonly db: Db) {
     this.insertStmt = db.prepare(
       `INSERT INTO executions (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((c) => `@${c}`).join(', ')})`,
     );
@@ -92,5 +92,9 @@ export class SqliteExecutionStore implements ExecutionStore {
 
   listUnfinished(): Execution[] {
     return (this.unfinishedStmt.all() as Row[]).map(fromRow);
+  }
+
+  atomically<T>(fn: () => T): T {
+    return this.db.transaction(fn)();
   }
 }

@@ -20,7 +20,7 @@ export interface TestServer {
   /** Output the server has printed so far. */
   output(): string;
   /** SIGKILL, then start again on the same data dir (and port). */
-  restart(opts?: { graceful?: boolean }): Promise<void>;
+  restart(opts?: { graceful?: boolean; whileDown?: () => void | Promise<void> }): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -83,6 +83,7 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     async restart(opts = {}) {
       child.kill(opts.graceful ? 'SIGTERM' : 'SIGKILL');
       await exited();
+      await opts.whileDown?.();
       out = '';
       url = await launch();
     },

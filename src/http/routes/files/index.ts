@@ -1,3 +1,4 @@
+import type { ServerHttp2Session, ServerHttp2Stream } from 'node:http2';
 import multipart from '@fastify/multipart';
 import type { FastifyInstance } from 'fastify';
 import type { DevboxService } from '../../../domain/devboxes/devbox-service.js';
@@ -5,6 +6,26 @@ import type { FileService } from '../../../domain/files/file-service.js';
 import { contentRoutes } from './contents.js';
 import { downloadRoutes } from './download.js';
 import { uploadRoutes } from './upload.js';
+
+/**
+ * HTTP/2 flow-control windows for sessions that move files. Node's default (64 KiB per stream and
+ * connection) caps an upload at a few dozen MiB/s on any link; these let a transfer fill the pipe while
+ * bounding what the server buffers per session (it still reads only as fast as the box takes the bytes).
+ */
+const H2_STREAM_WINDOW = 4 * 1024 * 1024;
+const H2_SESSION_WINDOW = 16 * 1024 * 1024;
+const widened = new WeakSet<ServerHttp2Session>();
+
+function widenWindows(session: ServerHttp2Session | undefined): void {
+  if (!session || widened.has(session) || session.destroyed) return;
+  widened.add(session);
+  try {
+    session.setLocalWindowSize(H2_SESSION_WINDOW);
+    session.settings({ initialWindowSize: H2_STREAM_WINDOW });
+  } catch {
+    /* the session is closing */
+  }
+}
 
 export interface FileRouteOptions {
   files: FileService;
@@ -15,6 +36,9 @@ export interface FileRouteOptions {
 export async function fileRoutes(scope: FastifyInstance, opts: FileRouteOptions): Promise<void> {
   scope.addHook('onRoute', (route) => {
     route.config = { ...(route.config as object), resource: 'RESOURCE_TYPE_DEVBOXES' } as typeof route.config;
+  });
+  scope.addHook('onRequest', async (req) => {
+    widenWindows((req.raw as { stream?: ServerHttp2Stream }).stream?.session as ServerHttp2Session | undefined);
   });
   // Uploads stream straight into the box, so no size cap beyond the box's disk; the JSON body limit is separate.
   await scope.register(multipart, {

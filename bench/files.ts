@@ -1,0 +1,154 @@
+/**
+ * File transfer and snapshot figures: `node --import tsx bench/files.ts`.
+ * Uploads and downloads 1 GiB through the SDK next to a raw `cp` of the same file on the same disk, samples
+ * the server's RSS during the transfers, times a snapshot of 1 GiB of changed data and a suspend → resume.
+ * Prints a markdown table. Env: BENCH_FILE_MIB (default 1024).
+ */
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import Runloop from '@runloop/api-client';
+import { ADMIN_KEY, startTestServer } from '../test/helpers/server.js';
+
+const MIB = 1024 * 1024;
+const SIZE_MIB = Number(process.env.BENCH_FILE_MIB ?? 1024);
+
+function rssBytes(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) * 1024 : 0;
+}
+
+/** Runs `fn` while sampling the pid's RSS every 20 ms; returns the time taken and the peak growth. */
+async function sampled<T>(pid: number, fn: () => Promise<T>): Promise<{ ms: number; rssGrowth: number; value: T }> {
+  const base = rssBytes(pid);
+  let peak = base;
+  const timer = setInterval(() => {
+    peak = Math.max(peak, rssBytes(pid));
+  }, 20);
+  const t0 = performance.now();
+  try {
+    const value = await fn();
+    return { ms: performance.now() - t0, rssGrowth: Math.max(0, peak - base), value };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/** The SDK's binary Response body: a Node stream on its HTTP/2 transport, a web stream on fetch. */
+const bodyStream = (res: { body: unknown }): Readable => {
+  const body = res.body as unknown;
+  return body instanceof Readable ? body : Readable.fromWeb(body as never);
+};
+
+const mibps = (bytes: number, ms: number) => bytes / MIB / (ms / 1000);
+const fmtMiB = (b: number) => `${(b / MIB).toFixed(1)} MiB`;
+
+async function main(): Promise<void> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'devboxd-bench-files-'));
+  const server = await startTestServer();
+  const rows: string[][] = [];
+  try {
+    const bytes = SIZE_MIB * MIB;
+    const src = path.join(dir, 'src.bin');
+    await pipeline(
+      Readable.from(
+        (function* () {
+          for (let i = 0; i < SIZE_MIB; i++) yield randomBytes(MIB);
+        })(),
+      ),
+      fs.createWriteStream(src),
+    );
+    execFileSync('sync');
+
+    const api = new Runloop({ baseURL: server.url, bearerToken: ADMIN_KEY, timeout: 600_000, maxRetries: 0 } as ConstructorParameters<typeof Runloop>[0]);
+    const box = await server.sdk().devbox.create({ name: 'bench-files', launch_parameters: { resource_size_request: 'LARGE' } });
+    const pid = server.pid();
+
+    // Raw cp of the same file, same disk, same run.
+    const cpDst = path.join(dir, 'cp.bin');
+    const t0 = performance.now();
+    execFileSync('cp', [src, cpDst]);
+    execFileSync('sync', ['-f', cpDst]);
+    const cpMs = performance.now() - t0;
+    fs.rmSync(cpDst);
+    const cpRate = mibps(bytes, cpMs);
+    rows.push([`raw cp ${SIZE_MIB} MiB`, `${cpMs.toFixed(0)} ms`, `${cpRate.toFixed(0)} MiB/s`, '—', 'reference']);
+
+    // Warm the path once (small file) so the figures measure transfer, not first-use costs.
+    await api.devboxes.writeFileContents(box.id, { file_path: 'warm.txt', contents: 'x' });
+
+    const up = await sampled(pid, async () => {
+      await api.devboxes.uploadFile(box.id, { path: 'bench/big.bin', file: await fs.createReadStream(src) });
+    });
+    const upRate = mibps(bytes, up.ms);
+    rows.push([
+      `upload ${SIZE_MIB} MiB (SDK, h2)`,
+      `${up.ms.toFixed(0)} ms`,
+      `${upRate.toFixed(0)} MiB/s`,
+      fmtMiB(up.rssGrowth),
+      `${((upRate / cpRate) * 100).toFixed(0)} % of cp (target ≥ 70 %), RSS target ≤ 64 MiB`,
+    ]);
+
+    const dlDst = path.join(dir, 'download.bin');
+    const down = await sampled(pid, async () => {
+      const res = await api.devboxes.downloadFile(box.id, { path: 'bench/big.bin' });
+      await pipeline(bodyStream(res), fs.createWriteStream(dlDst));
+      execFileSync('sync', ['-f', dlDst]);
+    });
+    const downRate = mibps(bytes, down.ms);
+    const same = fs.statSync(dlDst).size === bytes && execFileSync('cmp', [src, dlDst]).length === 0;
+    fs.rmSync(dlDst);
+    rows.push([
+      `download ${SIZE_MIB} MiB (SDK, h2)`,
+      `${down.ms.toFixed(0)} ms`,
+      `${downRate.toFixed(0)} MiB/s`,
+      fmtMiB(down.rssGrowth),
+      `${((downRate / cpRate) * 100).toFixed(0)} % of cp; bytes identical: ${same}`,
+    ]);
+
+    // Snapshot of the 1 GiB the upload changed: from the request to status complete (status polled every 10 ms).
+    const snap = await sampled(pid, async () => {
+      const s = await api.devboxes.snapshotDiskAsync(box.id, { name: 'bench' });
+      for (;;) {
+        const st = await api.devboxes.diskSnapshots.queryStatus(s.id);
+        if (st.status !== 'in_progress') return st;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    });
+    rows.push([
+      `snapshot of ${SIZE_MIB} MiB changed`,
+      `${snap.ms.toFixed(0)} ms`,
+      '—',
+      fmtMiB(snap.rssGrowth),
+      `${snap.value.status}, size_bytes ${snap.value.snapshot?.size_bytes} (target ≤ 1.5 s)`,
+    ]);
+
+    for (const [label, target] of [
+      [`suspend → resume, ${SIZE_MIB} MiB on disk`, box],
+      ['suspend → resume, fresh box', await server.sdk().devbox.create({ name: 'bench-fresh' })],
+    ] as const) {
+      const ts = performance.now();
+      await api.devboxes.suspend(target.id);
+      await api.devboxes.awaitSuspended(target.id);
+      const suspendedMs = performance.now() - ts;
+      const tr = performance.now();
+      await api.devboxes.resume(target.id);
+      const v = await api.devboxes.awaitRunning(target.id);
+      const resumeMs = performance.now() - tr;
+      rows.push([label, `${(suspendedMs + resumeMs).toFixed(0)} ms`, '—', '—', `suspend ${suspendedMs.toFixed(0)} ms + resume ${resumeMs.toFixed(0)} ms → ${v.status}`]);
+      await target.shutdown();
+    }
+  } finally {
+    await server.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  console.log('| measure | time | throughput | server RSS growth | notes |');
+  console.log('|---|---|---|---|---|');
+  for (const r of rows) console.log(`| ${r.join(' | ')} |`);
+}
+
+await main();

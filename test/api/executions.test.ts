@@ -298,3 +298,21 @@ describe('launch commands and entrypoints run as executions', () => {
     await assert.rejects(api.devboxes.execute(b.id, { command: 'true' }), { status: 400 });
   });
 });
+
+describe('a server restart', () => {
+  test('ends the executions it left running; the devbox keeps taking commands', async () => {
+    const b = await server.sdk().devbox.create();
+    const e = await api.devboxes.executeAsync(b.id, { command: 'echo before; sleep 1000' });
+    await api.devboxes.waitForCommand(b.id, e.execution_id, { statuses: ['running'] });
+    await sleep(200);
+    await server.restart();
+    const client = server.client();
+    const r = await client.devboxes.executions.retrieve(b.id, e.execution_id);
+    assert.deepEqual([r.status, r.exit_status, r.stdout], ['completed', null, 'before\n']);
+    const { logs } = await client.devboxes.logs.list(b.id, { execution_id: e.execution_id });
+    assert.match(logs.at(-1)!.message ?? '', /restarted/);
+    const after = await client.devboxes.execute(b.id, { command: 'echo after' });
+    assert.equal(after.stdout, 'after\n');
+    await client.devboxes.shutdown(b.id);
+  });
+});

@@ -72,6 +72,7 @@ export class ExecutionService implements BoxProcessHooks {
   private readonly live = new Map<string, Live>();
   private readonly changes = new EventEmitter().setMaxListeners(0);
   private readonly shells = new SerialQueues();
+  private readonly outputDirs = new Set<string>();
 
   constructor(
     private readonly store: ExecutionStore,
@@ -316,23 +317,20 @@ export class ExecutionService implements BoxProcessHooks {
   private async run(live: Live, devbox: Devbox, sandbox: Sandbox): Promise<void> {
     const e = live.exec;
     if (e.status === 'completed') return; // killed while queued, or the box stopped
-    fs.mkdirSync(path.join(this.dataDir, 'executions', e.devboxId), { recursive: true });
+    const dir = path.join(this.dataDir, 'executions', e.devboxId);
+    if (!this.outputDirs.has(dir)) {
+      fs.mkdirSync(dir, { recursive: true });
+      this.outputDirs.add(dir);
+    }
     live.files = {
       stdout: new OutputFile(this.outputPath(e.devboxId, e.id, 'stdout')),
       stderr: new OutputFile(this.outputPath(e.devboxId, e.id, 'stderr')),
     };
     e.status = 'running';
-    this.store.atomically(() => {
-      if (live.unsaved) this.store.insert(e);
-      else this.store.update(e);
-      live.unsaved = false;
-      this.devboxLog.write({ ...this.logBase(e), level: 'info' });
-    });
     if (e.kind !== 'entrypoint') {
       this.devboxes.busy(e.devboxId, 1);
       live.busy = true;
     }
-    this.bump(live);
     let proc: BoxProcess;
     try {
       proc = sandbox.spawn({ argv: commandArgv(e.command, e.shellName), env: devbox.environment });
@@ -342,6 +340,15 @@ export class ExecutionService implements BoxProcessHooks {
       return;
     }
     live.proc = proc;
+    // Recorded once the process is on its way: the disk sync overlaps the command's start-up. Its output
+    // is only read after this synchronous block, so nothing is written before the record exists.
+    this.store.atomically(() => {
+      if (live.unsaved) this.store.insert(e);
+      else this.store.update(e);
+      live.unsaved = false;
+      this.devboxLog.write({ ...this.logBase(e), level: 'info' });
+    });
+    this.bump(live);
     if (live.attachStdin) for (const op of live.stdinOps.splice(0)) this.stdin(live, op);
     else proc.stdin.end();
     const exitStatus = await pumpOutput(proc, live.files, {

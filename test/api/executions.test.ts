@@ -73,6 +73,8 @@ describe('executions', () => {
 
     const viaSdk = await box.cmd.exec('kill -9 $$');
     assert.equal(viaSdk.exitCode, 137);
+
+    await assert.rejects(api.devboxes.executeAsync(box.id, { command: `echo ${'x'.repeat(200_000)}` }), { status: 400 });
   });
 
   test('a repeated command_id returns the same execution and never runs it again', async () => {

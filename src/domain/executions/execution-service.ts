@@ -16,6 +16,9 @@ import { pumpOutput } from './process-run.js';
 import { commandArgv, SerialQueues } from './shell.js';
 import { sourceOf, type Execution, type ExecutionKind, type ExecutionStatus, type LogEntry, type LogFilter, type OutputStream } from './types.js';
 
+/** Longest command: it travels as one argv string, which Linux caps at 128 KiB (MAX_ARG_STRLEN). */
+export const MAX_COMMAND_BYTES = 120_000;
+
 /** Exit status of an execution ended by a kill or by its box stopping (128 + SIGKILL, as a shell says). */
 export const KILLED_STATUS = 137;
 
@@ -106,6 +109,9 @@ export class ExecutionService implements BoxProcessHooks {
       if (prior) return this.current(prior);
     }
     const { devbox, sandbox } = this.devboxes.requireRunning(accountId, devboxId);
+    if (Buffer.byteLength(input.command) > MAX_COMMAND_BYTES) {
+      throw ERRORS.invalid(`command is longer than ${MAX_COMMAND_BYTES} bytes; upload a script and run that instead`);
+    }
     const e = this.newExecution(devbox, input.command, 'exec', input.shellName ?? null, input.commandId ?? null);
     this.launch(devbox, sandbox, e, input.attachStdin ?? false);
     return e;

@@ -17,7 +17,7 @@ export const lastNOf = (q: { last_n?: string }) => (q.last_n ? Number(q.last_n) 
 
 export const ExecutionStatusSchema = StringEnum([...EXECUTION_STATUSES]);
 export const ShellName = Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 100 }), Type.Null()]));
-export const Command = Type.String({ minLength: 1, maxLength: 1_000_000 });
+export const Command = Type.String({ minLength: 1, maxLength: 120_000 });
 
 /** DevboxAsyncExecutionDetailView: output only once completed. */
 export function toAsyncView(e: Execution, out: ExecutionOutput | null) {

@@ -66,6 +66,7 @@ export async function buildDeps(config: Config, logger: Logger): Promise<Deps> {
   supervisor.setSuspender((d) => suspend.suspendIdle(d));
   await snapshots.reconcile();
   suspend.reconcile();
+  snapshots.startCollector();
 
   await supervisor.reconcile();
   supervisor.start();
@@ -83,6 +84,7 @@ export async function buildDeps(config: Config, logger: Logger): Promise<Deps> {
     suspend,
     async close() {
       supervisor.stop();
+      snapshots.stop();
       devboxLog.flush();
       db.close();
     },

@@ -123,6 +123,46 @@ describe('upload and download', () => {
     assert.equal(await sh('stat -c %U /tmp/owned-too.txt'), 'user');
   });
 
+  test('a client that goes away mid-upload stops the box process', async () => {
+    const ctl = new AbortController();
+    const boundary = 'devboxd-test-boundary';
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      start(c) {
+        c.enqueue(
+          Buffer.from(
+            `--${boundary}\r\nContent-Disposition: form-data; name="path"\r\n\r\nhalf.bin\r\n` +
+              `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="half.bin"\r\n\r\n`,
+          ),
+        );
+      },
+      async pull(c) {
+        if (sent >= 8 * 1024 * 1024) {
+          await new Promise((r) => setTimeout(r, 50));
+          if (!ctl.signal.aborted) ctl.abort();
+          return;
+        }
+        sent += 1024 * 1024;
+        c.enqueue(randomBytes(1024 * 1024));
+      },
+    });
+    const res = fetch(`${server.url}/v1/devboxes/${box.id}/upload_file`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': `multipart/form-data; boundary=${boundary}` },
+      body,
+      signal: ctl.signal,
+      duplex: 'half',
+    } as RequestInit);
+    await assert.rejects(res);
+    let left = '';
+    for (let i = 0; i < 50; i++) {
+      left = await sh('pgrep -x cat || true');
+      if (left === '') break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.equal(left, '');
+  });
+
   test('a client that goes away mid-download stops the box process', async () => {
     await sh('head -c 300M /dev/zero > zeros.bin');
     const ctl = new AbortController();

@@ -26,6 +26,8 @@ export class SnapshotService implements SnapshotLookup {
   private readonly running = new Map<string, Promise<Snapshot>>();
   /** Sizes of immutable layers, measured once. */
   private readonly sizes = new Map<string, number>();
+  private collector: NodeJS.Timeout | undefined;
+  private collecting = false;
 
   constructor(
     private readonly store: SnapshotStore,
@@ -239,7 +241,26 @@ export class SnapshotService implements SnapshotLookup {
     await this.collectGarbage();
   }
 
-  /** Ids of snapshots in these states (suspend reconciliation reads them). */
+  /**
+   * Collects unused layers every `intervalMs`: a devbox that ends can free the layers of a snapshot deleted
+   * while it still ran on them.
+   */
+  startCollector(intervalMs = 60_000): void {
+    this.collector = setInterval(() => {
+      if (this.collecting) return;
+      this.collecting = true;
+      void this.collectGarbage()
+        .catch((err) => this.log.error({ err }, 'layer collection failed'))
+        .finally(() => (this.collecting = false));
+    }, intervalMs);
+    this.collector.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.collector);
+  }
+
+  /** Snapshots in these states (suspend reconciliation reads them). */
   byStatus(statuses: SnapshotStatus[]): Snapshot[] {
     return this.store.listByStatus(statuses);
   }

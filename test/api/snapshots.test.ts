@@ -154,7 +154,15 @@ describe('disk snapshots', () => {
     assert.ok(!after.snapshots.some((s) => s.id === target.id));
     assert.equal((await status(newBox({ snapshot_id: target.id }))).status, 404);
     assert.equal(await sh(user, 'cat work/file.txt'), 'kept');
+    const layerDir = (id: string) => path.join(server.dataDir, 'layers', id);
+    assert.equal(fs.existsSync(layerDir(target.id)), true);
     await user.shutdown();
+
+    // A snapshot nothing runs on loses its layer at once.
+    const lone = await box.snapshotDisk({ name: 'lone' });
+    assert.equal(fs.existsSync(layerDir(lone.id)), true);
+    await lone.delete();
+    assert.equal(fs.existsSync(layerDir(lone.id)), false);
   });
 });
 
@@ -230,5 +238,23 @@ describe('a server killed mid-snapshot', () => {
     // The devbox survived the restart and can be snapshotted again.
     const again = await box.snapshotDisk();
     assert.equal((await again.getInfo()).status, 'complete');
+  });
+
+  test('a devbox caught suspending comes back suspended (disk saved) or failed with a reason', async () => {
+    const box = await newBox();
+    await sh(box, 'echo keep > keep.txt && head -c 300M /dev/urandom > big.bin');
+    await api().devboxes.suspend(box.id);
+    await new Promise((r) => setTimeout(r, 150));
+    await server.restart();
+    const d = await api().devboxes.retrieve(box.id);
+    assert.ok(d.status === 'suspended' || d.status === 'failure', d.status);
+    // Either way no sandbox is left behind.
+    assert.deepEqual(fs.readdirSync(path.join(server.dataDir, 'boxes')).filter((n) => n === box.id), []);
+    if (d.status === 'suspended') {
+      await box.resume();
+      assert.equal(await sh(box, 'cat keep.txt'), 'keep');
+    } else {
+      assert.equal(d.state_transitions.at(-1)?.failure_reason, 'the server stopped while the devbox was suspending');
+    }
   });
 });

@@ -142,15 +142,19 @@ static void __attribute__((noreturn)) reap_forever(void) {
   }
 }
 
-/* The box sees its init's command line; host paths in it are none of its business. */
-static void hide_args(int argc, char **argv) {
-  size_t len = strlen(argv[0]);
-  memset(argv[0], 0, len);
-  memcpy(argv[0], "boxinit", len < 7 ? len : 7);
-  for (int i = 1; i < argc; i++) memset(argv[i], 0, strlen(argv[i]));
+static char *args_end; /* end of the argument strings, recorded before any is modified */
+
+/* The box sees its init's command line; host paths in it are none of its business. Runs while the
+ * init still has host privileges (PR_SET_MM needs CAP_SYS_RESOURCE). */
+static void hide_args(char **argv) {
+  memset(argv[0], 0, (size_t)(args_end - argv[0]));
+  size_t room = strlen("boxinit") + 1;
+  if ((size_t)(args_end - argv[0]) < room) return;
+  memcpy(argv[0], "boxinit", room);
+  prctl(PR_SET_MM, PR_SET_MM_ARG_END, (unsigned long)(argv[0] + room), 0, 0);
 }
 
-static void __attribute__((noreturn)) init_main(int ready_fd, int go_fd, int argc, char **argv) {
+static void __attribute__((noreturn)) init_main(int ready_fd, int go_fd, char **argv) {
   progname = "boxinit(init)";
   /* The cgroup namespace is rooted at the box cgroup the launcher joined before the fork. */
   if (unshare(CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWNET | CLONE_NEWCGROUP) != 0)
@@ -158,6 +162,7 @@ static void __attribute__((noreturn)) init_main(int ready_fd, int go_fd, int arg
   setup_root();
   if (sethostname(hostname, strlen(hostname)) != 0) die(1, "sethostname");
   loopback_up();
+  hide_args(argv); /* the options are used up: everything above read them */
   if (unshare(CLONE_NEWUSER) != 0) die(1, "unshare user namespace");
   char c = 'u';
   if (write(ready_fd, &c, 1) != 1 || read(go_fd, &c, 1) != 1) die(1, "launcher gone");
@@ -170,7 +175,6 @@ static void __attribute__((noreturn)) init_main(int ready_fd, int go_fd, int arg
   if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0) _exit(1);
   setsid();
   prctl(PR_SET_NAME, "boxinit", 0, 0, 0);
-  hide_args(argc, argv);
   c = 'r';
   if (write(ready_fd, &c, 1) != 1) _exit(1);
   close(ready_fd);
@@ -189,6 +193,7 @@ static void write_id_maps(pid_t pid) {
 
 int main(int argc, char **argv) {
   progname = "boxinit";
+  args_end = argv[argc - 1] + strlen(argv[argc - 1]) + 1;
   int opt;
   while ((opt = getopt(argc, argv, "r:o:n:c:b:")) != -1) {
     switch (opt) {
@@ -221,7 +226,7 @@ int main(int argc, char **argv) {
   if (pid == 0) {
     close(ready[0]);
     close(go[1]);
-    init_main(ready[1], go[0], argc, argv);
+    init_main(ready[1], go[0], argv);
   }
   close(ready[1]);
   close(go[0]);

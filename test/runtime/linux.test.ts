@@ -270,8 +270,10 @@ describe('lifecycle', () => {
     assert.ok(!(await driver.listLive()).includes('gone'));
   });
 
-  it('is adopted by a fresh driver and removed by id', async () => {
+  it('is adopted by a fresh driver (thawed if a snapshot was cut short) and removed by id', async () => {
     await create('adopt');
+    const freezer = ['/sys/fs/cgroup/freezer/devboxd/adopt/freezer.state', '/sys/fs/cgroup/devboxd/adopt/cgroup.freeze'].find((f) => existsSync(f));
+    if (freezer) writeFileSync(freezer, freezer.endsWith('state') ? 'FROZEN' : '1');
     const fresh = newDriver();
     assert.ok((await fresh.listLive()).includes('adopt'));
     const again = await fresh.adopt(spec('adopt'));

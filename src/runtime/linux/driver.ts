@@ -185,7 +185,14 @@ export class LinuxDriver implements RuntimeDriver {
     if (!isSafeId(spec.id)) return null;
     const state = this.readState(spec.id);
     if (!state || !isAlive(state.pid, state.startTime)) return null;
-    return new LinuxSandbox(spec.id, this.context(new BoxCgroup(this.layout, spec.id)), state);
+    const cgroup = new BoxCgroup(this.layout, spec.id);
+    // A server killed mid-snapshot leaves the box frozen.
+    try {
+      cgroup.thaw();
+    } catch {
+      /* no freezer group */
+    }
+    return new LinuxSandbox(spec.id, this.context(cgroup), state);
   }
 
   async listLive(): Promise<string[]> {

@@ -167,7 +167,11 @@ export class BoxCgroup {
       writeFileSync(join(cpu.dir, 'cpu.cfs_quota_us'), String(quota));
     }
     writeFileSync(join(this.dir('pids')!.dir, 'pids.max'), String(Math.max(1, Math.floor(limits.pids))));
-    this.pinCpus(limits.cpuCores);
+    try {
+      this.pinCpus(limits.cpuCores);
+    } catch {
+      /* cpuset not delegated here: nproc shows the host's cpus, the quota still applies */
+    }
   }
 
   /**

@@ -208,6 +208,11 @@ describe('file contents', () => {
     assert.equal(denied.status, 403);
     assert.match(denied.message, /permission denied/);
     assert.equal((await status(write('/usr/local/forbidden/new.txt', 'x'))).status, 403);
+    await write('plain.txt', 'a file');
+    assert.equal((await status(write('plain.txt/child', 'x'))).status, 400);
+    assert.equal((await status(write('plain.txt/deeper/child', 'x'))).status, 400);
+    assert.equal((await status(read('plain.txt/child'))).status, 404);
+    assert.equal((await status(read('/root/secret'))).status, 403);
   });
 
   test('an unknown devbox is 404', async () => {

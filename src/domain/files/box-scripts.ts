@@ -25,7 +25,10 @@ case "$p" in */) exit ${EXIT.isDirectory};; esac
 d=$(dirname -- "$p")
 if [ ! -d "$d" ]; then
   if [ -e "$d" ]; then exit ${EXIT.parentNotDirectory}; fi
-  mkdir -p -- "$d" 2>/dev/null || exit ${EXIT.denied}
+  if ! err=$(mkdir -p -- "$d" 2>&1); then
+    case "$err" in *"Not a directory"*|*"File exists"*) exit ${EXIT.parentNotDirectory};; esac
+    exit ${EXIT.denied}
+  fi
 fi
 if [ -e "$p" ]; then [ -w "$p" ] || exit ${EXIT.denied}; else [ -w "$d" ] && [ -x "$d" ] || exit ${EXIT.denied}; fi
 printf ${READY}
@@ -38,7 +41,7 @@ p=$1
 [ -n "$p" ] || exit ${EXIT.empty}
 if [ ! -e "$p" ]; then
   d=$(dirname -- "$p")
-  [ -e "$d" ] && [ ! -x "$d" ] && exit ${EXIT.denied}
+  [ -d "$d" ] && [ ! -x "$d" ] && exit ${EXIT.denied}
   exit ${EXIT.notFound}
 fi
 [ -d "$p" ] && exit ${EXIT.isDirectory}
@@ -56,7 +59,11 @@ case "$p" in */) rm -f -- "$1"; exit ${EXIT.isDirectory};; esac
 d=$(dirname -- "$p")
 if [ ! -d "$d" ]; then
   if [ -e "$d" ]; then rm -f -- "$1"; exit ${EXIT.parentNotDirectory}; fi
-  mkdir -p -- "$d" 2>/dev/null || { rm -f -- "$1"; exit ${EXIT.denied}; }
+  if ! err=$(mkdir -p -- "$d" 2>&1); then
+    rm -f -- "$1"
+    case "$err" in *"Not a directory"*|*"File exists"*) exit ${EXIT.parentNotDirectory};; esac
+    exit ${EXIT.denied}
+  fi
 fi
 if [ -e "$p" ]; then [ -w "$p" ] || { rm -f -- "$1"; exit ${EXIT.denied}; }; fi
 mv -f -- "$1" "$p" 2>/dev/null || { rm -f -- "$1"; exit ${EXIT.denied}; }

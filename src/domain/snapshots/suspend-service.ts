@@ -107,9 +107,14 @@ export class SuspendService {
 
   /**
    * At start, after snapshot reconciliation: a devbox caught suspending is suspended when a suspend snapshot
-   * of it completed since it began suspending, else it failed. Its sandbox is removed by the supervisor.
+   * of it completed since it began suspending, else it failed. One caught resuming goes back to suspended:
+   * its disk is intact and a resume can start over. Their sandboxes are removed by the supervisor.
    */
   reconcile(): void {
+    for (const d of this.store.listByStatus(['resuming'])) {
+      this.lifecycle.transition(d, 'suspended', 'the server restarted while the devbox was resuming; resume it again');
+      this.log.warn({ devbox: d.id }, 'resume interrupted by a restart');
+    }
     const done = this.snapshots.byStatus(['complete']).filter((s) => s.metadata[SUSPEND_METADATA_KEY] === 'true');
     for (const d of this.store.listByStatus(['suspending'])) {
       const since = [...d.stateTransitions].reverse().find((t) => t.status === 'suspending')?.transitionTimeMs ?? 0;

@@ -2,7 +2,8 @@
  * File transfer and snapshot figures: `node --import tsx bench/files.ts`.
  * Uploads and downloads 1 GiB through the SDK next to a raw `cp` of the same file on the same disk, samples
  * the server's RSS during the transfers, times a snapshot of 1 GiB of changed data and a suspend → resume.
- * Prints a markdown table. Env: BENCH_FILE_MIB (default 1024).
+ * Prints a markdown table. curl rows show what the server sustains when the client is not the limit (the
+ * SDK's HTTP/2 transport buffers a whole multipart body before sending it). Env: BENCH_FILE_MIB (default 1024).
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -117,6 +118,28 @@ async function main(): Promise<void> {
         `${vsCp(rate)}; bytes identical: ${same}`,
       ]);
     }
+
+    // The same transfers with curl as the client: what the server sustains when the client is not the limit.
+    for (const h2 of [false, true]) {
+      const proto = h2 ? ['--http2-prior-knowledge'] : [];
+      const auth = ['-H', `Authorization: Bearer ${ADMIN_KEY}`];
+      const up = await sampled(pid, async () =>
+        execFileSync('curl', ['-sS', ...proto, ...auth, '-F', 'path=bench/curl.bin', '-F', `file=@${src}`, `${server.url}/v1/devboxes/${box.id}/upload_file`]),
+      );
+      const upRate = mibps(bytes, up.ms);
+      rows.push([`upload ${SIZE_MIB} MiB, curl ${h2 ? 'h2' : 'h1'}`, `${up.ms.toFixed(0)} ms`, `${upRate.toFixed(0)} MiB/s`, fmtMiB(up.rssGrowth), vsCp(upRate)]);
+      const dlDst = path.join(dir, 'curl-download.bin');
+      const down = await sampled(pid, async () =>
+        execFileSync('curl', ['-sS', ...proto, ...auth, '-H', 'content-type: application/json', '-d', '{"path":"bench/curl.bin"}', '-o', dlDst, `${server.url}/v1/devboxes/${box.id}/download_file`]),
+      );
+      const downRate = mibps(bytes, down.ms);
+      const same = fs.statSync(dlDst).size === bytes;
+      fs.rmSync(dlDst);
+      rows.push([`download ${SIZE_MIB} MiB, curl ${h2 ? 'h2' : 'h1'} → file`, `${down.ms.toFixed(0)} ms`, `${downRate.toFixed(0)} MiB/s`, fmtMiB(down.rssGrowth), `${vsCp(downRate)}; size ok: ${same}`]);
+    }
+
+    await box.cmd.exec('rm -f bench/curl.bin');
+    execFileSync('sync');
 
     // Snapshot of the 1 GiB the upload changed: from the request to status complete (status polled every 10 ms).
     const snap = await sampled(pid, async () => {

@@ -14,8 +14,6 @@ import { uploadRoutes } from './upload.js';
  */
 const H2_STREAM_WINDOW = 4 * 1024 * 1024;
 const H2_SESSION_WINDOW = 16 * 1024 * 1024;
-/** Larger DATA frames mean fewer chunks through the parser and into the box. */
-const H2_MAX_FRAME = 1024 * 1024 - 1;
 const widened = new WeakSet<ServerHttp2Session>();
 
 function widenWindows(session: ServerHttp2Session | undefined): void {
@@ -23,7 +21,7 @@ function widenWindows(session: ServerHttp2Session | undefined): void {
   widened.add(session);
   try {
     session.setLocalWindowSize(H2_SESSION_WINDOW);
-    session.settings({ initialWindowSize: H2_STREAM_WINDOW, maxFrameSize: H2_MAX_FRAME });
+    session.settings({ initialWindowSize: H2_STREAM_WINDOW });
   } catch {
     /* the session is closing */
   }

@@ -7,6 +7,8 @@ import type { DevboxService } from '../devboxes/devbox-service.js';
 import { EXIT, MOVE_SCRIPT, READ_SCRIPT, READY, WRITE_SCRIPT } from './box-scripts.js';
 
 const STDERR_KEEP = 4096;
+/** PATH_MAX of Linux. */
+const MAX_PATH = 4096;
 
 /** A file being read out of a box: `stream` carries its bytes; `done` settles when the transfer ends. */
 export interface FileDownload {
@@ -126,6 +128,7 @@ export class FileService {
     const { sandbox } = this.devboxes.requireRunning(accountId, id);
     if (path.length === 0) throw ERRORS.invalid('path must not be empty');
     if (path.includes('\0')) throw ERRORS.invalid('path must not contain NUL characters');
+    if (path.length > MAX_PATH) throw ERRORS.invalid(`path is ${path.length} characters long; at most ${MAX_PATH} are allowed`);
     return sandbox;
   }
 

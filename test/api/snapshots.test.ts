@@ -235,7 +235,8 @@ describe('a server killed mid-snapshot', () => {
       fs.readdirSync(layers).filter((n) => n.startsWith('.tmp-')),
       [],
     );
-    // The devbox survived the restart and can be snapshotted again.
+    // The devbox survived the restart, runs (not left frozen by the interrupted copy) and snapshots again.
+    assert.equal(await sh(box, 'echo alive'), 'alive');
     const again = await box.snapshotDisk();
     assert.equal((await again.getInfo()).status, 'complete');
   });

@@ -199,6 +199,24 @@ describe('suspend and resume', () => {
     assert.equal(await sh(box, 'cat state.txt state2.txt'), 'persisted\nsecond');
   });
 
+  test('suspend commands run first, bounded by the suspend deadline', async () => {
+    const box = await newBox({
+      launch_parameters: {
+        lifecycle: {
+          lifecycle_hooks: { suspend_commands: ['echo "$HOME" > ~/on-suspend.txt', 'sleep 100', 'echo never > ~/late.txt'], suspend_deadline_ms: 1500 },
+        },
+      },
+    });
+    const t0 = Date.now();
+    await box.suspend();
+    await api().devboxes.awaitSuspended(box.id);
+    const took = Date.now() - t0;
+    assert.ok(took >= 1400 && took < 20_000, `suspend took ${took} ms`);
+    await box.resume();
+    assert.equal(await sh(box, 'cat on-suspend.txt'), '/home/user');
+    assert.equal(await sh(box, 'test -e late.txt && echo yes || echo no'), 'no');
+  });
+
   test('a suspended devbox shuts down', async () => {
     const box = await newBox();
     await box.suspend();

@@ -43,9 +43,14 @@ describe('a devbox is a real sandbox', () => {
     assert.equal((await sh(box, 'id -un')).out, 'user');
     assert.equal((await sh(box, 'id -u')).out, '1000');
     assert.equal((await sh(box, 'hostname')).out, 'iso-box');
-    assert.equal((await sh(box, 'cat /proc/1/cmdline | tr "\\0" " " | cut -c1-200; ps -e --no-headers | wc -l')).code, 0);
+    // PID 1 is the box's own init; the host's processes are invisible.
+    assert.equal((await sh(box, 'ps -p 1 -o comm=')).out, 'boxinit');
+    assert.ok(Number((await sh(box, 'ps -e --no-headers | wc -l')).out) < 10);
     assert.equal((await sh(box, 'echo $HOME; pwd')).out, '/home/user\n/home/user');
     assert.equal((await sh(box, 'grep NoNewPrivs /proc/self/status')).out.replace(/\s+/g, ' '), 'NoNewPrivs: 1');
+    assert.equal((await sh(box, 'grep "^Seccomp:" /proc/self/status')).out.replace(/\s+/g, ' '), 'Seccomp: 2');
+    assert.equal((await sh(box, 'grep CapEff /proc/self/status')).out.replace(/\s+/g, ' '), 'CapEff: 0000000000000000');
+    assert.notEqual((await sh(box, 'unshare -U true')).code, 0);
   });
 
   test('cannot see host files or reach the host loopback', async () => {
@@ -81,6 +86,7 @@ describe('sizes become cgroup limits', () => {
         const cpu = (await sh(box, 'cat /sys/fs/cgroup/cpu.max 2>/dev/null || echo "$(cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us) $(cat /sys/fs/cgroup/cpu/cpu.cfs_period_us)"')).out;
         const [quota, period] = cpu.split(/\s+/).map(Number);
         assert.equal(quota! / period!, cpus);
+        assert.equal(Number((await sh(box, 'nproc')).out), Math.max(1, Math.floor(cpus)));
       } finally {
         await box.shutdown();
       }

@@ -87,9 +87,23 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
       out = '';
       url = await launch();
     },
+    // Boxes outlive the server by design, so a test run shuts its own down first (through the API, as a
+    // user would), then stops the server and removes its data dir: nothing runs or lingers afterwards.
     async stop() {
+      if (child.exitCode === null && child.signalCode === null) await shutdownAll(url).catch(() => undefined);
       child.kill('SIGTERM');
       await exited();
+      fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** Shuts down every devbox of the admin account that is not over yet. */
+async function shutdownAll(url: string): Promise<void> {
+  const api = new Runloop({ baseURL: url, bearerToken: ADMIN_KEY, http2: false, maxRetries: 1 } as ConstructorParameters<typeof Runloop>[0]);
+  const open: string[] = [];
+  for await (const box of api.devboxes.list({ limit: 100 })) {
+    if (box.status !== 'shutdown' && box.status !== 'failure') open.push(box.id);
+  }
+  await Promise.all(open.map((id) => api.devboxes.shutdown(id).catch(() => undefined)));
 }

@@ -15,7 +15,7 @@ export function registerMetrics(app: FastifyInstance): Registry {
     name: 'devboxd_http_request_duration_seconds',
     help: 'Time to answer (headers and body handed to the socket), by route',
     labelNames: ['route', 'method'] as const,
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5, 30],
+    buckets: [0.001, 0.002, 0.003, 0.004, 0.005, 0.0075, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5, 30],
     registers: [registry],
   });
   app.addHook('onResponse', async (req, reply) => {

@@ -74,9 +74,11 @@ export interface Sandbox {
   spawn(spec: SpawnSpec): BoxProcess;
   /**
    * Captures the writable layer, consistent at one instant (the box is frozen for the copy), into the
-   * immutable layer `layerId`. Never leaves a partial layer under that id.
+   * immutable layer `layerId`. Never leaves a partial layer under that id. With `stop`, every process of
+   * the box is killed first and the writable layer itself becomes the layer, without a copy; the sandbox is
+   * then only good for `destroy()` (suspend).
    */
-  snapshot(layerId: string): Promise<{ sizeBytes: number }>;
+  snapshot(layerId: string, opts?: { stop?: boolean }): Promise<{ sizeBytes: number }>;
   stats(): Promise<SandboxStats>;
   /** Resolves when the box's init has died (killed, crashed) outside of `destroy()`. */
   readonly died: Promise<void>;
@@ -90,8 +92,11 @@ export interface RuntimeDriver {
   create(spec: SandboxSpec): Promise<Sandbox>;
   /** Re-attaches to a sandbox that outlived a server restart; null when it is gone. */
   adopt(spec: SandboxSpec): Promise<Sandbox | null>;
-  /** Ids of every sandbox alive on this host, known to the database or not. */
-  listLive(): Promise<string[]>;
+  /**
+   * Ids of every sandbox that left anything on this host (processes, cgroup or disk), alive or dead, known
+   * to the database or not: what a restart must adopt or remove.
+   */
+  listSandboxes(): Promise<string[]>;
   /** Removes every trace of a sandbox id (processes, cgroup, disk), whether adopted or not. */
   remove(id: string): Promise<void>;
   layerExists(layerId: string): Promise<boolean>;

@@ -267,7 +267,7 @@ describe('lifecycle', () => {
     assert.equal(hostAlive(pid), false);
     assert.deepEqual(cgroupDirs('gone'), []);
     assert.equal(existsSync(join(dataDir, 'boxes', 'gone')), false);
-    assert.ok(!(await driver.listLive()).includes('gone'));
+    assert.ok(!(await driver.listSandboxes()).includes('gone'));
   });
 
   it('is adopted by a fresh driver (thawed if a snapshot was cut short) and removed by id', async () => {
@@ -275,13 +275,13 @@ describe('lifecycle', () => {
     const freezer = ['/sys/fs/cgroup/freezer/devboxd/adopt/freezer.state', '/sys/fs/cgroup/devboxd/adopt/cgroup.freeze'].find((f) => existsSync(f));
     if (freezer) writeFileSync(freezer, freezer.endsWith('state') ? 'FROZEN' : '1');
     const fresh = newDriver();
-    assert.ok((await fresh.listLive()).includes('adopt'));
+    assert.ok((await fresh.listSandboxes()).includes('adopt'));
     const again = await fresh.adopt(spec('adopt'));
     assert.ok(again);
     assert.equal((await sh(again, 'hostname')).out, 'host-adopt\n');
     assert.equal(await fresh.adopt(spec('never-created')), null);
     await fresh.remove('adopt');
-    assert.ok(!(await fresh.listLive()).includes('adopt'));
+    assert.ok(!(await fresh.listSandboxes()).includes('adopt'));
     assert.deepEqual(cgroupDirs('adopt'), []);
   });
 
@@ -290,6 +290,9 @@ describe('lifecycle', () => {
     process.kill(statePid('dies'), 'SIGKILL');
     const died = await Promise.race([sb.died.then(() => true), new Promise((r) => setTimeout(() => r(false), 3000))]);
     assert.equal(died, true);
+    // Dead, but its disk and cgroup are still there: a restart must find it to remove it.
+    assert.ok((await newDriver().listSandboxes()).includes('dies'));
     await sb.destroy();
+    assert.ok(!(await driver.listSandboxes()).includes('dies'));
   });
 });

@@ -124,11 +124,19 @@ export class Lifecycle {
 
   /** Stops the sandbox but keeps the devbox (suspend): the caller sets the next status. */
   async release(id: string): Promise<void> {
+    await this.detach(id)?.destroy();
+  }
+
+  /**
+   * Takes a box out of the running set without destroying it: its executions end, and its init dying is no
+   * longer a failure (suspend stops the box itself). The caller destroys the sandbox.
+   */
+  detach(id: string): Sandbox | undefined {
     const box = this.active.get(id);
     this.active.delete(id);
-    if (!box) return;
+    if (!box) return undefined;
     this.hooks?.onBoxStopped(id);
-    await box.sandbox.destroy();
+    return box.sandbox;
   }
 
   private finish(id: string, why: EndReason, message?: string): Devbox | undefined {

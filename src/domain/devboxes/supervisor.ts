@@ -103,7 +103,7 @@ export class Supervisor {
         await this.lifecycle.end(d.id, { status: 'failure', reason: 'health_check_failed' }, why);
       }
     }
-    for (const id of await this.runtime.listLive()) {
+    for (const id of await this.runtime.listSandboxes()) {
       if (!known.has(id)) {
         this.log.warn({ sandbox: id }, 'removing a sandbox the database does not know as running');
         await this.runtime.remove(id).catch((err) => this.log.error({ err, sandbox: id }, 'remove failed'));

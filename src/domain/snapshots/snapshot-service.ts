@@ -52,8 +52,11 @@ export class SnapshotService implements SnapshotLookup {
     return done ?? this.store.getById(s.id)!;
   }
 
-  /** Starts a capture of a box the caller already holds (suspend uses it with its own name and metadata). */
-  begin(devbox: Devbox, sandbox: Sandbox, input: SnapshotInput): Snapshot {
+  /**
+   * Starts a capture of a box the caller already holds. Suspend uses it with its own name and metadata, and
+   * with `stop`: the box's processes end and its writable layer becomes the snapshot's layer, uncopied.
+   */
+  begin(devbox: Devbox, sandbox: Sandbox, input: SnapshotInput, opts: { stop?: boolean } = {}): Snapshot {
     if (input.commitMessage && input.commitMessage.length > COMMIT_MESSAGE_MAX) {
       throw ERRORS.invalid(`commit_message is ${input.commitMessage.length} characters; at most ${COMMIT_MESSAGE_MAX} are allowed`);
     }
@@ -75,7 +78,7 @@ export class SnapshotService implements SnapshotLookup {
       createTimeMs: Date.now(),
     };
     this.store.insert(s);
-    const p = this.capture(s, sandbox).finally(() => this.running.delete(id));
+    const p = this.capture(s, sandbox, opts.stop ?? false).finally(() => this.running.delete(id));
     this.running.set(id, p);
     return s;
   }
@@ -102,10 +105,10 @@ export class SnapshotService implements SnapshotLookup {
     }
   }
 
-  private async capture(s: Snapshot, sandbox: Sandbox): Promise<Snapshot> {
+  private async capture(s: Snapshot, sandbox: Sandbox, stop: boolean): Promise<Snapshot> {
     const started = Date.now();
     try {
-      const { sizeBytes } = await sandbox.snapshot(s.id);
+      const { sizeBytes } = await sandbox.snapshot(s.id, { stop });
       this.sizes.set(s.id, sizeBytes);
       let total = sizeBytes;
       for (const layer of s.layers.slice(1)) total += await this.layerSize(layer);

@@ -9,9 +9,10 @@ import type { SnapshotService } from './snapshot-service.js';
 import { SUSPEND_METADATA_KEY, type Snapshot } from './types.js';
 
 /**
- * Suspend and resume. Suspend runs the box's suspend commands, takes a disk snapshot (a visible one, named
- * "suspend of <id>" with metadata devboxd_suspend=true), points the devbox at that snapshot's layers and
- * destroys the sandbox: no process, memory or cgroup is left. Resume boots a new sandbox on those layers.
+ * Suspend and resume. Suspend runs the box's suspend commands, stops every process, turns the writable layer
+ * into a disk snapshot (a visible one, named "suspend of <id>" with metadata devboxd_suspend=true; moved, not
+ * copied, since nothing runs any more), points the devbox at that snapshot's layers and destroys the rest of
+ * the sandbox: no process, memory or cgroup is left. Resume boots a new sandbox on those layers.
  */
 export class SuspendService {
   constructor(
@@ -49,30 +50,26 @@ export class SuspendService {
     const d = this.store.getById(id);
     if (!d || d.status !== 'suspending') return;
     await this.runSuspendCommands(d, sandbox);
+    const before = this.store.getById(id);
+    if (!before || before.status !== 'suspending' || this.lifecycle.detach(id) !== sandbox) return;
     let snap: Snapshot | null;
     try {
-      const started = this.snapshots.begin(this.store.getById(id) ?? d, sandbox, {
-        name: `suspend of ${id}`,
-        metadata: { [SUSPEND_METADATA_KEY]: 'true' },
-      });
+      const started = this.snapshots.begin(before, sandbox, { name: `suspend of ${id}`, metadata: { [SUSPEND_METADATA_KEY]: 'true' } }, { stop: true });
       snap = await this.snapshots.settle(started.id, 24 * 3600_000);
     } catch (err) {
       snap = null;
       this.log.error({ err, devbox: id }, 'suspend snapshot could not start');
     }
+    await sandbox.destroy().catch((err) => this.log.error({ err, devbox: id }, 'sandbox release failed'));
     const now = this.store.getById(id);
     if (!now || now.status !== 'suspending') return;
     if (!snap || snap.status !== 'complete') {
       await this.lifecycle.end(id, { status: 'failure', reason: 'execution_failed' }, `suspend failed: the disk snapshot failed${snap?.errorMessage ? `: ${snap.errorMessage}` : ''}`);
       return;
     }
-    // Layers first: a crash from here on finds the devbox suspending with its disk saved (see reconcile).
+    // Layers and status in one step: a crash before it finds the devbox suspending with its disk saved (see reconcile).
     now.layers = snap.layers;
-    this.store.update(now);
-    await this.lifecycle.release(id).catch((err) => this.log.error({ err, devbox: id }, 'sandbox release failed'));
-    const after = this.store.getById(id);
-    if (!after || after.status !== 'suspending') return;
-    this.lifecycle.transition(after, 'suspended');
+    this.lifecycle.transition(now, 'suspended');
     this.log.info({ devbox: id, snapshot: snap.id }, 'devbox suspended');
   }
 

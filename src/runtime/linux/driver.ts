@@ -195,21 +195,16 @@ export class LinuxDriver implements RuntimeDriver {
     return new LinuxSandbox(spec.id, this.context(cgroup), state);
   }
 
-  async listLive(): Promise<string[]> {
+  async listSandboxes(): Promise<string[]> {
     let ids: string[];
     try {
       ids = readdirSync(this.paths.boxes);
     } catch {
       return [];
     }
-    // A box whose state file was never written (the server died mid-create) still counts while its
-    // cgroup holds processes, so that reconcile removes it.
-    return ids.filter((id) => {
-      if (!isSafeId(id)) return false;
-      const state = this.readState(id);
-      if (state) return isAlive(state.pid, state.startTime);
-      return new BoxCgroup(this.layout, id).pidsInGroup().length > 0;
-    });
+    // Every box directory counts, whether its init runs, died (killed, or stopped by a suspend the server
+    // did not live to finish) or was never recorded (the server died mid-create).
+    return ids.filter(isSafeId);
   }
 
   async remove(id: string): Promise<void> {

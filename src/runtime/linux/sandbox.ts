@@ -65,7 +65,7 @@ export class LinuxSandbox implements Sandbox {
     );
   }
 
-  async snapshot(layerId: string): Promise<{ sizeBytes: number }> {
+  async snapshot(layerId: string, opts: { stop?: boolean } = {}): Promise<{ sizeBytes: number }> {
     if (!isSafeId(layerId)) throw new SandboxError('failed', `invalid layer id ${JSON.stringify(layerId)}`);
     const { paths, cgroup } = this.ctx;
     const final = paths.layer(layerId);
@@ -73,13 +73,20 @@ export class LinuxSandbox implements Sandbox {
     if (existsSync(final)) throw new SandboxError('failed', `layer ${layerId} already exists`);
     await rm(tmp, { recursive: true, force: true });
     try {
-      // Frozen for the copy: the layer is the writable layer at one instant.
-      await cgroup.freeze();
-      try {
-        // cp -a keeps owners, modes, times, xattrs (overlay's opaque/redirect marks) and whiteout devices.
-        await run('cp', ['-a', '--reflink=auto', '--', `${this.upper}/.`, tmp]);
-      } finally {
-        cgroup.thaw();
+      if (opts.stop) {
+        // Nothing runs any more, so nothing writes: the writable layer is moved, not copied.
+        this.ctx.watcher.unwatch(this.id);
+        await this.stopProcesses();
+        await rename(this.upper, tmp);
+      } else {
+        // Frozen for the copy: the layer is the writable layer at one instant.
+        await cgroup.freeze();
+        try {
+          // cp -a keeps owners, modes, times, xattrs (overlay's opaque/redirect marks) and whiteout devices.
+          await run('cp', ['-a', '--reflink=auto', '--', `${this.upper}/.`, tmp]);
+        } finally {
+          cgroup.thaw();
+        }
       }
       await run('sync', ['-f', tmp]);
       await rename(tmp, final);
@@ -90,6 +97,18 @@ export class LinuxSandbox implements Sandbox {
       throw new SandboxError('failed', `snapshot of ${this.id} failed: ${(err as Error).message}`);
     }
     return { sizeBytes: await diskUsage(final) };
+  }
+
+  /** SIGKILL to the init (its PID namespace goes with it); resolves once the cgroup holds no task. */
+  private async stopProcesses(): Promise<void> {
+    if (isAlive(this.state.pid, this.state.startTime)) {
+      try {
+        process.kill(this.state.pid, 'SIGKILL');
+      } catch {
+        /* died meanwhile */
+      }
+    }
+    await this.ctx.cgroup.destroy();
   }
 
   async stats(): Promise<SandboxStats> {

@@ -25,11 +25,12 @@ export interface TestServer {
 }
 
 /**
- * Starts the real server as a child process (`devboxd serve`) on a free port with a temp data dir. The base
- * image cache is shared (`<repo>/data/images`) so it is built once per machine, not once per test.
+ * Starts the real server as a child process (`devboxd serve`) on a free port with a temp data dir (under
+ * `parentDir`, default the OS temp dir). The base image cache is shared (`<repo>/data/images`) so it is built
+ * once per machine, not once per test.
  */
-export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'devboxd-test-'));
+export async function startTestServer(env: Record<string, string> = {}, opts: { parentDir?: string } = {}): Promise<TestServer> {
+  const dataDir = fs.mkdtempSync(path.join(opts.parentDir ?? os.tmpdir(), 'devboxd-test-'));
   let child: ChildProcess;
   let out = '';
   let port = 0;

@@ -4,6 +4,8 @@ import { open } from 'node:fs/promises';
 /** Largest piece of output a view carries (last_n lines are cut to it): keeps JSON answers bounded. */
 export const MAX_VIEW_BYTES = 1024 * 1024;
 const STREAM_CHUNK = 256 * 1024;
+/** Reads up to this size are done synchronously (see readRange). */
+const SYNC_READ_MAX = 64 * 1024;
 
 /**
  * One output stream of an execution, appended to a file as it arrives. Writes are synchronous: the page
@@ -63,30 +65,48 @@ function utf8Start(buf: Buffer, pos: number): number {
 export async function tailLines(path: string, size: number, n: number): Promise<{ text: string; truncated: boolean }> {
   if (size <= 0) return { text: '', truncated: false };
   if (n <= 0) return { text: '', truncated: true };
-  let fh;
-  try {
-    fh = await open(path, 'r');
-  } catch {
-    return { text: '', truncated: false };
-  }
-  try {
-    const limit = Math.min(size, MAX_VIEW_BYTES);
-    const buf = Buffer.allocUnsafe(limit);
-    const from = size - limit;
-    const { bytesRead } = await fh.read(buf, 0, limit, from);
-    const data = buf.subarray(0, bytesRead);
-    // A trailing newline ends the last line; it does not start another one.
-    let newlines = data[data.length - 1] === 10 ? -1 : 0;
-    let start = -1;
-    for (let i = data.length - 1; i >= 0; i--) {
-      if (data[i] === 10 && ++newlines === n) {
-        start = i + 1;
-        break;
-      }
+  const limit = Math.min(size, MAX_VIEW_BYTES);
+  const from = size - limit;
+  const data = await readRange(path, from, limit);
+  if (!data) return { text: '', truncated: false };
+  // A trailing newline ends the last line; it does not start another one.
+  let newlines = data[data.length - 1] === 10 ? -1 : 0;
+  let start = -1;
+  for (let i = data.length - 1; i >= 0; i--) {
+    if (data[i] === 10 && ++newlines === n) {
+      start = i + 1;
+      break;
     }
-    if (start >= 0) return { text: data.toString('utf8', start), truncated: true };
-    if (from === 0) return { text: data.toString('utf8'), truncated: false };
-    return { text: data.toString('utf8', utf8Start(data, 0)), truncated: true };
+  }
+  if (start >= 0) return { text: data.toString('utf8', start), truncated: true };
+  if (from === 0) return { text: data.toString('utf8'), truncated: false };
+  return { text: data.toString('utf8', utf8Start(data, 0)), truncated: true };
+}
+
+/**
+ * `len` bytes of a file from `from`, or null when it cannot be opened. Small reads (most command output) are
+ * synchronous: from the page cache they take microseconds, less than a trip through libuv's thread pool.
+ */
+async function readRange(path: string, from: number, len: number): Promise<Buffer | null> {
+  const buf = Buffer.allocUnsafe(len);
+  if (len <= SYNC_READ_MAX) {
+    let fd: number;
+    try {
+      fd = fs.openSync(path, 'r');
+    } catch {
+      return null;
+    }
+    try {
+      return buf.subarray(0, fs.readSync(fd, buf, 0, len, from));
+    } finally {
+      fs.closeSync(fd);
+    }
+  }
+  const fh = await open(path, 'r').catch(() => null);
+  if (!fh) return null;
+  try {
+    const { bytesRead } = await fh.read(buf, 0, len, from);
+    return buf.subarray(0, bytesRead);
   } finally {
     await fh.close();
   }

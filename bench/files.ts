@@ -3,9 +3,10 @@
  * Uploads and downloads 1 GiB through the SDK next to a raw `cp` of the same file on the same disk, samples
  * the server's RSS during the transfers, times a snapshot of 1 GiB of changed data and a suspend → resume.
  * Prints a markdown table. curl rows show what the server sustains when the client is not the limit (the
- * SDK's HTTP/2 transport buffers a whole multipart body before sending it). Env: BENCH_FILE_MIB (default 1024).
+ * SDK's HTTP/2 transport buffers a whole multipart body before sending it); the `→ /dev/null` download rows
+ * leave out the client's own cost of writing the file. Env: BENCH_FILE_MIB (default 1024).
  */
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -44,6 +45,12 @@ const bodyStream = (res: { body: unknown }): Readable => {
   const body = res.body as unknown;
   return body instanceof Readable ? body : Readable.fromWeb(body as never);
 };
+
+/** Runs curl without blocking the event loop (a blocking call would stop the RSS sampler); resolves with its stdout. */
+const curl = (args: string[]) =>
+  new Promise<string>((resolve, reject) =>
+    execFile('curl', args, { encoding: 'utf8', maxBuffer: 1 << 20 }, (err, stdout) => (err ? reject(err) : resolve(stdout))),
+  );
 
 const mibps = (bytes: number, ms: number) => bytes / MIB / (ms / 1000);
 const fmtMiB = (b: number) => `${(b / MIB).toFixed(1)} MiB`;
@@ -124,18 +131,25 @@ async function main(): Promise<void> {
       const proto = h2 ? ['--http2-prior-knowledge'] : [];
       const auth = ['-H', `Authorization: Bearer ${ADMIN_KEY}`];
       const up = await sampled(pid, async () =>
-        execFileSync('curl', ['-sS', ...proto, ...auth, '-F', 'path=bench/curl.bin', '-F', `file=@${src}`, `${server.url}/v1/devboxes/${box.id}/upload_file`]),
+        curl(['-sS', ...proto, ...auth, '-F', 'path=bench/curl.bin', '-F', `file=@${src}`, `${server.url}/v1/devboxes/${box.id}/upload_file`]),
       );
       const upRate = mibps(bytes, up.ms);
       rows.push([`upload ${SIZE_MIB} MiB, curl ${h2 ? 'h2' : 'h1'}`, `${up.ms.toFixed(0)} ms`, `${upRate.toFixed(0)} MiB/s`, fmtMiB(up.rssGrowth), vsCp(upRate)]);
       const dlDst = path.join(dir, 'curl-download.bin');
       const down = await sampled(pid, async () =>
-        execFileSync('curl', ['-sS', ...proto, ...auth, '-H', 'content-type: application/json', '-d', '{"path":"bench/curl.bin"}', '-o', dlDst, `${server.url}/v1/devboxes/${box.id}/download_file`]),
+        curl(['-sS', ...proto, ...auth, '-H', 'content-type: application/json', '-d', '{"path":"bench/curl.bin"}', '-o', dlDst, `${server.url}/v1/devboxes/${box.id}/download_file`]),
       );
       const downRate = mibps(bytes, down.ms);
       const same = fs.statSync(dlDst).size === bytes;
       fs.rmSync(dlDst);
       rows.push([`download ${SIZE_MIB} MiB, curl ${h2 ? 'h2' : 'h1'} → file`, `${down.ms.toFixed(0)} ms`, `${downRate.toFixed(0)} MiB/s`, fmtMiB(down.rssGrowth), `${vsCp(downRate)}; size ok: ${same}`]);
+      // The same download with curl discarding the bytes: the server's side alone (writing the file costs the
+      // client about as much as cp, and on a VM it slows down when the page cache takes fresh memory).
+      const nul = await sampled(pid, async () =>
+        curl(['-sS', ...proto, ...auth, '-H', 'content-type: application/json', '-d', '{"path":"bench/curl.bin"}', '-o', '/dev/null', '-w', '%{size_download}', `${server.url}/v1/devboxes/${box.id}/download_file`]),
+      );
+      const nulRate = mibps(bytes, nul.ms);
+      rows.push([`download ${SIZE_MIB} MiB, curl ${h2 ? 'h2' : 'h1'} → /dev/null`, `${nul.ms.toFixed(0)} ms`, `${nulRate.toFixed(0)} MiB/s`, fmtMiB(nul.rssGrowth), `${vsCp(nulRate)}; size ok: ${Number(nul.value) === bytes}`]);
     }
 
     await box.cmd.exec('rm -f bench/curl.bin');

@@ -12,6 +12,8 @@
  *                    'E' stdin end, 'K' {signal, group flag}
  *   relay -> server: '1' stdout bytes, '2' stderr bytes, 'X' {int32 exit code or -1, int32 signal}
  * A pipe is read only once the previous output frame is flushed: a slow reader slows the command.
+ * Frame payloads move between the pipes and the connection with splice (no copy through the relay).
+ * Once the command is done and all is sent, the relay half-closes and waits for the server to close.
  *
  * usage: boxexecd SOCKET_PATH      (prints "ready" once listening)
  */
@@ -27,21 +29,42 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
-#define CHUNK 65536
-#define IN_CAP (4 * CHUNK)
+/* Output frames carry up to OUT_CHUNK bytes: large frames mean few syscalls and few wake-ups on both
+ * sides. The server sends stdin frames of at most IN_FRAME bytes (execd.ts). */
+#define OUT_CHUNK (256 * 1024)
+#define IN_FRAME (256 * 1024)
+/* Pipe capacity for the command's stdin and stdout (the default 64 KiB makes both sides wait on each
+ * other every 64 KiB) and the connection's send buffer. */
+#define PIPE_SIZE (1 << 20)
+#define SOCK_BUF (1 << 20)
 #define MAX_REQUEST (4 << 20)
+/* How long a finished relay keeps taking what the server still sends before it closes (see finish). */
+#define LINGER_MS 10000
 
-static unsigned char obuf[CHUNK + 5], ibuf[IN_CAP];
+static unsigned char obuf[OUT_CHUNK + 5];
 static char boxinit_path[4096];
-static size_t olen, ooff, ilen;
+/* Output: obuf[ooff, olen) is still to be written, then body_left bytes of the pipe body_pipe (the rest
+ * of the frame whose header went out). */
+static size_t olen, ooff, body_left;
+static int body_pipe = -1, use_splice = 1;
+/* Input, one frame at a time: ihead holds ihlen bytes of its header, ileft bytes of its payload are still
+ * in the connection (ipay keeps the start of a control payload). Without splice, stdin bytes go through
+ * pbuf[poff, plen). */
+static unsigned char ihead[5], ipay[16], pbuf[65536];
+static size_t ihlen, poff, plen;
+static uint32_t ileft, ipos;
+static int in_splice = 1;
+enum { WAIT_CONN, WAIT_STDIN };
 
 static void put_header(unsigned char *p, char type, uint32_t len) {
   p[0] = (unsigned char)type;
@@ -70,36 +93,155 @@ static void __attribute__((noreturn)) fail(int c, const char *msg) {
   _exit(0);
 }
 
-/* Applies the complete frames at the head of ibuf. Returns 1 when it stopped at stdin bytes the
- * command has not taken yet (wait for its pipe to drain), else 0. */
-static int apply_frames(pid_t child, int *in_w) {
-  while (ilen >= 5) {
-    uint32_t len;
-    memcpy(&len, ibuf + 1, 4);
-    if (len > IN_CAP - 5) _exit(1); /* the server never sends more than CHUNK at once */
-    if (ilen < 5 + len) return 0;
-    char type = (char)ibuf[0];
-    if (type == 'I' && *in_w >= 0 && len > 0) {
-      ssize_t n = write(*in_w, ibuf + 5, len);
-      if (n < 0 && errno == EAGAIN) return 1;
-      if (n < 0) { close(*in_w); *in_w = -1; } /* the command closed its stdin: drop the rest */
-      else if ((uint32_t)n < len) {
-        memmove(ibuf + 5, ibuf + 5 + n, ilen - 5 - (size_t)n);
-        ilen -= (size_t)n;
-        len -= (uint32_t)n;
-        memcpy(ibuf + 1, &len, 4);
-        return 1;
-      }
-    } else if (type == 'E' && *in_w >= 0) {
-      close(*in_w);
-      *in_w = -1;
-    } else if (type == 'K' && len >= 2) {
-      if (!ibuf[6] || kill(-child, ibuf[5]) != 0) kill(child, ibuf[5]);
-    }
-    memmove(ibuf, ibuf + 5 + len, ilen - 5 - len);
-    ilen -= 5 + len;
+static void apply_control(pid_t child, int *in_w) {
+  char type = (char)ihead[0];
+  if (type == 'E' && *in_w >= 0) {
+    close(*in_w);
+    *in_w = -1;
+  } else if (type == 'K' && ipos >= 2) {
+    if (!ipay[1] || kill(-child, ipay[0]) != 0) kill(child, ipay[0]);
   }
-  return 0;
+}
+
+/* Takes frames from the connection until it has no more bytes (WAIT_CONN) or the command's stdin is
+ * full (WAIT_STDIN): a command that does not read its stdin stops the server's writes, frames behind
+ * its stdin bytes included. 'I' payloads move from the connection to the stdin pipe with splice (the
+ * pages are handed on, not copied through this process); a closed stdin drops them. */
+static int pump_in(int c, pid_t child, int *in_w) {
+  for (;;) {
+    if (plen) { /* copied stdin bytes still to write */
+      ssize_t n = write(*in_w, pbuf + poff, plen - poff);
+      if (n < 0 && errno == EAGAIN) return WAIT_STDIN;
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        close(*in_w); /* the command closed its stdin: drop the rest */
+        *in_w = -1;
+        plen = poff = 0;
+      } else if ((poff += (size_t)n) == plen) {
+        plen = poff = 0;
+      }
+      continue;
+    }
+    if (ihlen < 5) {
+      ssize_t n = read(c, ihead + ihlen, 5 - ihlen);
+      if (n == 0) _exit(0); /* the server hung up */
+      if (n < 0) {
+        if (errno == EAGAIN || errno == EINTR) return WAIT_CONN;
+        _exit(0);
+      }
+      if ((ihlen += (size_t)n) < 5) continue;
+      memcpy(&ileft, ihead + 1, 4);
+      if (ileft > IN_FRAME) _exit(1); /* the server never sends more than IN_FRAME at once */
+      ipos = 0;
+    } else if (ileft > 0 && ihead[0] == 'I' && *in_w >= 0) {
+      ssize_t n;
+      if (in_splice) {
+        n = splice(c, NULL, *in_w, NULL, ileft, SPLICE_F_NONBLOCK);
+        if (n < 0 && errno == EAGAIN) {
+          /* either side may be the one to wait for: the pipe when it has no room */
+          struct pollfd q = {.fd = *in_w, .events = POLLOUT};
+          int r = poll(&q, 1, 0);
+          if (r == 0) return WAIT_STDIN;
+          if (r > 0 && (q.revents & POLLOUT)) return WAIT_CONN;
+          continue; /* the reader is gone: the next splice says so */
+        }
+        if (n < 0 && (errno == EINVAL || errno == ENOSYS)) {
+          in_splice = 0; /* copy instead */
+          continue;
+        }
+      } else {
+        n = read(c, pbuf, ileft < sizeof pbuf ? ileft : sizeof pbuf);
+        if (n < 0 && errno == EAGAIN) return WAIT_CONN;
+        if (n > 0) plen = (size_t)n;
+      }
+      if (n == 0) _exit(0);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && errno == EPIPE) {
+        close(*in_w);
+        *in_w = -1;
+        continue;
+      }
+      if (n < 0) _exit(0);
+      ileft -= (uint32_t)n;
+    } else if (ileft > 0) { /* a control payload, or stdin bytes nobody takes */
+      ssize_t n = read(c, pbuf, ileft < sizeof pbuf ? ileft : sizeof pbuf);
+      if (n == 0) _exit(0);
+      if (n < 0) {
+        if (errno == EAGAIN || errno == EINTR) return WAIT_CONN;
+        _exit(0);
+      }
+      for (ssize_t k = 0; k < n && ipos < sizeof ipay; k++) ipay[ipos++] = pbuf[k];
+      ileft -= (uint32_t)n;
+    }
+    if (ileft == 0 && !plen) { /* the frame is complete */
+      if (ihead[0] != 'I') apply_control(child, in_w);
+      ihlen = 0;
+    }
+  }
+}
+
+/* Everything is sent, exit status included: ends the connection. The server may still be writing stdin
+ * the command never took; closing with those bytes unread would reset the connection, and the server
+ * could see the reset before it read the exit status. So: half-close (the server reads the status, then
+ * the end of the stream, and closes its side in turn), dropping what still arrives until then. */
+static void __attribute__((noreturn)) finish(int c) {
+  shutdown(c, SHUT_WR);
+  struct timespec t0, now;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (;;) {
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    long left = LINGER_MS - ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000);
+    if (left <= 0) break;
+    struct pollfd q = {.fd = c, .events = POLLIN};
+    if (poll(&q, 1, (int)left) < 0 && errno != EINTR) break;
+    ssize_t n = read(c, pbuf, sizeof pbuf);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) break;
+  }
+  _exit(0);
+}
+
+/* Writes what is left of the current output frame; returns 1 once it is all written, 0 when the
+ * connection is full. Frame bodies move from the pipe to the connection with splice: the pages the
+ * command wrote are handed on, not copied through this process. */
+static int flush_out(int c) {
+  for (;;) {
+    if (olen) {
+      ssize_t n = write(c, obuf + ooff, olen - ooff);
+      if (n < 0 && errno != EAGAIN && errno != EINTR) _exit(0); /* the server hung up */
+      if (n > 0) ooff += (size_t)n;
+      if (ooff < olen) return 0;
+      olen = ooff = 0;
+    }
+    if (body_left == 0) return 1;
+    if (use_splice) {
+      ssize_t n = splice(body_pipe, NULL, c, NULL, body_left, SPLICE_F_NONBLOCK);
+      if (n > 0) {
+        body_left -= (size_t)n;
+        continue;
+      }
+      if (n < 0 && (errno == EAGAIN || errno == EINTR)) return 0;
+      if (n == 0 || (errno != EINVAL && errno != ENOSYS)) _exit(0);
+      use_splice = 0; /* not for these files: copy instead */
+    }
+    /* the body's bytes are in the pipe already (counted before the header went out) */
+    ssize_t n = read(body_pipe, obuf, body_left < sizeof obuf ? body_left : sizeof obuf);
+    if (n <= 0) _exit(1);
+    body_left -= (size_t)n;
+    olen = (size_t)n;
+  }
+}
+
+/* Starts a frame with what pipe `fd` holds; returns 0 when it holds nothing. */
+static int start_frame(int c, int fd, char type) {
+  int avail = 0;
+  if (ioctl(fd, FIONREAD, &avail) != 0 || avail <= 0) return 0;
+  body_left = (size_t)avail < OUT_CHUNK ? (size_t)avail : OUT_CHUNK;
+  body_pipe = fd;
+  put_header(obuf, type, (uint32_t)body_left);
+  olen = 5;
+  ooff = 0;
+  flush_out(c);
+  return 1;
 }
 
 static void __attribute__((noreturn)) serve(int c) {
@@ -126,6 +268,8 @@ static void __attribute__((noreturn)) serve(int c) {
   }
   int in[2], out[2], er[2];
   if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(er, O_CLOEXEC)) fail(c, "boxexecd: pipe");
+  fcntl(in[1], F_SETPIPE_SZ, PIPE_SIZE); /* best effort: the default size only costs speed */
+  fcntl(out[0], F_SETPIPE_SZ, PIPE_SIZE);
   sigset_t chld;
   sigemptyset(&chld);
   sigaddset(&chld, SIGCHLD);
@@ -156,57 +300,55 @@ static void __attribute__((noreturn)) serve(int c) {
   close(in[0]);
   close(out[1]);
   close(er[1]);
-  int in_w = in[1], pipes[2] = {out[0], er[0]}, exited = 0, sent_exit = 0, status = 0, stdin_full = 0;
+  int in_w = in[1], pipes[2] = {out[0], er[0]}, exited = 0, sent_exit = 0, status = 0, in_wait = WAIT_CONN;
   fcntl(c, F_SETFL, O_NONBLOCK);
   fcntl(in_w, F_SETFL, O_NONBLOCK);
+  for (int i = 0; i < 2; i++) fcntl(pipes[i], F_SETFL, O_NONBLOCK);
+  int sndbuf = SOCK_BUF;
+  if (setsockopt(c, SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof sndbuf) != 0)
+    setsockopt(c, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
+  if (waitpid(child, &status, WNOHANG) == child) exited = 1;
   for (;;) {
-    if (olen == 0 && exited && !sent_exit) {
+    int idle = olen == 0 && body_left == 0;
+    if (idle && exited && !sent_exit) {
       int32_t st[2] = {WIFEXITED(status) ? WEXITSTATUS(status) : -1, WIFSIGNALED(status) ? WTERMSIG(status) : 0};
       put_header(obuf, 'X', 8);
       memcpy(obuf + 5, st, 8);
       olen = 13;
       ooff = 0;
       sent_exit = 1;
+      idle = 0;
     }
-    if (olen == 0 && sent_exit && pipes[0] < 0 && pipes[1] < 0) _exit(0);
+    if (idle && sent_exit && pipes[0] < 0 && pipes[1] < 0) finish(c);
     struct pollfd p[5] = {
-        {.fd = c, .events = (short)((ilen < IN_CAP ? POLLIN : 0) | (olen ? POLLOUT : 0))},
-        {.fd = stdin_full && in_w >= 0 ? in_w : -1, .events = POLLOUT},
-        {.fd = olen == 0 ? pipes[0] : -1, .events = POLLIN},
-        {.fd = olen == 0 ? pipes[1] : -1, .events = POLLIN},
+        {.fd = c, .events = (short)((in_wait == WAIT_CONN ? POLLIN : 0) | (idle ? 0 : POLLOUT))},
+        {.fd = in_wait == WAIT_STDIN ? in_w : -1, .events = POLLOUT},
+        {.fd = idle ? pipes[0] : -1, .events = POLLIN},
+        {.fd = idle ? pipes[1] : -1, .events = POLLIN},
         {.fd = sfd, .events = POLLIN},
     };
     if (poll(p, 5, -1) < 0 && errno != EINTR) _exit(1);
     if (p[0].revents & (POLLERR | POLLHUP)) _exit(0); /* the server hung up: nobody reads any more */
-    if (p[0].revents & POLLIN) {
-      ssize_t n = read(c, ibuf + ilen, IN_CAP - ilen);
-      if (n == 0) _exit(0);
-      if (n > 0) ilen += (size_t)n;
-    }
-    stdin_full = apply_frames(child, &in_w);
-    if (p[0].revents & POLLOUT) {
-      ssize_t n = write(c, obuf + ooff, olen - ooff);
-      if (n < 0 && errno != EAGAIN) _exit(0);
-      if (n > 0 && (ooff += (size_t)n) == olen) olen = ooff = 0;
-    }
+    if ((p[0].revents & POLLIN) || p[1].revents) in_wait = pump_in(c, child, &in_w);
+    if (p[0].revents & POLLOUT) flush_out(c);
+    /* Output: a frame of what a pipe holds, written at once; while the connection takes it whole, the
+     * next one follows without polling (a few rounds, so stdin and signals are never starved). */
     for (int i = 0; i < 2; i++) {
-      if (!(p[2 + i].revents & (POLLIN | POLLHUP)) || olen) continue;
-      ssize_t n = read(pipes[i], obuf + 5, CHUNK);
-      if (n <= 0) {
-        close(pipes[i]);
-        pipes[i] = -1;
-        continue;
+      if (!(p[2 + i].revents & (POLLIN | POLLHUP))) continue;
+      int round = 0;
+      while (round++ < 8 && olen == 0 && body_left == 0 && start_frame(c, pipes[i], i == 0 ? '1' : '2')) {
       }
-      put_header(obuf, i == 0 ? '1' : '2', (uint32_t)n);
-      olen = 5 + (size_t)n;
-      ooff = 0;
+      if (round == 1 && olen == 0 && body_left == 0 && (p[2 + i].revents & POLLHUP)) {
+        close(pipes[i]); /* empty and no writer left */
+        pipes[i] = -1;
+      }
     }
     if (p[4].revents) {
       struct signalfd_siginfo si;
       while (read(sfd, &si, sizeof si) > 0) {
       }
+      if (!exited && waitpid(child, &status, WNOHANG) == child) exited = 1;
     }
-    if (!exited && waitpid(child, &status, WNOHANG) == child) exited = 1;
   }
 }
 

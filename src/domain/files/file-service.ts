@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { Transform, type Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { DomainError, ERRORS } from '../errors.js';
 import type { Logger } from '../../lib/logger.js';
 import type { BoxProcess, Sandbox } from '../../runtime/driver.js';
@@ -217,18 +217,42 @@ function firstByte(stream: Readable): Promise<string | null> {
 
 /**
  * Copies `source` into the process's stdin with back-pressure, batched into writes of at least BATCH bytes
- * (HTTP/2 delivers 16 KiB frames; fewer, larger writes into the box cost far less). stdin is closed only
- * after the source ended cleanly: a source that fails (client gone) kills the process first, so `cat` never
- * sees an EOF for a transfer that did not finish. A process that dies early ends the copy.
+ * (HTTP/2 delivers 16 KiB frames; fewer, larger writes into the box cost far less). A batch is written
+ * corked, so it leaves as one writev of the chunks as they came (no copy into a joined buffer). stdin is
+ * closed only after the source ended cleanly: a source that fails (client gone) kills the process first, so
+ * `cat` never sees an EOF for a transfer that did not finish. A process that dies early ends the copy.
  */
 function pump(source: Readable, proc: BoxProcess): Promise<void> {
   return new Promise((resolve, reject) => {
-    const batched = coalesce(source);
+    const stdin = proc.stdin;
+    let parts: Buffer[] = [];
+    let size = 0;
     let settled = false;
+    const flush = (): boolean => {
+      if (parts.length === 0) return true;
+      let ok = true;
+      stdin.cork();
+      for (const part of parts) ok = stdin.write(part);
+      stdin.uncork();
+      parts = [];
+      size = 0;
+      return ok;
+    };
+    const onDrain = () => source.resume();
+    const onData = (chunk: Buffer) => {
+      parts.push(chunk);
+      size += chunk.length;
+      if (size >= BATCH && !flush()) {
+        source.pause();
+        stdin.once('drain', onDrain);
+      }
+    };
     const settle = (err?: Error) => {
       if (settled) return;
       settled = true;
-      batched.unpipe(proc.stdin);
+      source.off('data', onData);
+      stdin.off('drain', onDrain);
+      source.pause();
       if (err) reject(err);
       else resolve();
     };
@@ -240,38 +264,16 @@ function pump(source: Readable, proc: BoxProcess): Promise<void> {
     source.once('close', () => {
       if (!source.readableEnded) abort(new Error('the upload was cut off'));
     });
-    batched.once('end', () => {
-      proc.stdin.end();
+    source.once('end', () => {
+      if (settled) return;
+      flush();
+      stdin.end();
       settle();
     });
     // Settles the copy when the process is gone first; `finished` then reports why.
     void proc.exited.then(() => settle());
-    batched.pipe(proc.stdin, { end: false });
+    source.on('data', onData);
   });
 }
 
 const BATCH = 256 * 1024;
-
-/** Joins small chunks into ones of at least BATCH bytes (large chunks pass through untouched). */
-function coalesce(source: Readable): Readable {
-  let parts: Buffer[] = [];
-  let size = 0;
-  const out = new Transform({
-    writableHighWaterMark: BATCH,
-    readableHighWaterMark: BATCH,
-    transform(chunk: Buffer, _enc, cb) {
-      parts.push(chunk);
-      size += chunk.length;
-      if (size < BATCH) return cb();
-      const joined = parts.length === 1 ? parts[0]! : Buffer.concat(parts, size);
-      parts = [];
-      size = 0;
-      cb(null, joined);
-    },
-    flush(cb) {
-      cb(null, size > 0 ? Buffer.concat(parts, size) : undefined);
-    },
-  });
-  source.pipe(out);
-  return out;
-}

@@ -12,16 +12,59 @@ import type { BoxProcess, ProcessExit } from '../driver.js';
 import type { RuntimeLogger } from './logger.js';
 import { native } from './paths.js';
 
-const CHUNK = 65536;
+/** Largest stdin frame payload; boxexecd's IN_FRAME must be at least this. */
+const IN_FRAME = 256 * 1024;
+/** Buffered output per stream before the connection is paused (back-pressure reaches the command). */
+const OUT_HWM = 1024 * 1024;
+/** Socket reads go into slabs of up to SLAB_MAX bytes (growing from SLAB_MIN while reads fill them). */
+const SLAB_MIN = 64 * 1024;
+const SLAB_MAX = 256 * 1024;
 const signalNames = new Map<number, NodeJS.Signals>(
   Object.entries(constants.signals).map(([name, num]) => [num, name as NodeJS.Signals]),
 );
 
+function header(type: string, length: number): Buffer {
+  const h = Buffer.allocUnsafe(5);
+  h[0] = type.charCodeAt(0);
+  h.writeUInt32LE(length, 1);
+  return h;
+}
+
 function frame(type: string, payload: Buffer = Buffer.alloc(0)): Buffer {
-  const header = Buffer.allocUnsafe(5);
-  header[0] = type.charCodeAt(0);
-  header.writeUInt32LE(payload.length, 1);
-  return Buffer.concat([header, payload]);
+  return Buffer.concat([header(type, payload.length), payload]);
+}
+
+/**
+ * Hands out the buffers the socket reads into: consecutive parts of a slab, so a read's bytes can be passed
+ * on without a copy (a slab is freed once nothing refers to it any more). Slabs grow while reads fill the
+ * space offered (a transfer) and stay small otherwise (a command printing a line now and then).
+ */
+class Slabs {
+  private slab: Buffer;
+  private off = 0;
+  private size = SLAB_MIN;
+
+  constructor() {
+    this.slab = Buffer.allocUnsafe(this.size);
+  }
+
+  /** Space for the next read. */
+  next(): Buffer {
+    return this.slab.subarray(this.off);
+  }
+
+  /** Records that a read put `n` bytes at the start of `next()`; returns them. */
+  take(n: number): Buffer {
+    const data = this.slab.subarray(this.off, this.off + n);
+    const offered = this.slab.length - this.off;
+    this.off += n;
+    if (this.slab.length - this.off < SLAB_MIN) {
+      if (n === offered) this.size = Math.min(this.size * 2, SLAB_MAX);
+      this.slab = Buffer.allocUnsafe(this.size);
+      this.off = 0;
+    }
+    return data;
+  }
 }
 
 export class ExecDaemon {
@@ -71,18 +114,104 @@ export class ExecDaemon {
    */
   exec(args: string[], what: 'boxexec' | 'boxinit' = 'boxexec'): BoxProcess {
     if (args.some((a) => a.includes('\0'))) throw new TypeError('arguments and environment must not contain NUL bytes');
-    const sock = connect(this.socketPath);
     let exit: ProcessExit | undefined;
     let failure: Error | undefined;
-    const stdout = new Readable({ read: () => void sock.resume() });
-    const stderr = new Readable({ read: () => void sock.resume() });
-    const stdin = new Writable({
-      write(chunk: Buffer, _enc, cb) {
-        if (sock.destroyed) return cb();
-        for (let off = 0; off < chunk.length; off += CHUNK) {
-          const last = off + CHUNK >= chunk.length;
-          sock.write(frame('I', chunk.subarray(off, off + CHUNK)), last ? () => cb() : undefined);
+    const stdout = new Readable({ highWaterMark: OUT_HWM, read: () => void sock.resume() });
+    const stderr = new Readable({ highWaterMark: OUT_HWM, read: () => void sock.resume() });
+
+    // Frames are parsed as bytes arrive and output payloads are pushed as they come (slices of the read
+    // buffers, never copied or joined): a frame may span many reads and a read may hold many frames.
+    const head = Buffer.alloc(5);
+    let headLen = 0;
+    let type = 0;
+    let remaining = 0;
+    let control: Buffer[] = [];
+    const ONE = 0x31;
+    const TWO = 0x32;
+    const onControl = (t: number, payload: Buffer) => {
+      if (t === 0x58 /* X */ && payload.length >= 8) {
+        const code = payload.readInt32LE(0);
+        const sig = payload.readInt32LE(4);
+        exit = { exitCode: code >= 0 ? code : null, signal: sig ? (signalNames.get(sig) ?? 'SIGKILL') : null };
+        resolveExit(exit);
+      }
+    };
+    const onBytes = (data: Buffer): boolean => {
+      let more = true;
+      let off = 0;
+      while (off < data.length) {
+        if (headLen < 5) {
+          const n = Math.min(5 - headLen, data.length - off);
+          data.copy(head, headLen, off, off + n);
+          headLen += n;
+          off += n;
+          if (headLen < 5) break;
+          type = head[0]!;
+          remaining = head.readUInt32LE(1);
+          control = [];
+          if (remaining > 0) continue;
+        } else {
+          const n = Math.min(remaining, data.length - off);
+          const part = data.subarray(off, off + n);
+          off += n;
+          remaining -= n;
+          // Output nobody reads any more (its reader destroyed the stream) is dropped, not waited for.
+          if (type === ONE) more = (stdout.destroyed || stdout.push(part)) && more;
+          else if (type === TWO) more = (stderr.destroyed || stderr.push(part)) && more;
+          else control.push(Buffer.from(part));
+          if (remaining > 0) continue;
         }
+        headLen = 0;
+        if (type !== ONE && type !== TWO) onControl(type, control.length === 1 ? control[0]! : Buffer.concat(control));
+      }
+      return more;
+    };
+    const slabs = new Slabs();
+    const sock = connect({
+      path: this.socketPath,
+      onread: {
+        buffer: () => slabs.next(),
+        // Returning false pauses the socket until a reader asks for more (read() above resumes it).
+        callback: (n: number) => onBytes(slabs.take(n)),
+      },
+    });
+    // Stdin chunks go out as 'I' frames of at most IN_FRAME bytes; chunks buffered together (cork, or
+    // written while the socket was busy) share frames. Headers and payloads leave in one writev, uncopied.
+    const sendStdin = (chunks: Buffer[], cb: (err?: Error | null) => void) => {
+      if (sock.destroyed) return cb();
+      const out: Buffer[] = [];
+      let room = 0;
+      for (let i = 0; i < chunks.length; i++) {
+        const chunk = chunks[i]!;
+        for (let off = 0; off < chunk.length; ) {
+          if (room === 0) {
+            // The next frame covers as many of the remaining bytes as fit.
+            let rest = chunk.length - off;
+            for (let j = i + 1; j < chunks.length && rest < IN_FRAME; j++) rest += chunks[j]!.length;
+            room = Math.min(rest, IN_FRAME);
+            out.push(header('I', room));
+          }
+          const n = Math.min(room, chunk.length - off);
+          out.push(n === chunk.length ? chunk : chunk.subarray(off, off + n));
+          room -= n;
+          off += n;
+        }
+      }
+      if (out.length === 0) return cb();
+      sock.cork();
+      for (let k = 0; k < out.length; k++) sock.write(out[k]!, k === out.length - 1 ? () => cb() : undefined);
+      sock.uncork();
+    };
+    const stdin = new Writable({
+      highWaterMark: 4 * IN_FRAME,
+      write(chunk: Buffer, _enc, cb) {
+        sendStdin([chunk], cb);
+      },
+      writev(chunks, cb) {
+        sendStdin(
+          chunks.map((c) => c.chunk as Buffer),
+          cb,
+        );
       },
       final(cb) {
         if (sock.destroyed) return cb();
@@ -91,26 +220,9 @@ export class ExecDaemon {
     });
     sock.write(frame(what === 'boxexec' ? 'R' : 'B', Buffer.from(args.join('\0'))));
 
-    let pending: Buffer | undefined;
-    sock.on('data', (data: Buffer) => {
-      let buf = pending ? Buffer.concat([pending, data]) : data;
-      while (buf.length >= 5) {
-        const len = buf.readUInt32LE(1);
-        if (buf.length < 5 + len) break;
-        const type = String.fromCharCode(buf[0]!);
-        const payload = buf.subarray(5, 5 + len);
-        buf = buf.subarray(5 + len);
-        if (type === '1' && !stdout.push(payload)) sock.pause();
-        else if (type === '2' && !stderr.push(payload)) sock.pause();
-        else if (type === 'X') {
-          const code = payload.readInt32LE(0);
-          const sig = payload.readInt32LE(4);
-          exit = { exitCode: code >= 0 ? code : null, signal: sig ? (signalNames.get(sig) ?? 'SIGKILL') : null };
-          resolveExit(exit);
-        }
-      }
-      pending = buf.length > 0 ? Buffer.from(buf) : undefined;
-    });
+    // A reader that destroys its stream stops taking output: from then on that output is dropped, so the
+    // socket must flow again (a paused socket would never see the exit status).
+    for (const s of [stdout, stderr]) s.once('close', () => void (sock.destroyed || sock.resume()));
     let resolveExit!: (e: ProcessExit) => void;
     const exited = new Promise<ProcessExit>((r) => (resolveExit = r));
     sock.on('error', (err) => (failure = err));

@@ -1,7 +1,7 @@
 /**
- * File transfer and snapshot figures: `node --import tsx bench/files.ts`.
+ * File transfer figures: `node --import tsx bench/files.ts`.
  * Uploads and downloads 1 GiB through the SDK next to a raw `cp` of the same file on the same disk, samples
- * the server's RSS during the transfers, times a snapshot of 1 GiB of changed data and a suspend → resume.
+ * the server's RSS during the transfers (snapshot and suspend figures: bench/snapshots.ts).
  * Prints a markdown table. curl rows show what the server sustains when the client is not the limit (the
  * SDK's HTTP/2 transport buffers a whole multipart body before sending it); the `→ /dev/null` download rows
  * leave out the client's own cost of writing the file. Env: BENCH_FILE_MIB (default 1024).
@@ -152,41 +152,6 @@ async function main(): Promise<void> {
       rows.push([`download ${SIZE_MIB} MiB, curl ${h2 ? 'h2' : 'h1'} → /dev/null`, `${nul.ms.toFixed(0)} ms`, `${nulRate.toFixed(0)} MiB/s`, fmtMiB(nul.rssGrowth), `${vsCp(nulRate)}; size ok: ${Number(nul.value) === bytes}`]);
     }
 
-    await box.cmd.exec('rm -f bench/curl.bin');
-    execFileSync('sync');
-
-    // Snapshot of the 1 GiB the upload changed: from the request to status complete (status polled every 10 ms).
-    const snap = await sampled(pid, async () => {
-      const s = await api.devboxes.snapshotDiskAsync(box.id, { name: 'bench' });
-      for (;;) {
-        const st = await api.devboxes.diskSnapshots.queryStatus(s.id);
-        if (st.status !== 'in_progress') return st;
-        await new Promise((r) => setTimeout(r, 10));
-      }
-    });
-    rows.push([
-      `snapshot of ${SIZE_MIB} MiB changed`,
-      `${snap.ms.toFixed(0)} ms`,
-      '—',
-      fmtMiB(snap.rssGrowth),
-      `${snap.value.status}, size_bytes ${snap.value.snapshot?.size_bytes} (target ≤ 1.5 s)`,
-    ]);
-
-    for (const [label, target] of [
-      [`suspend → resume, ${SIZE_MIB} MiB on disk`, box],
-      ['suspend → resume, fresh box', await server.sdk().devbox.create({ name: 'bench-fresh' })],
-    ] as const) {
-      const ts = performance.now();
-      await api.devboxes.suspend(target.id);
-      await api.devboxes.awaitSuspended(target.id);
-      const suspendedMs = performance.now() - ts;
-      const tr = performance.now();
-      await api.devboxes.resume(target.id);
-      const v = await api.devboxes.awaitRunning(target.id);
-      const resumeMs = performance.now() - tr;
-      rows.push([label, `${(suspendedMs + resumeMs).toFixed(0)} ms`, '—', '—', `suspend ${suspendedMs.toFixed(0)} ms + resume ${resumeMs.toFixed(0)} ms → ${v.status}`]);
-      await target.shutdown();
-    }
   } finally {
     await server.stop();
     fs.rmSync(dir, { recursive: true, force: true });

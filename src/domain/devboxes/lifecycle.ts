@@ -122,11 +122,6 @@ export class Lifecycle {
     return d;
   }
 
-  /** Stops the sandbox but keeps the devbox (suspend): the caller sets the next status. */
-  async release(id: string): Promise<void> {
-    await this.detach(id)?.destroy();
-  }
-
   /**
    * Takes a box out of the running set without destroying it: its executions end, and its init dying is no
    * longer a failure (suspend stops the box itself). The caller destroys the sandbox.

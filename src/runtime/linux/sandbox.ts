@@ -76,7 +76,7 @@ export class LinuxSandbox implements Sandbox {
       if (opts.stop) {
         // Nothing runs any more, so nothing writes: the writable layer is moved, not copied.
         this.ctx.watcher.unwatch(this.id);
-        await this.stopProcesses();
+        await stopProcesses(this.ctx.cgroup, this.state);
         await rename(this.upper, tmp);
       } else {
         // Frozen for the copy: the layer is the writable layer at one instant.
@@ -97,18 +97,6 @@ export class LinuxSandbox implements Sandbox {
       throw new SandboxError('failed', `snapshot of ${this.id} failed: ${(err as Error).message}`);
     }
     return { sizeBytes: await diskUsage(final) };
-  }
-
-  /** SIGKILL to the init (its PID namespace goes with it); resolves once the cgroup holds no task. */
-  private async stopProcesses(): Promise<void> {
-    if (isAlive(this.state.pid, this.state.startTime)) {
-      try {
-        process.kill(this.state.pid, 'SIGKILL');
-      } catch {
-        /* died meanwhile */
-      }
-    }
-    await this.ctx.cgroup.destroy();
   }
 
   async stats(): Promise<SandboxStats> {
@@ -144,7 +132,15 @@ export class LinuxSandbox implements Sandbox {
 
 /** Kills a box's processes, removes its cgroups and its directory (writable layer included). */
 export async function teardown(paths: DataPaths, cgroup: BoxCgroup, state: Pick<BoxState, 'pid' | 'startTime'> | null): Promise<void> {
-  // SIGKILL to the init ends every process of its PID namespace; the cgroup sweep catches the rest.
+  await stopProcesses(cgroup, state);
+  await rm(paths.box(cgroup.id), { recursive: true, force: true, maxRetries: 3 });
+}
+
+/**
+ * SIGKILL to the init ends every process of its PID namespace; the cgroup sweep catches the rest and removes
+ * the groups. Resolves once no task is left.
+ */
+async function stopProcesses(cgroup: BoxCgroup, state: Pick<BoxState, 'pid' | 'startTime'> | null): Promise<void> {
   if (state && isAlive(state.pid, state.startTime)) {
     try {
       process.kill(state.pid, 'SIGKILL');
@@ -153,5 +149,4 @@ export async function teardown(paths: DataPaths, cgroup: BoxCgroup, state: Pick<
     }
   }
   await cgroup.destroy();
-  await rm(paths.box(cgroup.id), { recursive: true, force: true, maxRetries: 3 });
 }

@@ -8,11 +8,18 @@ import { registerIdempotency } from './http/plugins/idempotency.js';
 import { registerMetrics } from './http/plugins/metrics.js';
 import { dualProtocolServer } from './http/server.js';
 import { registerRoutes } from './http/routes/index.js';
+import { registerJsonBody } from './http/json-body.js';
+import { registerValidation } from './http/validation.js';
 
 export interface AppOptions {
   logger: Logger;
   bodyLimit: number;
+  /** A JSON body must arrive within this many ms (408 otherwise). */
+  bodyTimeoutMs: number;
 }
+
+/** JSON nesting past this is a 400: no wire shape of the API is deeper, and deep values cost every reader. */
+const MAX_JSON_DEPTH = 32;
 
 /** Builds the HTTP app over already-constructed services; never listens (main.ts and tests do). */
 export async function buildApp(deps: Deps, opts: AppOptions): Promise<FastifyInstance> {
@@ -21,22 +28,10 @@ export async function buildApp(deps: Deps, opts: AppOptions): Promise<FastifyIns
     bodyLimit: opts.bodyLimit,
     serverFactory: dualProtocolServer as never,
     requestIdHeader: false,
-    ajv: { customOptions: { coerceTypes: 'array', useDefaults: true, removeAdditional: false, allErrors: false } },
   }) as unknown as FastifyInstance;
 
-  // The SDK sends `Content-Type: application/json` with no body on parameterless POSTs: read that as {}.
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
-    const text = (body as string).trim();
-    if (text === '') return done(null, {});
-    try {
-      done(null, JSON.parse(text));
-    } catch {
-      const err = new Error('request body is not valid JSON') as Error & { statusCode: number };
-      err.statusCode = 400;
-      done(err, undefined);
-    }
-  });
+  registerValidation(app);
+  registerJsonBody(app, { limit: opts.bodyLimit, timeoutMs: opts.bodyTimeoutMs, maxDepth: MAX_JSON_DEPTH });
 
   await app.register(swagger, {
     openapi: {

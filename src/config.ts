@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 
 /** Every setting devboxd reads, parsed once at start and passed in; nothing reads process.env elsewhere. */
@@ -16,6 +17,12 @@ export interface Config {
   logLevel: string;
   /** DEVBOXD_BODY_LIMIT: largest JSON body accepted, bytes; larger bodies get 413. */
   bodyLimit: number;
+  /** DEVBOXD_BODY_TIMEOUT_MS: a JSON body must arrive within this long after the headers (408 otherwise). */
+  bodyTimeoutMs: number;
+  /** DEVBOXD_MAX_CPU_CORES: the most CPU one devbox may ask for; default the host's cores (raise to overcommit). */
+  maxCpuCores: number;
+  /** DEVBOXD_MAX_MEMORY_GB: the most memory (GiB) one devbox may ask for; default the host's memory. */
+  maxMemoryGiB: number;
 }
 
 const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -49,5 +56,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminKey,
     logLevel,
     bodyLimit: int('DEVBOXD_BODY_LIMIT', env.DEVBOXD_BODY_LIMIT, 10 * 1024 * 1024, 1024, 1024 ** 3),
+    bodyTimeoutMs: int('DEVBOXD_BODY_TIMEOUT_MS', env.DEVBOXD_BODY_TIMEOUT_MS, 30_000, 100, 3_600_000),
+    maxCpuCores: int('DEVBOXD_MAX_CPU_CORES', env.DEVBOXD_MAX_CPU_CORES, os.availableParallelism(), 1, 1024),
+    maxMemoryGiB: int('DEVBOXD_MAX_MEMORY_GB', env.DEVBOXD_MAX_MEMORY_GB, Math.floor(os.totalmem() / 1024 ** 3), 1, 65536),
   });
 }

@@ -49,7 +49,10 @@ export async function buildDeps(config: Config, logger: Logger): Promise<Deps> {
   const events = new StatusEvents();
   const devboxStore = new SqliteDevboxStore(db);
   const lifecycle = new Lifecycle(devboxStore, runtime, events, logger.child({ component: 'lifecycle' }));
-  const devboxes = new DevboxService(devboxStore, lifecycle, events, logger.child({ component: 'devboxes' }));
+  const devboxes = new DevboxService(devboxStore, lifecycle, events, logger.child({ component: 'devboxes' }), {
+    maxCpuCores: config.maxCpuCores,
+    maxMemoryGiB: config.maxMemoryGiB,
+  });
   const supervisor = new Supervisor(devboxStore, runtime, lifecycle, logger.child({ component: 'supervisor' }));
 
   // Services that plug into the lifecycle (executions, snapshots) are wired here, before reconcile.

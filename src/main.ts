@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { buildDeps, type Deps } from './deps.js';
-import { createLogger } from './lib/logger.js';
+import { createLogger, type Logger } from './lib/logger.js';
 
 export interface Running {
   app: FastifyInstance;
@@ -13,12 +13,22 @@ export interface Running {
   stop(): Promise<void>;
 }
 
+/**
+ * No request may end the process: an error that escapes a background path (a promise nobody awaits, a
+ * callback of a stream) is logged with its stack and the server keeps serving every other tenant.
+ */
+function containCrashes(logger: Logger): void {
+  process.on('unhandledRejection', (err) => logger.error({ err }, 'unhandled promise rejection (contained)'));
+  process.on('uncaughtException', (err) => logger.error({ err }, 'uncaught exception (contained)'));
+}
+
 /** Starts devboxd: build services, bootstrap the first key, listen, and drain on SIGTERM/SIGINT. */
 export async function startServer(config: Config): Promise<Running> {
   const logger = createLogger(config.logLevel);
+  containCrashes(logger);
   const deps = await buildDeps(config, logger);
   const { createdSecret } = deps.accounts.bootstrap(config.adminKey);
-  const app = await buildApp(deps, { logger, bodyLimit: config.bodyLimit });
+  const app = await buildApp(deps, { logger, bodyLimit: config.bodyLimit, bodyTimeoutMs: config.bodyTimeoutMs });
   await app.listen({ host: config.host, port: config.port });
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.port;

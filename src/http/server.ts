@@ -6,6 +6,28 @@ const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
 
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
 
+const CLIENT_ERRORS: Record<string, [number, string, string]> = {
+  HPE_HEADER_OVERFLOW: [431, 'Request Header Fields Too Large', 'the request headers are larger than the server accepts (16 KiB)'],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'Request Timeout', 'the request did not arrive in time'],
+  ERR_HTTP_HEADERS_TIMEOUT: [408, 'Request Timeout', 'the request headers did not arrive in time'],
+};
+
+/**
+ * HTTP/1.1 requests Node cannot parse never reach Fastify: answer them here, as JSON with a message like every
+ * other 4xx, and close the connection (its framing is lost).
+ */
+function answerClientError(err: Error & { code?: string }, socket: net.Socket): void {
+  if (!socket.writable || (socket as net.Socket & { _httpMessage?: unknown })._httpMessage) {
+    socket.destroy();
+    return;
+  }
+  const [status, text, message] = CLIENT_ERRORS[err.code ?? ''] ?? [400, 'Bad Request', `malformed HTTP request (${err.code ?? err.message})`];
+  const body = JSON.stringify({ message, error: status === 431 ? 'headers_too_large' : status === 408 ? 'timeout' : 'invalid_request' });
+  socket.end(
+    `HTTP/1.1 ${status} ${text}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
+}
+
 /**
  * One cleartext port, two protocols: Node cannot serve HTTP/1.1 from an `http2.createServer` without TLS,
  * so a plain TCP server reads the first bytes of each connection, puts them back, and hands the socket to
@@ -14,6 +36,7 @@ type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
  */
 export function dualProtocolServer(handler: Handler): net.Server {
   const h1 = http.createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, handler);
+  h1.on('clientError', answerClientError);
   const h2 = http2.createServer(
     { settings: { maxConcurrentStreams: 1000 }, maxSessionMemory: 64 },
     handler as unknown as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void,

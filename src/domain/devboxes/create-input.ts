@@ -1,6 +1,6 @@
 import { ERRORS } from '../errors.js';
 import type { SandboxUser } from '../../runtime/driver.js';
-import { resolveLimits } from './resources.js';
+import { resolveLimits, type HostCapacity } from './resources.js';
 import type { LaunchParameters, LaunchSettings, SandboxSettings } from './types.js';
 
 /** A create request in domain terms; the route maps wire names to these. */
@@ -79,13 +79,13 @@ function resolveLaunch(p: Obj): LaunchSettings {
 }
 
 /** Validates launch parameters and resolves what the box is built from. Throws 400s naming the field. */
-export function resolveSandboxSettings(id: string, name: string | null, params: LaunchParameters): SandboxSettings {
+export function resolveSandboxSettings(id: string, name: string | null, params: LaunchParameters, host: HostCapacity): SandboxSettings {
   const p = obj(params);
   if (p.architecture !== undefined && p.architecture !== null && p.architecture !== 'x86_64') {
     throw ERRORS.invalid(`launch_parameters.architecture: only x86_64 is available on this server`);
   }
   return {
-    limits: resolveLimits(p as Parameters<typeof resolveLimits>[0]),
+    limits: resolveLimits(p as Parameters<typeof resolveLimits>[0], host),
     user: resolveUser(p),
     hostname: name && HOST_LABEL.test(name) ? name : id.replaceAll('_', '-'),
     launch: resolveLaunch(p),

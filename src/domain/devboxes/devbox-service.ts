@@ -5,6 +5,7 @@ import type { Sandbox, SandboxStats } from '../../runtime/driver.js';
 import type { DevboxStore, Page, PageQuery } from '../../store/types.js';
 import { checkEnvironment, resolveSandboxSettings, type CreateDevboxInput } from './create-input.js';
 import type { Lifecycle } from './lifecycle.js';
+import type { HostCapacity } from './resources.js';
 import type { StatusEvents } from './status-events.js';
 import { TERMINAL, type Devbox, type DevboxStatus } from './types.js';
 
@@ -24,6 +25,7 @@ export class DevboxService {
     private readonly lifecycle: Lifecycle,
     private readonly events: StatusEvents,
     private readonly log: Logger,
+    private readonly host: HostCapacity,
   ) {}
 
   setSnapshotLookup(s: SnapshotLookup): void {
@@ -34,7 +36,7 @@ export class DevboxService {
     const id = newId('dbx');
     const name = input.name || null;
     const launchParameters = input.launchParameters ?? {};
-    const sandbox = resolveSandboxSettings(id, name, launchParameters);
+    const sandbox = resolveSandboxSettings(id, name, launchParameters, this.host);
     const env = { ...(input.environmentVariables ?? {}) };
     checkEnvironment(env, 'environment_variables');
     for (const [envName, secret] of Object.entries(input.secrets ?? {})) {

@@ -23,11 +23,17 @@ interface SizeRequest {
   custom_disk_size?: number | null;
 }
 
+/** What one box may ask for at most on this server (the host's size unless the operator overcommits). */
+export interface HostCapacity {
+  maxCpuCores: number;
+  maxMemoryGiB: number;
+}
+
 /**
- * Resolves a size request to cgroup limits. CUSTOM_SIZE needs custom_cpu_cores and custom_gb_memory;
+ * Resolves a size request to cgroup limits, refusing sizes the host can never give. CUSTOM_SIZE needs custom_cpu_cores and custom_gb_memory;
  * custom_disk_size (GiB) applies to every size. Process count scales with memory (1024 per GiB, ≥ 512).
  */
-export function resolveLimits(p: SizeRequest): ResourceLimits {
+export function resolveLimits(p: SizeRequest, host: HostCapacity): ResourceLimits {
   const name = (p.resource_size_request ?? (p.custom_cpu_cores || p.custom_gb_memory ? 'CUSTOM_SIZE' : DEFAULT_SIZE)) as SizeName;
   let cpu: number;
   let memGiB: number;
@@ -47,6 +53,12 @@ export function resolveLimits(p: SizeRequest): ResourceLimits {
   }
   if (cpu <= 0 || cpu > 64) throw ERRORS.invalid('launch_parameters.custom_cpu_cores must be between 1 and 64');
   if (memGiB <= 0 || memGiB > 256) throw ERRORS.invalid('launch_parameters.custom_gb_memory must be between 1 and 256');
+  const field = name === 'CUSTOM_SIZE' ? 'launch_parameters.custom_*' : `launch_parameters.resource_size_request ${name}`;
+  if (cpu > host.maxCpuCores || memGiB > host.maxMemoryGiB) {
+    throw ERRORS.invalid(
+      `${field} asks for ${cpu} CPU cores and ${memGiB} GiB; this server gives one devbox at most ${host.maxCpuCores} cores and ${host.maxMemoryGiB} GiB`,
+    );
+  }
   const diskGiB = p.custom_disk_size ?? DEFAULT_DISK_GIB;
   if (diskGiB <= 0 || diskGiB > 4096) throw ERRORS.invalid('launch_parameters.custom_disk_size must be between 1 and 4096');
   return {

@@ -104,9 +104,10 @@ export class ExecutionService implements BoxProcessHooks {
   /** Starts a command (or returns the execution an earlier request with the same command_id started). */
   start(accountId: string, devboxId: string, input: StartInput): Execution {
     this.devboxes.get(accountId, devboxId);
-    if (input.commandId) {
-      const prior = this.store.findByCommandId(devboxId, input.commandId);
-      if (prior) return this.current(prior);
+    if (input.commandId != null) {
+      if (input.commandId === '') throw ERRORS.invalid('command_id must not be empty');
+      const prior = this.findByCommandId(devboxId, input.commandId);
+      if (prior) return prior;
     }
     const { devbox, sandbox } = this.devboxes.requireRunning(accountId, devboxId);
     if (Buffer.byteLength(input.command) > MAX_COMMAND_BYTES) {
@@ -115,6 +116,15 @@ export class ExecutionService implements BoxProcessHooks {
     const e = this.newExecution(devbox, input.command, 'exec', input.shellName ?? null, input.commandId ?? null);
     this.launch(devbox, sandbox, e, input.attachStdin ?? false);
     return e;
+  }
+
+  /** The execution a command_id already named on this box: a live one not yet recorded counts too. */
+  private findByCommandId(devboxId: string, commandId: string): Execution | undefined {
+    for (const live of this.live.values()) {
+      if (live.exec.devboxId === devboxId && live.exec.commandId === commandId) return live.exec;
+    }
+    const stored = this.store.findByCommandId(devboxId, commandId);
+    return stored && this.current(stored);
   }
 
   get(accountId: string, devboxId: string, id: string): Execution {
@@ -311,10 +321,11 @@ export class ExecutionService implements BoxProcessHooks {
     this.live.set(e.id, live);
     if (waits) this.store.insert(e);
     else live.unsaved = true;
-    const run = () => this.run(live, devbox, sandbox).catch((err) => {
-      this.log.error({ err, execution: e.id }, 'execution failed to run');
-      this.finish(live, null);
-    });
+    const run = () =>
+      this.run(live, devbox, sandbox).catch((err) => {
+        this.log.error({ err, execution: e.id }, 'execution failed to run');
+        this.finish(live, null);
+      });
     if (shellKey === null) void run();
     else this.shells.enqueue(shellKey, run);
     return live;
@@ -390,12 +401,17 @@ export class ExecutionService implements BoxProcessHooks {
     e.status = 'completed';
     e.exitStatus = exitStatus;
     e.endTimeMs = Date.now();
-    this.store.atomically(() => {
-      if (live.unsaved) this.store.insert(e);
-      else this.store.update(e);
-      live.unsaved = false;
-      this.devboxLog.write({ ...this.logBase(e), level: exitStatus === 0 ? 'info' : 'error', exitCode: exitStatus });
-    });
+    // finish runs on error paths too: a failing write is logged, and the waiters are still woken below.
+    try {
+      this.store.atomically(() => {
+        if (live.unsaved) this.store.insert(e);
+        else this.store.update(e);
+        live.unsaved = false;
+        this.devboxLog.write({ ...this.logBase(e), level: exitStatus === 0 ? 'info' : 'error', exitCode: exitStatus });
+      });
+    } catch (err) {
+      this.log.error({ err, execution: e.id }, 'could not record the end of an execution');
+    }
     if (live.busy) this.devboxes.busy(e.devboxId, -1);
     live.busy = false;
     this.live.delete(e.id);

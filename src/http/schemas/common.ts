@@ -1,15 +1,54 @@
 import { Type, type TSchema } from 'typebox';
+import { MAX_BYTES_KEYWORD } from '../validation.js';
 
 /** A string enum as JSON Schema `enum` (clear validation messages, plain OpenAPI). */
 export const StringEnum = <T extends string[]>(values: [...T], opts: { description?: string; default?: T[number] } = {}) =>
   Type.Unsafe<T[number]>({ type: 'string', enum: values, ...opts });
 
-export const StringMap = Type.Record(Type.String(), Type.String());
+export const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
+/** An optional field the SDK may send as null, which means "not given". */
+export const Opt = <T extends TSchema>(t: T) => Type.Optional(Nullable(t));
+
+/** Text that becomes a process argument or environment value: the kernel cannot carry a NUL there. */
+export const ArgString = (opts: { minLength?: number; maxLength: number }) => Type.String({ ...opts, pattern: '^[^\\u0000]*$' });
+
+/**
+ * Documented bounds of free-form input. Everything stored is returned on every read of its resource, so
+ * each field, and each map as a whole, has a ceiling that keeps a record small enough to render.
+ */
+export const LIMITS = {
+  name: 256,
+  metadata: { keys: 50, keyLength: 128, valueLength: 1024, totalBytes: 16 * 1024 },
+  environment: { keys: 256, keyLength: 256, valueLength: 32 * 1024, totalBytes: 128 * 1024 },
+  launchParametersBytes: 256 * 1024,
+  /** Seconds in a timer field (keep-alive, idle): ten years. */
+  maxSeconds: 315_360_000,
+  /** Latest instant accepted as a time in ms (the end of year 9999). */
+  maxTimeMs: 253_402_300_799_999,
+} as const;
+
+/** `metadata`: string → string, bounded in count, key and value length and total size. */
+export const Metadata = Type.Unsafe<Record<string, string>>({
+  type: 'object',
+  propertyNames: { minLength: 1, maxLength: LIMITS.metadata.keyLength },
+  additionalProperties: { type: 'string', maxLength: LIMITS.metadata.valueLength },
+  maxProperties: LIMITS.metadata.keys,
+  [MAX_BYTES_KEYWORD]: LIMITS.metadata.totalBytes,
+});
+
+/** Environment variable name → value (no NUL: it could never reach a process). */
+export const EnvironmentMap = Type.Unsafe<Record<string, string>>({
+  type: 'object',
+  propertyNames: { pattern: '^[A-Za-z_][A-Za-z0-9_]*$', maxLength: LIMITS.environment.keyLength },
+  additionalProperties: { type: 'string', maxLength: LIMITS.environment.valueLength, pattern: '^[^\\u0000]*$' },
+  maxProperties: LIMITS.environment.keys,
+  [MAX_BYTES_KEYWORD]: LIMITS.environment.totalBytes,
+});
 
 /** Query of every cursor-paginated list (Runloop names). */
 export const PageQuerySchema = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 5000, default: 20 })),
-  starting_after: Type.Optional(Type.String()),
+  starting_after: Type.Optional(Type.String({ maxLength: 200 })),
   include_total_count: Type.Optional(Type.Boolean({ default: true })),
 });
 
@@ -36,3 +75,6 @@ export function pageEnvelope<T>(itemsKey: string, page: { items: T[]; hasMore: b
 export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }) });
 
 export const MessageSchema = Type.Object({ message: Type.String() });
+
+/** A request body object: unknown fields are a 400 naming them, never silently dropped. */
+export const Body = <P extends Record<string, TSchema>>(properties: P) => Type.Object(properties, { additionalProperties: false });

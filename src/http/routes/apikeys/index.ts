@@ -2,18 +2,18 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from 'typebox';
 import { RESOURCE_TYPES, type AccountService } from '../../../domain/accounts/account-service.js';
 import type { AccessLevel } from '../../../store/types.js';
-import { StringEnum } from '../../schemas/common.js';
+import { Body, LIMITS, StringEnum } from '../../schemas/common.js';
 
-const KeyBody = Type.Object({
+const KeyBody = Body({
   name: Type.Optional(Type.String({ maxLength: 200 })),
-  expires_at_ms: Type.Optional(Type.Union([Type.Integer({ minimum: 0 }), Type.Null()])),
+  expires_at_ms: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: LIMITS.maxTimeMs }), Type.Null()])),
 });
 
 const LEVELS = { ACCESS_LEVEL_NONE: 'none', ACCESS_LEVEL_READ: 'read', ACCESS_LEVEL_WRITE: 'write' } as const;
 
-const RestrictedBody = Type.Object({
+const RestrictedBody = Body({
   name: Type.Optional(Type.String({ maxLength: 200 })),
-  expires_at_ms: Type.Optional(Type.Union([Type.Integer({ minimum: 0 }), Type.Null()])),
+  expires_at_ms: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: LIMITS.maxTimeMs }), Type.Null()])),
   scopes: Type.Optional(
     Type.Array(
       Type.Object({

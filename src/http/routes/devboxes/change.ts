@@ -1,12 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from 'typebox';
 import type { DevboxService } from '../../../domain/devboxes/devbox-service.js';
-import { StringMap } from '../../schemas/common.js';
-import { DevboxIdParams, Nullable, toView } from './schemas.js';
+import { Body, LIMITS, Metadata, Opt } from '../../schemas/common.js';
+import { DevboxIdParams, toView } from './schemas.js';
 
-const UpdateBody = Type.Object({
-  name: Type.Optional(Nullable(Type.String({ maxLength: 256 }))),
-  metadata: Type.Optional(Nullable(StringMap)),
+/** Omitted or null leaves a field as it is (the SDK sends null so); "" clears the name, {} the metadata. */
+const UpdateBody = Body({
+  name: Opt(Type.String({ maxLength: LIMITS.name })),
+  metadata: Opt(Metadata),
 });
 const ShutdownQuery = Type.Object({ force: Type.Optional(Type.Boolean()) });
 

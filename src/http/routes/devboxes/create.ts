@@ -2,12 +2,14 @@ import type { FastifyInstance } from 'fastify';
 import type { DevboxService } from '../../../domain/devboxes/devbox-service.js';
 import type { Devbox } from '../../../domain/devboxes/types.js';
 import { clientGone } from '../../request-signal.js';
-import { CreateBodySchema, toView, type CreateBody } from './schemas.js';
+import { CreateBodySchema, refuseUnsupported, toView, type CreateBody } from './schemas.js';
 
 /** How long create_and_await_running holds before answering with the current view (the SDK then polls). */
 const AWAIT_RUNNING_MS = 20_000;
 
-const toInput = (b: CreateBody) => ({
+function toInput(b: CreateBody) {
+  refuseUnsupported(b);
+  return {
   name: b.name,
   metadata: b.metadata,
   environmentVariables: b.environment_variables,
@@ -18,7 +20,8 @@ const toInput = (b: CreateBody) => ({
   blueprintId: b.blueprint_id,
   blueprintName: b.blueprint_name,
   fileMounts: b.file_mounts,
-});
+  };
+}
 
 export function createRoutes(app: FastifyInstance, devboxes: DevboxService): void {
   app.post('/v1/devboxes', { schema: { body: CreateBodySchema } }, async (req) => {

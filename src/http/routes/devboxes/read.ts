@@ -3,14 +3,14 @@ import { Type, type Static } from 'typebox';
 import type { DevboxService } from '../../../domain/devboxes/devbox-service.js';
 import type { DevboxStatus } from '../../../domain/devboxes/types.js';
 import { ERRORS } from '../../../domain/errors.js';
-import { pageEnvelope, PageQuerySchema, toPageQuery } from '../../schemas/common.js';
+import { Body, Opt, pageEnvelope, PageQuerySchema, toPageQuery } from '../../schemas/common.js';
 import { clientGone } from '../../request-signal.js';
 import { DevboxIdParams, StatusSchema, toView } from './schemas.js';
 
 const ListQuery = Type.Intersect([PageQuerySchema, Type.Object({ status: Type.Optional(StatusSchema) })]);
-const WaitBody = Type.Object({
-  statuses: Type.Array(StatusSchema, { minItems: 1 }),
-  timeout_seconds: Type.Optional(Type.Union([Type.Number({ minimum: 0 }), Type.Null()])),
+const WaitBody = Body({
+  statuses: Type.Array(StatusSchema, { minItems: 1, maxItems: 20 }),
+  timeout_seconds: Opt(Type.Number({ minimum: 0, maximum: 3600 })),
 });
 
 const DEFAULT_WAIT_S = 10;

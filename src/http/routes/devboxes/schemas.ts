@@ -1,64 +1,90 @@
-import { Type, type TSchema } from 'typebox';
+import { Type } from 'typebox';
 import type { Devbox } from '../../../domain/devboxes/types.js';
 import { DEVBOX_STATUSES } from '../../../domain/devboxes/types.js';
-import { StringEnum, StringMap } from '../../schemas/common.js';
-
-export const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
-const Opt = <T extends TSchema>(t: T) => Type.Optional(Nullable(t));
+import { ERRORS } from '../../../domain/errors.js';
+import { ArgString, Body, EnvironmentMap, LIMITS, Metadata, Opt, StringEnum } from '../../schemas/common.js';
+import { MAX_BYTES_KEYWORD } from '../../validation.js';
 
 export const StatusSchema = StringEnum([...DEVBOX_STATUSES]);
 
-const AfterIdle = Type.Object({
-  idle_time_seconds: Type.Integer({ minimum: 1 }),
+const Seconds = Type.Integer({ minimum: 1, maximum: LIMITS.maxSeconds });
+const Commands = Type.Array(ArgString({ maxLength: 100_000 }), { maxItems: 100 });
+
+const AfterIdle = Body({
+  idle_time_seconds: Seconds,
   on_idle: Type.Optional(StringEnum(['shutdown', 'suspend'])),
 });
 
-/** Launch parameters: the fields devboxd acts on are typed; the whole object is echoed as sent. */
+/**
+ * Launch parameters: every field of the SDK is known here. The whole object is echoed as sent, so it is
+ * bounded as a whole too. Fields for capabilities this server does not have yet (ports, network policies,
+ * services, resume triggers) are typed so that only their empty values pass `refuseUnsupported`.
+ */
 export const LaunchParametersSchema = Type.Object(
   {
-    launch_commands: Opt(Type.Array(Type.String({ maxLength: 100_000 }), { maxItems: 100 })),
+    launch_commands: Opt(Commands),
     resource_size_request: Opt(StringEnum(['X_SMALL', 'SMALL', 'MEDIUM', 'LARGE', 'X_LARGE', 'XX_LARGE', 'CUSTOM_SIZE'])),
     custom_cpu_cores: Opt(Type.Number({ exclusiveMinimum: 0, maximum: 64 })),
     custom_gb_memory: Opt(Type.Number({ exclusiveMinimum: 0, maximum: 256 })),
     custom_disk_size: Opt(Type.Number({ exclusiveMinimum: 0, maximum: 4096 })),
-    keep_alive_time_seconds: Opt(Type.Integer({ minimum: 1 })),
+    keep_alive_time_seconds: Opt(Seconds),
     after_idle: Opt(AfterIdle),
     architecture: Opt(StringEnum(['x86_64', 'arm64'])),
-    available_ports: Opt(Type.Array(Type.Integer({ minimum: 1, maximum: 65535 }))),
-    user_parameters: Opt(Type.Object({ username: Type.String({ maxLength: 32 }), uid: Type.Integer({ minimum: 0 }) })),
+    available_ports: Opt(Type.Array(Type.Integer({ minimum: 1, maximum: 65535 }), { maxItems: 100 })),
+    network_policy_id: Opt(Type.String({ maxLength: 200 })),
+    provisioning_tier: Opt(StringEnum(['standard', 'flex'])),
+    required_services: Opt(Type.Array(Type.String({ maxLength: 200 }), { maxItems: 100 })),
+    user_parameters: Opt(Body({ username: Type.String({ minLength: 1, maxLength: 32 }), uid: Type.Integer({ minimum: 0, maximum: 65534 }) })),
     lifecycle: Opt(
-      Type.Object(
-        {
-          after_idle: Opt(AfterIdle),
-          lifecycle_hooks: Opt(
-            Type.Object({
-              suspend_commands: Opt(Type.Array(Type.String())),
-              suspend_deadline_ms: Opt(Type.Integer({ minimum: 0, maximum: 600_000 })),
-            }),
-          ),
-        },
-        { additionalProperties: true },
-      ),
+      Body({
+        after_idle: Opt(AfterIdle),
+        lifecycle_hooks: Opt(
+          Body({
+            suspend_commands: Opt(Commands),
+            suspend_deadline_ms: Opt(Type.Integer({ minimum: 0, maximum: 600_000 })),
+          }),
+        ),
+        resume_triggers: Opt(Body({ axon_event: Opt(Type.Boolean()), http: Opt(Type.Boolean()) })),
+      }),
     ),
   },
-  { additionalProperties: true },
+  { additionalProperties: false, [MAX_BYTES_KEYWORD]: LIMITS.launchParametersBytes },
 );
 
-export const CreateBodySchema = Type.Object(
-  {
-    name: Opt(Type.String({ maxLength: 256 })),
-    entrypoint: Opt(Type.String({ maxLength: 100_000 })),
-    environment_variables: Opt(StringMap),
-    metadata: Opt(StringMap),
-    secrets: Opt(StringMap),
-    file_mounts: Opt(StringMap),
-    launch_parameters: Opt(LaunchParametersSchema),
-    blueprint_id: Opt(Type.String()),
-    blueprint_name: Opt(Type.String()),
-    snapshot_id: Opt(Type.String()),
-  },
-  { additionalProperties: true },
-);
+/** Create parameters of features still to come: any value is accepted by the schema, then refused unless empty. */
+const Later = Type.Optional(Type.Unknown());
+
+export const CreateBodySchema = Body({
+  name: Opt(Type.String({ maxLength: LIMITS.name })),
+  entrypoint: Opt(ArgString({ maxLength: 100_000 })),
+  environment_variables: Opt(EnvironmentMap),
+  metadata: Opt(Metadata),
+  secrets: Opt(
+    Type.Unsafe<Record<string, string>>({
+      type: 'object',
+      propertyNames: { pattern: '^[A-Za-z_][A-Za-z0-9_]*$', maxLength: 256 },
+      additionalProperties: { type: 'string', minLength: 1, maxLength: 256 },
+      maxProperties: 256,
+    }),
+  ),
+  file_mounts: Opt(
+    Type.Unsafe<Record<string, string>>({
+      type: 'object',
+      propertyNames: { minLength: 1, maxLength: 4096, pattern: '^[^\\u0000]*$' },
+      additionalProperties: { type: 'string' },
+      maxProperties: 100,
+    }),
+  ),
+  launch_parameters: Opt(LaunchParametersSchema),
+  blueprint_id: Opt(Type.String({ maxLength: 200 })),
+  blueprint_name: Opt(Type.String({ maxLength: 256 })),
+  snapshot_id: Opt(Type.String({ maxLength: 200 })),
+  code_mounts: Later,
+  gateways: Later,
+  mcp: Later,
+  mounts: Later,
+  tunnel: Later,
+});
 
 export interface CreateBody {
   name?: string | null;
@@ -71,6 +97,40 @@ export interface CreateBody {
   blueprint_id?: string | null;
   blueprint_name?: string | null;
   snapshot_id?: string | null;
+  code_mounts?: unknown;
+  gateways?: unknown;
+  mcp?: unknown;
+  mounts?: unknown;
+  tunnel?: unknown;
+}
+
+const isEmpty = (v: unknown) =>
+  v === undefined || v === null || v === false || (Array.isArray(v) && v.length === 0) || (typeof v === 'object' && Object.keys(v as object).length === 0);
+
+/** What each not-yet-available create parameter needs; a non-empty value is a 400 naming it. */
+const UNSUPPORTED: Array<[string, (b: CreateBody) => unknown, string]> = [
+  ['tunnel', (b) => b.tunnel, 'tunnels'],
+  ['mounts', (b) => b.mounts, 'object, agent and code mounts'],
+  ['code_mounts', (b) => b.code_mounts, 'code mounts'],
+  ['gateways', (b) => b.gateways, 'the agent gateway'],
+  ['mcp', (b) => b.mcp, 'the MCP hub'],
+  ['launch_parameters.available_ports', (b) => b.launch_parameters?.available_ports, 'tunnels into box ports'],
+  ['launch_parameters.network_policy_id', (b) => b.launch_parameters?.network_policy_id, 'network policies'],
+  ['launch_parameters.required_services', (b) => b.launch_parameters?.required_services, 'services'],
+  ['launch_parameters.lifecycle.resume_triggers.axon_event', (b) => resumeTriggers(b)?.axon_event, 'axon resume triggers'],
+  ['launch_parameters.lifecycle.resume_triggers.http', (b) => resumeTriggers(b)?.http, 'HTTP resume triggers'],
+];
+
+function resumeTriggers(b: CreateBody): Record<string, unknown> | undefined {
+  const lifecycle = b.launch_parameters?.lifecycle as Record<string, unknown> | null | undefined;
+  return (lifecycle?.resume_triggers ?? undefined) as Record<string, unknown> | undefined;
+}
+
+/** Throws a 400 naming the first parameter this server cannot act on yet (never accepted and dropped). */
+export function refuseUnsupported(b: CreateBody): void {
+  for (const [field, get, what] of UNSUPPORTED) {
+    if (!isEmpty(get(b))) throw ERRORS.invalid(`${field} is not supported on this server yet (${what})`);
+  }
 }
 
 export const DevboxIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }) });

@@ -1,13 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from 'typebox';
 import type { ExecutionService } from '../../../domain/executions/execution-service.js';
-import { StringEnum } from '../../schemas/common.js';
+import { Body, Opt, StringEnum } from '../../schemas/common.js';
 import { DEFAULT_LAST_N, ExecutionParams, toAsyncView } from './schemas.js';
 
-const KillBody = Type.Object({ kill_process_group: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])) });
-const StdinBody = Type.Object({
-  text: Type.Optional(Type.Union([Type.String({ maxLength: 1_000_000 }), Type.Null()])),
-  signal: Type.Optional(Type.Union([StringEnum(['EOF', 'INTERRUPT']), Type.Null()])),
+const KillBody = Body({ kill_process_group: Opt(Type.Boolean()) });
+const StdinBody = Body({
+  text: Opt(Type.String({ maxLength: 1_000_000 })),
+  signal: Opt(StringEnum(['EOF', 'INTERRUPT'])),
 });
 
 export function controlRoutes(app: FastifyInstance, executions: ExecutionService): void {

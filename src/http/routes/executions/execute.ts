@@ -2,21 +2,23 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from 'typebox';
 import type { ExecutionService } from '../../../domain/executions/execution-service.js';
 import { clientGone } from '../../request-signal.js';
+import { ArgString, Body, Opt } from '../../schemas/common.js';
 import { Command, DEFAULT_LAST_N, DevboxParams, LastNQuery, lastNOf, ShellName, toAsyncView, toSyncView } from './schemas.js';
 
 /** The longest an execute call holds before answering with a running execution (the SDK then polls). */
 const MAX_HOLD_S = 25;
 
-const ExecuteBody = Type.Object({
+const ExecuteBody = Body({
   command: Command,
-  command_id: Type.Optional(Type.Union([Type.String({ maxLength: 200 }), Type.Null()])),
+  // The SDK always sends one (a fresh uuid unless given); "" is refused rather than read as "none".
+  command_id: Opt(ArgString({ minLength: 1, maxLength: 200 })),
   shell_name: ShellName,
-  optimistic_timeout: Type.Optional(Type.Union([Type.Number({ minimum: 0 }), Type.Null()])),
+  optimistic_timeout: Opt(Type.Number({ minimum: 0, maximum: 3600 })),
 });
-const AsyncBody = Type.Object({
+const AsyncBody = Body({
   command: Command,
   shell_name: ShellName,
-  attach_stdin: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
+  attach_stdin: Opt(Type.Boolean()),
 });
 
 export function executeRoutes(app: FastifyInstance, executions: ExecutionService): void {

@@ -3,13 +3,14 @@ import { Type, type Static } from 'typebox';
 import type { ExecutionService } from '../../../domain/executions/execution-service.js';
 import type { ExecutionStatus } from '../../../domain/executions/types.js';
 import { clientGone } from '../../request-signal.js';
+import { Body, Opt } from '../../schemas/common.js';
 import { ExecutionParams, ExecutionStatusSchema, LastNQuery, lastNOf, toAsyncView } from './schemas.js';
 
 const MAX_WAIT_S = 25;
 
-const WaitBody = Type.Object({
-  statuses: Type.Array(ExecutionStatusSchema, { minItems: 1 }),
-  timeout_seconds: Type.Optional(Type.Union([Type.Number({ minimum: 0 }), Type.Null()])),
+const WaitBody = Body({
+  statuses: Type.Array(ExecutionStatusSchema, { minItems: 1, maxItems: 20 }),
+  timeout_seconds: Opt(Type.Number({ minimum: 0, maximum: 3600 })),
 });
 
 export function readRoutes(app: FastifyInstance, executions: ExecutionService): void {

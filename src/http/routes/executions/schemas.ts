@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { ExecutionOutput } from '../../../domain/executions/execution-service.js';
 import { EXECUTION_STATUSES, type Execution, type LogEntry } from '../../../domain/executions/types.js';
-import { StringEnum } from '../../schemas/common.js';
+import { ArgString, Opt, StringEnum } from '../../schemas/common.js';
 
 export const DEFAULT_LAST_N = 100;
 
@@ -16,8 +16,9 @@ export const LastNQuery = Type.Object({ last_n: Type.Optional(Type.String({ patt
 export const lastNOf = (q: { last_n?: string }) => (q.last_n ? Number(q.last_n) : DEFAULT_LAST_N);
 
 export const ExecutionStatusSchema = StringEnum([...EXECUTION_STATUSES]);
-export const ShellName = Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 100 }), Type.Null()]));
-export const Command = Type.String({ minLength: 1, maxLength: 120_000 });
+/** Printable ASCII: the name is hex-encoded into a file name inside the box, which must fit NAME_MAX. */
+export const ShellName = Opt(Type.String({ minLength: 1, maxLength: 100, pattern: '^[\\x20-\\x7e]*$' }));
+export const Command = ArgString({ minLength: 1, maxLength: 120_000 });
 
 /** DevboxAsyncExecutionDetailView: output only once completed. */
 export function toAsyncView(e: Execution, out: ExecutionOutput | null) {

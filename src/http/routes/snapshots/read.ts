@@ -8,7 +8,7 @@ import { SnapshotIdParams, toStatusView, toView } from './schemas.js';
 /** `metadata[k]` and `metadata[k][in]` keys are open-ended, so the query allows extra properties. */
 const ListQuery = Type.Intersect([
   PageQuerySchema,
-  Type.Object({ devbox_id: Type.Optional(Type.String()), source_blueprint_id: Type.Optional(Type.String()) }),
+  Type.Object({ devbox_id: Type.Optional(Type.String({ maxLength: 200 })), source_blueprint_id: Type.Optional(Type.String({ maxLength: 200 })) }),
 ]);
 
 /** Reads `metadata[k]=v` (equals) and `metadata[k][in]=v1,v2` (any of) from the raw query keys. */

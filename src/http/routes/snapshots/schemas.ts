@@ -1,14 +1,12 @@
-import { Type, type TSchema } from 'typebox';
+import { Type } from 'typebox';
 import type { Snapshot } from '../../../domain/snapshots/types.js';
-import { StringMap } from '../../schemas/common.js';
-
-const Opt = <T extends TSchema>(t: T) => Type.Optional(Type.Union([t, Type.Null()]));
+import { Body, LIMITS, Metadata, Opt } from '../../schemas/common.js';
 
 /** snapshot_disk, snapshot_disk_async and update share one body; commit_message length is checked by the domain. */
-export const SnapshotBody = Type.Object({
-  name: Opt(Type.String({ maxLength: 256 })),
-  metadata: Opt(StringMap),
-  commit_message: Opt(Type.String()),
+export const SnapshotBody = Body({
+  name: Opt(Type.String({ maxLength: LIMITS.name })),
+  metadata: Opt(Metadata),
+  commit_message: Opt(Type.String({ maxLength: 100_000 })),
 });
 export type SnapshotBodyWire = { name?: string | null; metadata?: Record<string, string> | null; commit_message?: string | null };
 

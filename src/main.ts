@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { buildDeps, type Deps } from './deps.js';
+import { lockDataDir } from './lib/data-dir-lock.js';
 import { createLogger } from './lib/logger.js';
 
 export interface Running {
@@ -13,8 +14,12 @@ export interface Running {
   stop(): Promise<void>;
 }
 
-/** Starts devboxd: build services, bootstrap the first key, listen, and drain on SIGTERM/SIGINT. */
+/**
+ * Starts devboxd: lock the data dir (before anything opens or reconciles it), build services, bootstrap the
+ * first key, listen, and drain on SIGTERM/SIGINT.
+ */
 export async function startServer(config: Config): Promise<Running> {
+  const lock = await lockDataDir(config.dataDir);
   const logger = createLogger(config.logLevel);
   const deps = await buildDeps(config, logger);
   const { createdSecret } = deps.accounts.bootstrap(config.adminKey);
@@ -43,6 +48,7 @@ export async function startServer(config: Config): Promise<Running> {
       logger.info('shutting down: draining requests; devboxes keep running and are adopted at next start');
       await app.close();
       await deps.close();
+      await lock.release();
     })());
   return { app, deps, url, stop };
 }

@@ -148,7 +148,19 @@ describe('a restricted key never mints or revokes a wider key', () => {
     assert.equal((await server.client({ apiKey: standard.key_secret }).accounts.me()).name, 'default');
   });
 
-  test('listing needs account read; revoking needs account write', async () => {
+  test('a key that expires mints only keys that expire no later', async () => {
+    const until = Date.now() + 3_600_000;
+    const short = await admin.apikeys.create({ name: 'short-lived', expires_at_ms: until });
+    const api = server.client({ apiKey: short.key_secret, maxRetries: 0 });
+    const forever = await outcome(api.apikeys.create({ name: 'forever' }));
+    assert.equal(forever.status, 403);
+    assert.match(forever.message!, /expires_at_ms/);
+    assert.equal((await outcome(api.restrictedKeys.create({ expires_at_ms: until + 1 }))).status, 403);
+    const shorter = await api.apikeys.create({ expires_at_ms: until - 1000 });
+    assert.equal(shorter.expires_at_ms, until - 1000);
+  });
+
+    test('listing needs account read; revoking needs account write', async () => {
     const { api: none } = await restricted([['RESOURCE_TYPE_DEVBOXES', 'ACCESS_LEVEL_WRITE']]);
     assert.equal((await outcome(listKeys(none))).status, 403);
     const { api: reader } = await restricted([['RESOURCE_TYPE_ACCOUNT', 'ACCESS_LEVEL_READ']]);

@@ -23,6 +23,7 @@ export interface Principal {
   keyId: string;
   kind: ApiKey['kind'];
   scopes: Scope[];
+  expiresAtMs: number | null;
 }
 
 const RANK: Record<AccessLevel, number> = { none: 0, read: 1, write: 2 };
@@ -42,7 +43,7 @@ export class AccountService {
     if (!key) throw ERRORS.unauthenticated('invalid API key');
     if (key.revokedAtMs !== null) throw ERRORS.unauthenticated('API key has been revoked');
     if (key.expiresAtMs !== null && key.expiresAtMs <= nowMs) throw ERRORS.unauthenticated('API key has expired');
-    return { accountId: key.accountId, keyId: key.id, kind: key.kind, scopes: key.scopes };
+    return { accountId: key.accountId, keyId: key.id, kind: key.kind, scopes: key.scopes, expiresAtMs: key.expiresAtMs };
   }
 
   /** Standard keys may do anything in their account; restricted keys only what their scopes grant. */
@@ -86,7 +87,8 @@ export class AccountService {
 
   /**
    * Mints a key. `by` is the calling key (absent for the operator CLI and bootstrap): a key it mints is never
-   * wider than itself, so a restricted key cannot mint a standard key nor grant more than its own scopes.
+   * wider than itself, so a restricted key cannot mint a standard key nor grant more than its own scopes, and
+   * no key mints one that outlives it.
    */
   createKey(
     accountId: string,
@@ -102,6 +104,12 @@ export class AccountService {
       seen.add(s.resourceType);
     }
     if (by) this.requireNoWider(by, opts.kind, opts.scopes ?? [], 'create');
+    // Nor does it outlive its creator: a key that expires mints only keys that expire no later.
+    if (by?.expiresAtMs != null && (opts.expiresAtMs == null || opts.expiresAtMs > by.expiresAtMs)) {
+      throw ERRORS.forbidden(
+        `expires_at_ms must be at most ${by.expiresAtMs}: this key expires then and cannot create a key that outlives it`,
+      );
+    }
     const secret = newSecret(opts.kind === 'standard' ? 'ak' : 'rk');
     const key: ApiKey = {
       id: newId('key'),

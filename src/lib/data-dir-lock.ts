@@ -55,6 +55,7 @@ export async function lockDataDir(dataDir: string): Promise<DataDirLock> {
   return {
     file,
     async release() {
+      child.ref(); // keeps the process up until the helper is gone
       child.stdin!.end();
       await exited;
     },

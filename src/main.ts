@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { buildDeps, type Deps } from './deps.js';
+import { lockDataDir } from './lib/data-dir-lock.js';
 import { createLogger, type Logger } from './lib/logger.js';
 
 export interface Running {
@@ -22,8 +23,12 @@ function containCrashes(logger: Logger): void {
   process.on('uncaughtException', (err) => logger.error({ err }, 'uncaught exception (contained)'));
 }
 
-/** Starts devboxd: build services, bootstrap the first key, listen, and drain on SIGTERM/SIGINT. */
+/**
+ * Starts devboxd: lock the data dir (before anything opens or reconciles it), build services, bootstrap the
+ * first key, listen, and drain on SIGTERM/SIGINT.
+ */
 export async function startServer(config: Config): Promise<Running> {
+  const lock = await lockDataDir(config.dataDir);
   const logger = createLogger(config.logLevel);
   containCrashes(logger);
   const deps = await buildDeps(config, logger);
@@ -53,6 +58,7 @@ export async function startServer(config: Config): Promise<Running> {
       logger.info('shutting down: draining requests; devboxes keep running and are adopted at next start');
       await app.close();
       await deps.close();
+      await lock.release();
     })());
   return { app, deps, url, stop };
 }

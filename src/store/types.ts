@@ -38,6 +38,10 @@ export interface ApiKey {
   scopes: Scope[];
   expiresAtMs: number | null;
   createTimeMs: number;
+  /** When the key was revoked; a revoked key never authenticates again. */
+  revokedAtMs: number | null;
+  /** The last four characters of the secret (null for keys made before they were recorded). */
+  secretLast4: string | null;
 }
 
 export interface AccountStore {
@@ -49,6 +53,11 @@ export interface AccountStore {
   /** Returns false when a key with that hash already exists. */
   insertKeyIfAbsent(key: ApiKey): boolean;
   findKeyByHash(hash: string): ApiKey | undefined;
+  getKey(id: string): ApiKey | undefined;
+  /** The account's keys that are not revoked, by id. */
+  listKeys(accountId: string, page: PageQuery): Page<ApiKey>;
+  /** Marks the key revoked unless it already is; returns whether this call revoked it. */
+  revokeKey(id: string, atMs: number): boolean;
 }
 
 export interface StoredResponse {

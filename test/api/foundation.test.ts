@@ -58,8 +58,11 @@ for (const http2 of [true, false]) {
       const writer = await server.client({ http2 }).restrictedKeys.create({
         scopes: [{ resource_type: 'RESOURCE_TYPE_ACCOUNT', access_level: 'ACCESS_LEVEL_WRITE' }],
       });
-      const k = await server.client({ http2, apiKey: writer.key_secret }).apikeys.create({ name: 'ok' });
-      assert.match(k.key_secret!, /^ak_/);
+      // Account write mints keys, never one wider than itself: a restricted key, not a standard one.
+      const asWriter = server.client({ http2, apiKey: writer.key_secret, maxRetries: 0 });
+      assert.equal(await status(asWriter.apikeys.create({ name: 'escalate' })), 403);
+      const k = await asWriter.restrictedKeys.create({ scopes: [{ resource_type: 'RESOURCE_TYPE_ACCOUNT', access_level: 'ACCESS_LEVEL_READ' }] });
+      assert.match(k.key_secret!, /^rk_/);
     });
 
     test('bad input gets a 400 naming the field; unknown paths 404 JSON', async () => {

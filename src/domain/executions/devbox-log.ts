@@ -3,6 +3,9 @@ import type { Logger } from '../../lib/logger.js';
 import type { LogStore } from '../../store/types.js';
 import type { LogEntry, LogEntryInput, LogFilter } from './types.js';
 
+const matches = (e: LogEntry, f: LogFilter): boolean =>
+  (!f.executionId || e.cmdId === f.executionId) && (!f.shellName || e.shellName === f.shellName);
+
 /** Output lines are batched into the log at most this often (one transaction per batch). */
 const FLUSH_MS = 50;
 
@@ -53,9 +56,11 @@ export class DevboxLog {
 
   /**
    * Entries of a devbox as they come: everything logged so far, then new ones, until `isOver()` (checked
-   * after each catch-up and at least every second) or the signal fires.
+   * after each catch-up and at least every second) or the signal fires. `filter` (execution id, shell name)
+   * holds for the backlog and the live entries alike; it is applied here so that each entry is read once
+   * however few match (a filtered read would rescan the entries it skipped at every wake).
    */
-  async *follow(devboxId: string, isOver: () => boolean, signal: AbortSignal): AsyncGenerator<LogEntry> {
+  async *follow(devboxId: string, filter: LogFilter, isOver: () => boolean, signal: AbortSignal): AsyncGenerator<LogEntry> {
     let seq = 0;
     while (!signal.aborted) {
       let woke = false;
@@ -65,7 +70,7 @@ export class DevboxLog {
         const batch = this.store.list(devboxId, { afterSeq: seq, limit: 1000 });
         for (const e of batch) {
           seq = e.seq;
-          yield e;
+          if (matches(e, filter)) yield e;
         }
         if (batch.length === 1000 || woke) continue;
         if (isOver()) return;

@@ -241,21 +241,27 @@ export class ExecutionService implements BoxProcessHooks {
     }
   }
 
+  /** The devbox log, filtered; an execution id the devbox does not know is a 404, not an empty list. */
   logs(accountId: string, devboxId: string, filter: LogFilter): LogEntry[] {
     this.devboxes.get(accountId, devboxId);
+    if (filter.executionId) this.get(accountId, devboxId, filter.executionId);
     this.devboxLog.flush();
     return this.devboxLog.list(devboxId, filter);
   }
 
-  /** The devbox log from its start, then live; ends once the devbox is terminal and everything was sent. */
-  tailLogs(accountId: string, devboxId: string, signal: AbortSignal): AsyncGenerator<LogEntry> {
+  /**
+   * The devbox log from its start, then live, both filtered; ends once the devbox is terminal and everything
+   * was sent. Unknown devbox or execution ids throw here, before anything streams.
+   */
+  tailLogs(accountId: string, devboxId: string, filter: LogFilter, signal: AbortSignal): AsyncGenerator<LogEntry> {
     this.devboxes.get(accountId, devboxId);
+    if (filter.executionId) this.get(accountId, devboxId, filter.executionId);
     this.devboxLog.flush();
     const isOver = () => {
       const d = this.devboxes.get(accountId, devboxId);
       return TERMINAL.has(d.status);
     };
-    return this.devboxLog.follow(devboxId, isOver, signal);
+    return this.devboxLog.follow(devboxId, filter, isOver, signal);
   }
 
   // --- BoxProcessHooks ---

@@ -3,7 +3,10 @@ import type { AccountService } from '../../domain/accounts/account-service.js';
 import { ERRORS } from '../../domain/errors.js';
 import './context.js';
 
-/** Every route requires `Authorization: Bearer <key>` unless its config says `auth: false`. */
+/**
+ * Every route requires `Authorization: Bearer <key>` unless its config says `auth: false`. The key is looked
+ * up on every request (no cache), so a revocation holds from the next request on.
+ */
 export function registerAuth(app: FastifyInstance, accounts: AccountService): void {
   app.decorateRequest('principal', null as never);
   app.addHook('onRequest', async (req) => {
@@ -15,8 +18,10 @@ export function registerAuth(app: FastifyInstance, accounts: AccountService): vo
     if (!match) throw ERRORS.unauthenticated('malformed Authorization header: expected "Bearer <API key>"');
     const principal = accounts.authenticate(match[1]!);
     if (config?.resource) {
-      accounts.authorize(principal, config.resource, req.method === 'GET' || req.method === 'HEAD' ? 'read' : 'write');
+      const level = config.access ?? (req.method === 'GET' || req.method === 'HEAD' ? 'read' : 'write');
+      accounts.authorize(principal, config.resource, level);
     }
+    for (const need of config?.alsoNeeds ?? []) accounts.authorize(principal, need.resource, need.access);
     req.principal = principal;
   });
 }

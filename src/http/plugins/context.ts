@@ -8,8 +8,12 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** false: no API key needed (health, metrics, OpenAPI). */
     auth?: boolean;
-    /** Resource type a restricted key needs a scope on; GET needs read, other methods write. */
+    /** Resource type a restricted key needs a scope on; GET needs read, other methods write unless `access` says. */
     resource?: ResourceType;
+    /** The level `resource` needs, for POST routes that only read (download_file, wait_for_status...). */
+    access?: 'read' | 'write';
+    /** Further grants the route needs (snapshotting a devbox writes a snapshot and reads the devbox). */
+    alsoNeeds?: { resource: ResourceType; access: 'read' | 'write' }[];
     /** false: never replay this route's answer by x-request-id (streaming or non-creating routes). */
     idempotent?: boolean;
   }

@@ -12,7 +12,7 @@ import { snapshotRoutes } from './snapshots/index.js';
 export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
   healthRoutes(app, deps.db);
   accountRoutes(app, deps.accounts);
-  apiKeyRoutes(app, deps.accounts);
+  await app.register(apiKeyRoutes, { accounts: deps.accounts });
   await app.register(devboxRoutes, { devboxes: deps.devboxes, suspend: deps.suspend });
   await app.register(executionRoutes, { executions: deps.executions });
   await app.register(fileRoutes, { files: deps.files, devboxes: deps.devboxes });

@@ -1,5 +1,6 @@
 import type { Db } from './db.js';
-import type { Account, AccountStore, ApiKey } from '../types.js';
+import { paginate } from './paginate.js';
+import type { Account, AccountStore, ApiKey, Page, PageQuery } from '../types.js';
 
 interface KeyRow {
   id: string;
@@ -10,6 +11,8 @@ interface KeyRow {
   scopes: string;
   expires_at_ms: number | null;
   create_time_ms: number;
+  revoked_at_ms: number | null;
+  secret_last4: string | null;
 }
 
 interface AccountRow {
@@ -27,6 +30,8 @@ const toKey = (r: KeyRow): ApiKey => ({
   scopes: JSON.parse(r.scopes),
   expiresAtMs: r.expires_at_ms,
   createTimeMs: r.create_time_ms,
+  revokedAtMs: r.revoked_at_ms,
+  secretLast4: r.secret_last4,
 });
 
 const toAccount = (r: AccountRow): Account => ({ id: r.id, name: r.name, createTimeMs: r.create_time_ms });
@@ -76,13 +81,36 @@ export class SqliteAccountStore implements AccountStore {
     return row && toKey(row);
   }
 
+  getKey(id: string): ApiKey | undefined {
+    const row = this.db.prepare('SELECT * FROM api_keys WHERE id = ?').get(id) as KeyRow | undefined;
+    return row && toKey(row);
+  }
+
+  listKeys(accountId: string, page: PageQuery): Page<ApiKey> {
+    return paginate(this.db, 'api_keys', ['account_id = ?', 'revoked_at_ms IS NULL'], [accountId], page, toKey);
+  }
+
+  revokeKey(id: string, atMs: number): boolean {
+    return this.db.prepare('UPDATE api_keys SET revoked_at_ms = ? WHERE id = ? AND revoked_at_ms IS NULL').run(atMs, id).changes > 0;
+  }
+
   private insert(verb: string, k: ApiKey): number {
     return this.db
       .prepare(
-        `${verb} INTO api_keys (id, account_id, name, kind, secret_hash, scopes, expires_at_ms, create_time_ms)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        `${verb} INTO api_keys (id, account_id, name, kind, secret_hash, scopes, expires_at_ms, create_time_ms, revoked_at_ms, secret_last4)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
-      .run(k.id, k.accountId, k.name, k.kind, k.secretHash, JSON.stringify(k.scopes), k.expiresAtMs, k.createTimeMs)
-      .changes;
+      .run(
+        k.id,
+        k.accountId,
+        k.name,
+        k.kind,
+        k.secretHash,
+        JSON.stringify(k.scopes),
+        k.expiresAtMs,
+        k.createTimeMs,
+        k.revokedAtMs,
+        k.secretLast4,
+      ).changes;
   }
 }

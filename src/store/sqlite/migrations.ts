@@ -98,4 +98,9 @@ export const MIGRATIONS: string[] = [
   `ALTER TABLE executions ADD COLUMN stdout_bytes INTEGER NOT NULL DEFAULT 0;
    ALTER TABLE executions ADD COLUMN stderr_bytes INTEGER NOT NULL DEFAULT 0;
    CREATE INDEX executions_unfinished ON executions (status) WHERE status != 'completed';`,
+  // v4: API key revocation (a revoked key stays for the record and never authenticates again) and the
+  // last four characters of each secret, so a list can show which key is which without the secret
+  `ALTER TABLE api_keys ADD COLUMN revoked_at_ms INTEGER;
+   ALTER TABLE api_keys ADD COLUMN secret_last4 TEXT;
+   CREATE INDEX api_keys_account ON api_keys (account_id, id);`,
 ];

@@ -31,7 +31,7 @@ export function readRoutes(app: FastifyInstance, devboxes: DevboxService): void 
   // Long-poll: 200 once a requested status is reached, 408 when the hold ends (the SDK re-sends at once).
   app.post(
     '/v1/devboxes/:id/wait_for_status',
-    { schema: { params: DevboxIdParams, body: WaitBody }, config: { idempotent: false } },
+    { schema: { params: DevboxIdParams, body: WaitBody }, config: { idempotent: false, access: 'read' } },
     async (req, reply) => {
       const { id } = req.params as Static<typeof DevboxIdParams>;
       const body = req.body as Static<typeof WaitBody>;

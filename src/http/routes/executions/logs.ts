@@ -9,20 +9,23 @@ const LogsQuery = Type.Object({
   shell_name: Type.Optional(Type.String({ maxLength: 100 })),
 });
 
+const filterOf = (q: Static<typeof LogsQuery>) => ({ executionId: q.execution_id || undefined, shellName: q.shell_name || undefined });
+
 export function logRoutes(app: FastifyInstance, executions: ExecutionService): void {
   app.get('/v1/devboxes/:id/logs', { schema: { params: DevboxParams, querystring: LogsQuery } }, async (req) => {
     const { id } = req.params as Static<typeof DevboxParams>;
     const q = req.query as Static<typeof LogsQuery>;
-    const logs = executions.logs(req.principal.accountId, id, { executionId: q.execution_id || undefined, shellName: q.shell_name || undefined });
+    const logs = executions.logs(req.principal.accountId, id, filterOf(q));
     return { logs: logs.map(toLogView) };
   });
 
-  // One unnamed event per log entry: the backlog, then live entries; ends once the devbox is terminal.
-  app.get('/v1/devboxes/:id/logs/tail', { schema: { params: DevboxParams } }, async (req, reply) => {
+  // One unnamed event per log entry: the backlog, then live entries; ends once the devbox is terminal. The
+  // filters hold for both; an unknown devbox or execution is a JSON 404 before the stream starts.
+  app.get('/v1/devboxes/:id/logs/tail', { schema: { params: DevboxParams, querystring: LogsQuery } }, async (req, reply) => {
     const { id } = req.params as Static<typeof DevboxParams>;
     const accountId = req.principal.accountId;
     const gone = new AbortController();
-    const entries = executions.tailLogs(accountId, id, gone.signal); // 404s as JSON, before streaming
+    const entries = executions.tailLogs(accountId, id, filterOf(req.query as Static<typeof LogsQuery>), gone.signal);
     const sse = startSse(reply);
     sse.signal.addEventListener('abort', () => gone.abort());
     try {

@@ -25,7 +25,7 @@ export function readRoutes(app: FastifyInstance, executions: ExecutionService): 
   // SDK's loop re-sends at once).
   app.post(
     '/v1/devboxes/:id/executions/:execution_id/wait_for_status',
-    { schema: { params: ExecutionParams, querystring: LastNQuery, body: WaitBody }, config: { idempotent: false } },
+    { schema: { params: ExecutionParams, querystring: LastNQuery, body: WaitBody }, config: { idempotent: false, access: 'read' } },
     async (req, reply) => {
       const { id, execution_id } = req.params as Static<typeof ExecutionParams>;
       const body = req.body as Static<typeof WaitBody>;

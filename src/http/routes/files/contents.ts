@@ -13,7 +13,7 @@ const WriteBody = Type.Object({ file_path: Type.String({ maxLength: 4096 }), con
 export function contentRoutes(app: FastifyInstance, { files, devboxes }: FileRouteOptions): void {
   app.post(
     '/v1/devboxes/:id/read_file_contents',
-    { schema: { params: DevboxIdParams, body: ReadBody }, config: { idempotent: false } },
+    { schema: { params: DevboxIdParams, body: ReadBody }, config: { idempotent: false, access: 'read' } },
     async (req, reply) => {
       const { id } = req.params as Static<typeof DevboxIdParams>;
       const { file_path } = req.body as Static<typeof ReadBody>;

@@ -10,7 +10,7 @@ export function downloadRoutes(app: FastifyInstance, { files, devboxes }: FileRo
   // Headers go out once the box found the file readable; the bytes then stream with back-pressure.
   app.post(
     '/v1/devboxes/:id/download_file',
-    { schema: { params: DevboxIdParams, body: DownloadBody }, config: { idempotent: false } },
+    { schema: { params: DevboxIdParams, body: DownloadBody }, config: { idempotent: false, access: 'read' } },
     async (req, reply) => {
       const { id } = req.params as Static<typeof DevboxIdParams>;
       const { path } = req.body as Static<typeof DownloadBody>;

@@ -1,0 +1,47 @@
+import type { FastifyInstance } from 'fastify';
+import { Type, type Static } from 'typebox';
+import type { AccountService } from '../../../domain/accounts/account-service.js';
+import { Body, LIMITS, Opt } from '../../schemas/common.js';
+import { ScopeSchema, toScopes } from './schemas.js';
+
+const ExpiresAt = Opt(Type.Integer({ minimum: 0, maximum: LIMITS.maxTimeMs }));
+
+const KeyBody = Body({
+  name: Opt(Type.String({ maxLength: 200 })),
+  expires_at_ms: ExpiresAt,
+});
+
+const RestrictedBody = Body({
+  name: Opt(Type.String({ maxLength: 200 })),
+  expires_at_ms: ExpiresAt,
+  scopes: Type.Optional(Type.Array(ScopeSchema, { maxItems: 50 })),
+});
+
+/** Minting keys; the caller's key bounds what it may mint (a restricted key never mints a wider one). */
+export function createRoutes(app: FastifyInstance, accounts: AccountService): void {
+  app.post('/v1/apikeys', { schema: { body: KeyBody } }, async (req) => {
+    const body = (req.body ?? {}) as Static<typeof KeyBody>;
+    const { key, secret } = accounts.createKey(
+      req.principal.accountId,
+      { name: body.name, kind: 'standard', expiresAtMs: body.expires_at_ms },
+      req.principal,
+    );
+    return { id: key.id, name: key.name ?? undefined, key_secret: secret, expires_at_ms: key.expiresAtMs };
+  });
+
+  app.post('/v1/restricted_keys', { schema: { body: RestrictedBody } }, async (req) => {
+    const body = (req.body ?? {}) as Static<typeof RestrictedBody>;
+    const { key, secret } = accounts.createKey(
+      req.principal.accountId,
+      { name: body.name, kind: 'restricted', expiresAtMs: body.expires_at_ms, scopes: toScopes(body.scopes ?? []) },
+      req.principal,
+    );
+    return {
+      id: key.id,
+      name: key.name ?? undefined,
+      key_secret: secret,
+      expires_at_ms: key.expiresAtMs,
+      scopes: body.scopes ?? [],
+    };
+  });
+}

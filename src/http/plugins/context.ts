@@ -10,8 +10,11 @@ declare module 'fastify' {
     auth?: boolean;
     /** Resource type a restricted key needs a scope on; GET needs read, other methods write. */
     resource?: ResourceType;
-    /** false: never replay this route's answer by x-request-id (streaming or non-creating routes). */
-    idempotent?: boolean;
+    /**
+     * false: outside x-request-id claims and replay (streaming, read-only or naturally repeatable routes);
+     * a function decides per request (execute: only without a command_id).
+     */
+    idempotent?: boolean | ((req: FastifyRequest) => boolean);
   }
 }
 

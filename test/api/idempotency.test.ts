@@ -127,6 +127,12 @@ describe('x-request-id while a request is in flight', () => {
     assert.equal((await slow).status, 200);
   });
 
+  test('an x-request-id over 255 characters is a 400 naming the header', async () => {
+    const long = await post('/v1/apikeys', {}, 'x'.repeat(256));
+    assert.equal(long.status, 400, long.text);
+    assert.match(String(long.json.message), /x-request-id/);
+  });
+
   test('execute without command_id uses x-request-id; with one, command_id decides', async () => {
     const box = await newBox('idem-execute');
     const command = 'echo x >> ~/g; wc -l < ~/g';

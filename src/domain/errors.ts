@@ -8,6 +8,7 @@ export type ErrorCode =
   | 'forbidden'
   | 'not_found'
   | 'conflict'
+  | 'idempotency_mismatch'
   | 'payload_too_large'
   | 'timeout'
   | 'unavailable'
@@ -20,6 +21,7 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   not_found: 404,
   timeout: 408,
   conflict: 409,
+  idempotency_mismatch: 422,
   payload_too_large: 413,
   internal: 500,
   unavailable: 503,
@@ -49,6 +51,12 @@ export const ERRORS = {
   conflict: (message: string) => new DomainError('conflict', message, false),
   /** A precondition on the resource's state: 400 so the SDK does not retry. */
   badState: (message: string) => new DomainError('invalid_request', message),
+  /** Another request with this x-request-id still runs after the wait: 409, which the SDK retries. */
+  requestInFlight: (requestId: string) =>
+    new DomainError('conflict', `a request with x-request-id "${requestId}" is still in progress; retry with the same id to get its answer`),
+  /** An x-request-id reused with another body: replaying the first answer would answer a different question. */
+  requestIdReused: (requestId: string) =>
+    new DomainError('idempotency_mismatch', `x-request-id "${requestId}" was already used with a different request body on this route; use a new id`),
   tooLarge: (message: string) => new DomainError('payload_too_large', message),
   waitTimeout: (message: string) => new DomainError('timeout', message),
   unavailable: (message: string) => new DomainError('unavailable', message),

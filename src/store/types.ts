@@ -65,10 +65,46 @@ export interface StoredResponse {
   body: string;
 }
 
+/** One x-request-id as seen by one account on one route (method and URL). */
+export interface IdempotencyKey {
+  accountId: string;
+  requestId: string;
+  route: string;
+}
+
+/**
+ * What `claim` found: `owner` means the caller now holds the in-flight marker and runs the request;
+ * `in_flight` means another request holds it; `done` carries the stored answer. `requestHash` is the hash
+ * the id was first used with.
+ */
+export type IdempotencyClaim =
+  | { kind: 'owner' }
+  | { kind: 'in_flight'; requestHash: string }
+  | { kind: 'done'; requestHash: string; response: StoredResponse };
+
+/**
+ * x-request-id claims. Every write is one conditional statement (in PostgreSQL: `INSERT … ON CONFLICT DO
+ * NOTHING` and `UPDATE … WHERE owner = $1`), so servers sharing the database agree on one owner.
+ */
 export interface IdempotencyStore {
-  get(accountId: string, requestId: string, route: string, sinceMs: number): StoredResponse | undefined;
-  put(accountId: string, requestId: string, route: string, response: StoredResponse): void;
-  prune(beforeMs: number): void;
+  /**
+   * Writes an in-flight marker owned by `owner` (lease until `leaseUntilMs`) unless a live row exists. A
+   * row whose lease ended before `nowMs`, or an answer stored before `sinceMs`, is taken over.
+   */
+  claim(key: IdempotencyKey, requestHash: string, owner: string, nowMs: number, leaseUntilMs: number, sinceMs: number): Promise<IdempotencyClaim>;
+  /** Extends the lease; false when `owner` no longer holds the marker. */
+  renew(key: IdempotencyKey, owner: string, leaseUntilMs: number): Promise<boolean>;
+  /** Stores the answer in place of the marker, if `owner` still holds it. */
+  complete(key: IdempotencyKey, owner: string, response: StoredResponse): Promise<void>;
+  /** Drops the marker, if `owner` still holds it, so the next request with that id runs afresh. */
+  release(key: IdempotencyKey, owner: string): Promise<void>;
+  /**
+   * Drops the markers of requests a previous run of this server left in flight (SQLite: one server per
+   * data dir, so every marker; a shared store scopes this to the node). Returns how many.
+   */
+  voidInFlight(): Promise<number>;
+  /** Deletes answers stored before `beforeMs` and markers whose lease ended before it. */
+  prune(beforeMs: number): Promise<void>;
 }
 
 import type { Devbox, DevboxStatus } from '../domain/devboxes/types.js';

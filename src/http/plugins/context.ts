@@ -14,8 +14,11 @@ declare module 'fastify' {
     access?: 'read' | 'write';
     /** Further grants the route needs (snapshotting a devbox writes a snapshot and reads the devbox). */
     alsoNeeds?: { resource: ResourceType; access: 'read' | 'write' }[];
-    /** false: never replay this route's answer by x-request-id (streaming or non-creating routes). */
-    idempotent?: boolean;
+    /**
+     * false: outside x-request-id claims and replay (streaming, read-only or naturally repeatable routes);
+     * a function decides per request (execute: only without a command_id).
+     */
+    idempotent?: boolean | ((req: FastifyRequest) => boolean);
   }
 }
 

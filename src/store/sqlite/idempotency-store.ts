@@ -1,28 +1,72 @@
 import type { Db } from './db.js';
-import type { IdempotencyStore, StoredResponse } from '../types.js';
+import type { IdempotencyClaim, IdempotencyKey, IdempotencyStore, StoredResponse } from '../types.js';
 
+interface Row {
+  request_hash: string;
+  owner: string | null;
+  lease_until_ms: number | null;
+  status: number | null;
+  body: string | null;
+  create_time_ms: number;
+}
+
+const KEY = 'account_id = ? AND request_id = ? AND route = ?';
+const keyArgs = (k: IdempotencyKey) => [k.accountId, k.requestId, k.route] as const;
+
+/**
+ * x-request-id claims in SQLite. A row is either in flight (`owner` and `lease_until_ms` set, no answer) or
+ * done (`status` and `body` set, no owner); the table's CHECK keeps it one or the other.
+ */
 export class SqliteIdempotencyStore implements IdempotencyStore {
   constructor(private readonly db: Db) {}
 
-  get(accountId: string, requestId: string, route: string, sinceMs: number): StoredResponse | undefined {
-    return this.db
-      .prepare(
-        `SELECT status, body FROM idempotency
-         WHERE account_id = ? AND request_id = ? AND route = ? AND create_time_ms >= ?`,
-      )
-      .get(accountId, requestId, route, sinceMs) as StoredResponse | undefined;
+  async claim(key: IdempotencyKey, requestHash: string, owner: string, nowMs: number, leaseUntilMs: number, sinceMs: number): Promise<IdempotencyClaim> {
+    return this.db.transaction((): IdempotencyClaim => {
+      const inserted = this.db
+        .prepare(
+          `INSERT INTO idempotency (account_id, request_id, route, request_hash, owner, lease_until_ms, create_time_ms)
+           VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+        )
+        .run(...keyArgs(key), requestHash, owner, leaseUntilMs, nowMs);
+      if (inserted.changes === 1) return { kind: 'owner' };
+      const row = this.db.prepare(`SELECT request_hash, owner, lease_until_ms, status, body, create_time_ms FROM idempotency WHERE ${KEY}`).get(...keyArgs(key)) as Row;
+      const abandoned = row.owner !== null && (row.lease_until_ms ?? 0) < nowMs;
+      const expired = row.status !== null && row.create_time_ms < sinceMs;
+      if (abandoned || expired) {
+        // The same condition in the WHERE clause makes the take-over safe without the transaction too.
+        const taken = this.db
+          .prepare(
+            `UPDATE idempotency SET request_hash = ?, owner = ?, lease_until_ms = ?, status = NULL, body = NULL, create_time_ms = ?
+             WHERE ${KEY} AND ((owner IS NOT NULL AND lease_until_ms < ?) OR (status IS NOT NULL AND create_time_ms < ?))`,
+          )
+          .run(requestHash, owner, leaseUntilMs, nowMs, ...keyArgs(key), nowMs, sinceMs);
+        if (taken.changes === 1) return { kind: 'owner' };
+      }
+      if (row.status === null) return { kind: 'in_flight', requestHash: row.request_hash };
+      return { kind: 'done', requestHash: row.request_hash, response: { status: row.status, body: row.body ?? '' } };
+    }).immediate();
   }
 
-  put(accountId: string, requestId: string, route: string, r: StoredResponse): void {
+  async renew(key: IdempotencyKey, owner: string, leaseUntilMs: number): Promise<boolean> {
+    const r = this.db.prepare(`UPDATE idempotency SET lease_until_ms = ? WHERE ${KEY} AND owner = ?`).run(leaseUntilMs, ...keyArgs(key), owner);
+    return r.changes === 1;
+  }
+
+  async complete(key: IdempotencyKey, owner: string, response: StoredResponse): Promise<void> {
     this.db
-      .prepare(
-        `INSERT OR REPLACE INTO idempotency (account_id, request_id, route, status, body, create_time_ms)
-         VALUES (?, ?, ?, ?, ?, ?)`,
-      )
-      .run(accountId, requestId, route, r.status, r.body, Date.now());
+      .prepare(`UPDATE idempotency SET owner = NULL, lease_until_ms = NULL, status = ?, body = ?, create_time_ms = ? WHERE ${KEY} AND owner = ?`)
+      .run(response.status, response.body, Date.now(), ...keyArgs(key), owner);
   }
 
-  prune(beforeMs: number): void {
-    this.db.prepare('DELETE FROM idempotency WHERE create_time_ms < ?').run(beforeMs);
+  async release(key: IdempotencyKey, owner: string): Promise<void> {
+    this.db.prepare(`DELETE FROM idempotency WHERE ${KEY} AND owner = ?`).run(...keyArgs(key), owner);
+  }
+
+  async voidInFlight(): Promise<number> {
+    return this.db.prepare('DELETE FROM idempotency WHERE owner IS NOT NULL').run().changes;
+  }
+
+  async prune(beforeMs: number): Promise<void> {
+    this.db.prepare('DELETE FROM idempotency WHERE (status IS NOT NULL AND create_time_ms < ?) OR lease_until_ms < ?').run(beforeMs, beforeMs);
   }
 }

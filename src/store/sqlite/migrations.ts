@@ -103,4 +103,20 @@ export const MIGRATIONS: string[] = [
   `ALTER TABLE api_keys ADD COLUMN revoked_at_ms INTEGER;
    ALTER TABLE api_keys ADD COLUMN secret_last4 TEXT;
    CREATE INDEX api_keys_account ON api_keys (account_id, id);`,
+  // v5: x-request-id claims: a row is written before the handler runs (owner + lease while in flight, the
+  // answer once done) and keyed with a hash of the request; the replay cache it replaces holds 10 minutes only.
+  `DROP TABLE idempotency;
+   CREATE TABLE idempotency (
+     account_id TEXT NOT NULL,
+     request_id TEXT NOT NULL,
+     route TEXT NOT NULL,
+     request_hash TEXT NOT NULL,
+     owner TEXT,
+     lease_until_ms INTEGER,
+     status INTEGER,
+     body TEXT,
+     create_time_ms INTEGER NOT NULL,
+     PRIMARY KEY (account_id, request_id, route),
+     CHECK ((owner IS NULL) = (status IS NOT NULL))
+   );`,
 ];

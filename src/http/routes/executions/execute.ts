@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type, type Static } from 'typebox';
 import type { ExecutionService } from '../../../domain/executions/execution-service.js';
 import { clientGone } from '../../request-signal.js';
@@ -21,13 +21,15 @@ const AsyncBody = Body({
   attach_stdin: Opt(Type.Boolean()),
 });
 
+const withoutCommandId = (req: FastifyRequest) => !(req.body as Static<typeof ExecuteBody> | undefined)?.command_id;
+
 export function executeRoutes(app: FastifyInstance, executions: ExecutionService): void {
   // Optimistic: waits up to optimistic_timeout, then 200 with whatever the status is (never 408, which the
-  // SDK would retry). command_id makes retries return the first execution instead of running it again,
-  // so this route skips the x-request-id replay cache (a replay would show a stale status).
+  // SDK would retry). command_id (the SDK always sends one) makes retries return the first execution with
+  // its current status, so x-request-id applies only to calls without one.
   app.post(
     '/v1/devboxes/:id/execute',
-    { schema: { params: DevboxParams, querystring: LastNQuery, body: ExecuteBody }, config: { idempotent: false } },
+    { schema: { params: DevboxParams, querystring: LastNQuery, body: ExecuteBody }, config: { idempotent: withoutCommandId } },
     async (req, reply) => {
       const { id } = req.params as Static<typeof DevboxParams>;
       const body = req.body as Static<typeof ExecuteBody>;

@@ -11,6 +11,9 @@ missing=()
 for cmd in "${!need[@]}"; do
   command -v "$cmd" >/dev/null 2>&1 || missing+=("${need[$cmd]}")
 done
+# PostgreSQL server binaries: `npm test` runs the store contract suite and API suites on a throwaway
+# cluster of its own (test/helpers/postgres.ts); the server itself only needs it with DEVBOXD_DATABASE_URL.
+compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null || missing+=(postgresql)
 # Static linking of the helpers needs libc.a.
 [ -f /usr/lib/x86_64-linux-gnu/libc.a ] || [ -f /usr/lib/aarch64-linux-gnu/libc.a ] || missing+=(libc6-dev)
 if [ ${#missing[@]} -gt 0 ]; then

@@ -23,6 +23,10 @@ export interface Config {
   maxCpuCores: number;
   /** DEVBOXD_MAX_MEMORY_GB: the most memory (GiB) one devbox may ask for; default the host's memory. */
   maxMemoryGiB: number;
+  /** DEVBOXD_DATABASE_URL: postgres://… selects PostgreSQL (shared by several servers); unset, SQLite in the data dir. */
+  databaseUrl: string | undefined;
+  /** DEVBOXD_NODE_NAME: this server's name in a shared database; it reconciles and supervises only its own boxes. */
+  nodeName: string;
 }
 
 const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -48,6 +52,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (adminKey !== undefined && !/^ak_[A-Za-z0-9_-]{16,}$/.test(adminKey)) {
     throw new ConfigError('DEVBOXD_ADMIN_KEY must look like ak_ followed by at least 16 letters, digits, _ or -');
   }
+  const databaseUrl = env.DEVBOXD_DATABASE_URL || undefined;
+  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('DEVBOXD_DATABASE_URL must start with postgres:// or postgresql://');
+  }
+  const nodeName = env.DEVBOXD_NODE_NAME || os.hostname();
+  if (!/^[A-Za-z0-9._-]{1,253}$/.test(nodeName)) {
+    throw new ConfigError(`DEVBOXD_NODE_NAME must be 1 to 253 letters, digits, ".", "_" or "-", got "${nodeName}"`);
+  }
   return Object.freeze({
     host: env.DEVBOXD_HOST || '127.0.0.1',
     port: int('DEVBOXD_PORT', env.DEVBOXD_PORT, 4000, 0, 65535),
@@ -59,5 +71,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyTimeoutMs: int('DEVBOXD_BODY_TIMEOUT_MS', env.DEVBOXD_BODY_TIMEOUT_MS, 30_000, 100, 3_600_000),
     maxCpuCores: int('DEVBOXD_MAX_CPU_CORES', env.DEVBOXD_MAX_CPU_CORES, os.availableParallelism(), 1, 1024),
     maxMemoryGiB: int('DEVBOXD_MAX_MEMORY_GB', env.DEVBOXD_MAX_MEMORY_GB, Math.floor(os.totalmem() / 1024 ** 3), 1, 65536),
+    databaseUrl,
+    nodeName,
   });
 }

@@ -37,7 +37,7 @@ export class FileService {
 
   /** Writes `source` to `path` (relative to the home directory), creating parent directories. */
   async write(accountId: string, id: string, path: string, source: Readable | Buffer | string, signal?: AbortSignal): Promise<void> {
-    const sandbox = this.sandbox(accountId, id, path);
+    const sandbox = await this.sandbox(accountId, id, path);
     const opened = await this.open(id, sandbox, WRITE_SCRIPT, [path], path, signal);
     try {
       opened.proc.stdout.resume();
@@ -63,7 +63,7 @@ export class FileService {
   }
 
   async place(accountId: string, id: string, staged: string, path: string): Promise<void> {
-    const sandbox = this.sandbox(accountId, id, path);
+    const sandbox = await this.sandbox(accountId, id, path);
     const opened = await this.open(id, sandbox, MOVE_SCRIPT, [staged, path], path);
     try {
       opened.proc.stdout.resume();
@@ -74,7 +74,7 @@ export class FileService {
   }
 
   async discard(accountId: string, id: string, staged: string): Promise<void> {
-    const { sandbox } = this.devboxes.requireRunning(accountId, id);
+    const { sandbox } = await this.devboxes.requireRunning(accountId, id);
     const p = sandbox.spawn({ argv: ['rm', '-f', '--', staged] });
     p.stdin.end();
     p.stdout.resume();
@@ -87,7 +87,7 @@ export class FileService {
    * error status); the bytes then flow through `stream` as fast as the reader takes them.
    */
   async read(accountId: string, id: string, path: string, signal?: AbortSignal): Promise<FileDownload> {
-    const sandbox = this.sandbox(accountId, id, path);
+    const sandbox = await this.sandbox(accountId, id, path);
     const opened = await this.open(id, sandbox, READ_SCRIPT, [path], path, signal);
     const stream = opened.proc.stdout;
     const done = this.finished(opened, path, 'read').then(
@@ -124,8 +124,8 @@ export class FileService {
     return Buffer.concat(chunks).toString('utf8');
   }
 
-  private sandbox(accountId: string, id: string, path: string): Sandbox {
-    const { sandbox } = this.devboxes.requireRunning(accountId, id);
+  private async sandbox(accountId: string, id: string, path: string): Promise<Sandbox> {
+    const { sandbox } = await this.devboxes.requireRunning(accountId, id);
     if (path.length === 0) throw ERRORS.invalid('path must not be empty');
     if (path.includes('\0')) throw ERRORS.invalid('path must not contain NUL characters');
     if (path.length > MAX_PATH) throw ERRORS.invalid(`path is ${path.length} characters long; at most ${MAX_PATH} are allowed`);

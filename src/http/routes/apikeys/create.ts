@@ -21,7 +21,7 @@ const RestrictedBody = Body({
 export function createRoutes(app: FastifyInstance, accounts: AccountService): void {
   app.post('/v1/apikeys', { schema: { body: KeyBody } }, async (req) => {
     const body = (req.body ?? {}) as Static<typeof KeyBody>;
-    const { key, secret } = accounts.createKey(
+    const { key, secret } = await accounts.createKey(
       req.principal.accountId,
       { name: body.name, kind: 'standard', expiresAtMs: body.expires_at_ms },
       req.principal,
@@ -31,7 +31,7 @@ export function createRoutes(app: FastifyInstance, accounts: AccountService): vo
 
   app.post('/v1/restricted_keys', { schema: { body: RestrictedBody } }, async (req) => {
     const body = (req.body ?? {}) as Static<typeof RestrictedBody>;
-    const { key, secret } = accounts.createKey(
+    const { key, secret } = await accounts.createKey(
       req.principal.accountId,
       { name: body.name, kind: 'restricted', expiresAtMs: body.expires_at_ms, scopes: toScopes(body.scopes ?? []) },
       req.principal,

@@ -24,7 +24,7 @@ export function uploadRoutes(app: FastifyInstance, { files, devboxes }: FileRout
     const { id } = req.params as Static<typeof DevboxIdParams>;
     const accountId = req.principal.accountId;
     if (!req.isMultipart()) throw ERRORS.invalid('upload_file takes multipart/form-data with the fields path and file');
-    devboxes.requireRunning(accountId, id);
+    await devboxes.requireRunning(accountId, id);
     const signal = clientGone(reply);
     let path: string | undefined;
     let staged: string | undefined;

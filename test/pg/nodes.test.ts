@@ -46,4 +46,18 @@ test('each lists the other\'s boxes; a kill -9 and restart of one re-adopts its 
   await b.restart();
   assert.equal((await a.client().devboxes.retrieve(onA.id)).status, 'running', "node-b's restart left node-a's box running");
   assert.equal(await echo(b, onB.id, 'again'), 'again');
+
+  // A shutdown served by the other server ends the box where it runs too (within a supervisor tick).
+  assert.equal((await a.client().devboxes.shutdown(onB.id)).status, 'shutdown');
+  await a.client().devboxes.shutdown(onA.id);
+  const until = Date.now() + 10_000;
+  for (;;) {
+    const gone = await b
+      .client({ maxRetries: 0 })
+      .devboxes.executeSync(onB.id, { command: 'true' })
+      .then(() => false, (err: { status?: number }) => err.status === 400);
+    if (gone) break;
+    assert.ok(Date.now() < until, "node-b still runs a box node-a shut down");
+    await new Promise((r) => setTimeout(r, 200));
+  }
 });

@@ -3,6 +3,7 @@ import type { RuntimeDriver } from '../../runtime/driver.js';
 import type { DevboxStore } from '../../store/types.js';
 import type { Suspender } from './hooks.js';
 import { sandboxSpec, type Lifecycle } from './lifecycle.js';
+import { TERMINAL } from './types.js';
 
 const TICK_MS = 1000;
 const STATS_EVERY = 2;
@@ -47,6 +48,11 @@ export class Supervisor {
       const now = Date.now();
       for (const [id, box] of [...this.lifecycle.active]) {
         const d = await this.store.getById(id);
+        // Ended by another server sharing the database (a shutdown it served): the sandbox here goes too.
+        if (d && TERMINAL.has(d.status)) {
+          await this.lifecycle.end(id, { status: 'shutdown', reason: 'api_shutdown' });
+          continue;
+        }
         if (!d || d.status !== 'running') continue;
         const launch = d.sandbox.launch;
         if (launch.keepAliveSeconds && now > d.keepAliveAtMs + launch.keepAliveSeconds * 1000) {

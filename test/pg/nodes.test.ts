@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import os from 'node:os';
+import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { sharedTestDatabase, startTestServer, type TestServer } from '../helpers/server.js';
+import { ROOT, sharedTestDatabase, startTestServer, type TestServer } from '../helpers/server.js';
 
 // Two servers (own data dirs, own node names) on one PostgreSQL database: each sees every box, and each
 // reconciles only its own, so a crash and restart of one leaves the other's boxes running.
@@ -60,4 +63,26 @@ test('each lists the other\'s boxes; a kill -9 and restart of one re-adopts its 
     assert.ok(Date.now() < until, "node-b still runs a box node-a shut down");
     await new Promise((r) => setTimeout(r, 200));
   }
+});
+
+test('the operator CLI works against PostgreSQL, and a key it makes works on every server sharing it', async () => {
+  const cli = (...args: string[]) =>
+    execFileSync(process.execPath, [path.join(ROOT, 'bin/devboxd.js'), ...args], {
+      // No data dir of a server: the database URL alone says where the accounts are.
+      env: { ...process.env, DEVBOXD_DATA_DIR: path.join(os.tmpdir(), 'devboxd-cli-unused'), DEVBOXD_DATABASE_URL: db.url },
+      stdio: 'pipe',
+    }).toString();
+  const secret = cli('accounts', 'create', 'pg-team').trim().split('\n').at(-1)!;
+  assert.match(secret, /^ak_/);
+  for (const server of [a, b]) assert.equal((await server.client({ apiKey: secret }).accounts.me()).name, 'pg-team');
+  const second = cli('keys', 'create', 'pg-team').trim().split('\n').at(-1)!;
+  const listed = cli('keys', 'list', 'pg-team');
+  assert.equal(listed.trim().split('\n').length, 3, `a header and two keys:\n${listed}`);
+  const id = listed.split('\n').find((l) => l.includes(`\t${second.slice(-4)}\t`))!.split('\t')[0]!;
+  assert.match(cli('keys', 'revoke', id), new RegExp(`revoked key ${id} of pg-team`));
+  const refused = await b
+    .client({ apiKey: second, maxRetries: 0 })
+    .accounts.me()
+    .then(() => 200, (err: { status?: number }) => err.status);
+  assert.equal(refused, 401);
 });

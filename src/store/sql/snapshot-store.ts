@@ -134,12 +134,13 @@ export class SqlSnapshotStore implements SnapshotStore {
     id: string,
     patch: { name?: string | null; metadata?: Record<string, string>; commitMessage?: string | null },
   ): Promise<Snapshot | undefined> {
-    const sets: string[] = [];
-    const args: unknown[] = [];
-    if (patch.name !== undefined) sets.push('name = ?'), args.push(patch.name);
-    if (patch.metadata !== undefined) sets.push('metadata = ?'), args.push(JSON.stringify(patch.metadata));
-    if (patch.commitMessage !== undefined) sets.push('commit_message = ?'), args.push(patch.commitMessage);
-    if (!sets.length) return this.get(accountId, id);
+    const columns: [string, unknown][] = [];
+    if (patch.name !== undefined) columns.push(['name', patch.name]);
+    if (patch.metadata !== undefined) columns.push(['metadata', JSON.stringify(patch.metadata)]);
+    if (patch.commitMessage !== undefined) columns.push(['commit_message', patch.commitMessage]);
+    if (!columns.length) return this.get(accountId, id);
+    const sets = columns.map(([c]) => `${c} = ?`);
+    const args = columns.map(([, v]) => v);
     const { rows } = await this.db.query<Row>(`UPDATE snapshots SET ${sets.join(', ')} WHERE account_id = ? AND id = ? RETURNING *`, [...args, accountId, id]);
     return rows[0] && fromRow(rows[0]);
   }

@@ -22,9 +22,9 @@ export interface Config {
   executionOutputBoxMaxBytes: number;
   /** DEVBOXD_EXECUTION_OUTPUT_RETENTION: seconds execution output outlives its box (0: removed as the box ends). */
   executionOutputRetentionSeconds: number;
-  /** DEVBOXD_FILE_CONTENTS_CONCURRENCY: read_file_contents answers held in memory at once; more wait in a queue. */
+  /** DEVBOXD_FILE_CONTENTS_CONCURRENCY: read_file_contents / write_file_contents requests held in memory at once; more wait in a queue. */
   fileContentsConcurrency: number;
-  /** DEVBOXD_FILE_CONTENTS_QUEUE: read_file_contents requests that may wait; past it they get 429 with Retry-After. */
+  /** DEVBOXD_FILE_CONTENTS_QUEUE: such requests that may wait; past it they get 429 with Retry-After. */
   fileContentsQueue: number;
 }
 

@@ -38,7 +38,7 @@ export interface Deps {
   files: FileService;
   snapshots: SnapshotService;
   suspend: SuspendService;
-  /** Bounds the read_file_contents answers held in memory at once. */
+  /** Bounds the read_file_contents / write_file_contents requests held in memory at once. */
   fileContentsGate: Gate;
   /** Stops background work and closes what was opened, in reverse order. Devboxes keep running. */
   close(): Promise<void>;

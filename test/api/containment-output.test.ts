@@ -149,7 +149,7 @@ describe('execution output containment', () => {
       const busy = answers.filter((a) => a.status === 429);
       assert.equal(ok.length + busy.length, 32, JSON.stringify(answers.filter((a) => a.status !== 200 && a.status !== 429)));
       assert.ok(ok.length >= CONTENTS_CONCURRENCY + CONTENTS_QUEUE && ok.every((a) => a.length === size));
-      assert.ok(busy.length > 0 && busy.every((a) => a.retryAfter === '1' && /read_file_contents/.test(JSON.parse(a.body).message)));
+      assert.ok(busy.length > 0 && busy.every((a) => a.retryAfter === '1' && /file contents requests/.test(JSON.parse(a.body).message)));
     } finally {
       clearInterval(sampler);
     }
@@ -159,6 +159,27 @@ describe('execution output containment', () => {
     // Not UTF-8: replacement characters, as before.
     await api.devboxes.execute(box.id, { command: `printf 'a\\377b\\303\\251' > bin.txt` });
     assert.equal(await api.devboxes.readFileContents(box.id, { file_path: 'bin.txt' }), 'a\uFFFDbé');
+  });
+
+  test('output cut off by a server restart keeps its exact size and offsets; the box budget is counted again', async () => {
+    const size = 3_000_000;
+    const e = await api.devboxes.executeAsync(box.id, { command: `head -c ${size} /dev/zero | tr '\\0' z; sleep 60` });
+    // Wait until the last byte is on the host: the newest segment is complete.
+    const last = Math.floor((size - 1) / SEGMENT);
+    const lastPath = path.join(server.dataDir, 'executions', box.id, `${e.execution_id}.stdout.${last}`);
+    for (let i = 0; i < 100 && !(fs.existsSync(lastPath) && fs.statSync(lastPath).size === size - last * SEGMENT); i++) await sleep(100);
+    await server.restart();
+    const done = await api.devboxes.executions.retrieve(box.id, e.execution_id);
+    assert.equal(done.status, 'completed');
+    assert.equal(done.exit_status, null);
+    const chunks = await collect(await api.devboxes.executions.streamStdoutUpdates(box.id, e.execution_id, { offset: '0' }));
+    assert.equal(chunks.at(-1)!.offset, size);
+    const marker = chunks.find((c) => isMarker(c.output))!;
+    assert.equal(size - marker.offset, Buffer.byteLength(chunks.slice(chunks.indexOf(marker) + 1).map((c) => c.output).join('')));
+    // After the restart the box's output still counts: more output keeps the box within its budget.
+    const r = await api.devboxes.execute(box.id, { command: `head -c ${size} /dev/zero | tr '\\0' q` });
+    if (r.status !== 'completed') await api.devboxes.executions.awaitCompleted(box.id, r.execution_id);
+    assert.ok(hostBytes(box.id) <= BOX_MAX, `${hostBytes(box.id)} bytes for the box`);
   });
 
   test('a box that shuts down takes its output files with it; views say the output was removed', async () => {

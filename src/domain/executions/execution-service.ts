@@ -417,7 +417,7 @@ export class ExecutionService implements BoxProcessHooks {
       e.stderrBytes = stderr.bytes;
       live.closed = Promise.all([stdout.close(), stderr.close()]).then(() => {
         const kept = stdout.bytes - stdout.dropped + stderr.bytes - stderr.dropped;
-        this.outputs.finished(e.devboxId, e.id, kept, [...stdout.keptPaths(), ...stderr.keptPaths()]);
+        if (kept > 0) this.outputs.finished(e.devboxId, e.id, kept, [...stdout.keptPaths(), ...stderr.keptPaths()]);
       });
     }
     live.proc?.stdin.destroy();

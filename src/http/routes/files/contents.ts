@@ -1,7 +1,8 @@
 import { isUtf8 } from 'node:buffer';
 import { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Gate } from '../../../lib/gate.js';
 import { Type, type Static } from 'typebox';
 import { ERRORS } from '../../../domain/errors.js';
 import { clientGone } from '../../request-signal.js';
@@ -17,46 +18,51 @@ const WriteBody = Type.Object({ file_path: Type.String({ maxLength: 4096 }), con
 
 export function contentRoutes(app: FastifyInstance, { files, devboxes, contentsGate }: FileRouteOptions): void {
   // The whole file is read before the answer starts (a file over the limit must be a 400, not a cut body),
-  // so each request holds up to MAX_TEXT_BYTES: the gate bounds how many do at once, the rest wait in a
-  // bounded queue or get 429 with Retry-After (the SDK waits and retries).
+  // so each request holds up to MAX_TEXT_BYTES until its answer is sent: the gate bounds how many do.
   app.post(
     '/v1/devboxes/:id/read_file_contents',
-    { schema: { params: DevboxIdParams, body: ReadBody }, config: { idempotent: false } },
+    { schema: { params: DevboxIdParams, body: ReadBody }, config: { idempotent: false }, preParsing: holdSlot(contentsGate) },
     async (req, reply) => {
       const { id } = req.params as Static<typeof DevboxIdParams>;
       const { file_path } = req.body as Static<typeof ReadBody>;
-      const signal = clientGone(reply);
-      devboxes.get(req.principal.accountId, id); // 404 before queueing
-      const release = await contentsGate.enter(signal);
-      if (!release) {
-        if (signal.aborted) throw ERRORS.invalid('the client went away');
-        throw ERRORS.busy(`too many read_file_contents requests in progress (${contentsGate.concurrency} running, ${contentsGate.queue} waiting); retry shortly`);
-      }
-      // The slot is held until the answer is sent: its bytes are in memory until then.
-      reply.raw.once('close', release);
-      try {
-        const chunks = await readWhole(files, req.principal.accountId, id, file_path, signal);
-        devboxes.touch(id);
-        const size = chunks.reduce((n, c) => n + c.length, 0);
-        reply.type('text/plain; charset=utf-8');
-        const valid = isValidUtf8(chunks);
-        if (valid) reply.header('content-length', size);
-        return reply.send(Readable.from(textOf(chunks, valid), { objectMode: false }));
-      } catch (err) {
-        release();
-        throw err;
-      }
+      const chunks = await readWhole(files, req.principal.accountId, id, file_path, clientGone(reply));
+      devboxes.touch(id);
+      const size = chunks.reduce((n, c) => n + c.length, 0);
+      reply.type('text/plain; charset=utf-8');
+      const valid = isValidUtf8(chunks);
+      if (valid) reply.header('content-length', size);
+      return reply.send(Readable.from(textOf(chunks, valid), { objectMode: false }));
     },
   );
 
-  // Answers like execute_sync did for the same job (DevboxExecutionDetailView).
-  app.post('/v1/devboxes/:id/write_file_contents', { schema: { params: DevboxIdParams, body: WriteBody } }, async (req, reply) => {
-    const { id } = req.params as Static<typeof DevboxIdParams>;
-    const { file_path, contents } = req.body as Static<typeof WriteBody>;
-    await files.write(req.principal.accountId, id, file_path, contents, clientGone(reply));
-    devboxes.touch(id);
-    return { devbox_id: id, exit_status: 0, stdout: '', stderr: '' };
-  });
+  // Answers like execute_sync did for the same job (DevboxExecutionDetailView). Its body (up to the JSON
+  // body limit) is held in memory too, so it takes a slot of the same gate before the body is read.
+  app.post(
+    '/v1/devboxes/:id/write_file_contents',
+    { schema: { params: DevboxIdParams, body: WriteBody }, preParsing: holdSlot(contentsGate) },
+    async (req, reply) => {
+      const { id } = req.params as Static<typeof DevboxIdParams>;
+      const { file_path, contents } = req.body as Static<typeof WriteBody>;
+      await files.write(req.principal.accountId, id, file_path, contents, clientGone(reply));
+      devboxes.touch(id);
+      return { devbox_id: id, exit_status: 0, stdout: '', stderr: '' };
+    },
+  );
+}
+
+/**
+ * A hook that takes one of the gate's slots before the body is read and gives it back once the answer is
+ * sent (or the client left); past the gate's queue, a 429 with Retry-After (the SDK waits and retries).
+ */
+function holdSlot(gate: Gate) {
+  return async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+    const release = await gate.enter(clientGone(reply));
+    if (!release) {
+      throw ERRORS.busy(`too many file contents requests in progress (${gate.concurrency} running, ${gate.queue} waiting); retry shortly`);
+    }
+    reply.raw.once('close', release);
+    return payload;
+  };
 }
 
 /** The file's bytes as they came out of the box (no copy into one buffer), refusing files over the limit. */

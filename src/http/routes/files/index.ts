@@ -31,7 +31,7 @@ function widenWindows(session: ServerHttp2Session | undefined): void {
 export interface FileRouteOptions {
   files: FileService;
   devboxes: DevboxService;
-  /** Bounds the read_file_contents answers held in memory at once. */
+  /** Bounds the read_file_contents / write_file_contents requests held in memory at once. */
   contentsGate: Gate;
 }
 

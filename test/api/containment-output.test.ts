@@ -45,7 +45,15 @@ async function collect(stream: AsyncIterable<{ output: string; offset?: number }
 function hostBytes(boxId: string, id = ''): number {
   const dir = path.join(server.dataDir, 'executions', boxId);
   if (!fs.existsSync(dir)) return 0;
-  return fs.readdirSync(dir).filter((n) => n.startsWith(id)).reduce((sum, n) => sum + fs.statSync(path.join(dir, n)).size, 0);
+  let sum = 0;
+  for (const n of fs.readdirSync(dir).filter((name) => name.startsWith(id))) {
+    try {
+      sum += fs.statSync(path.join(dir, n)).size;
+    } catch {
+      /* a segment dropped between the listing and the stat */
+    }
+  }
+  return sum;
 }
 
 const isMarker = (s: string) => s.startsWith('[devboxd: ');
@@ -192,5 +200,17 @@ describe('execution output containment', () => {
     const view = await api.devboxes.executions.retrieve(box.id, r.execution_id);
     assert.match(view.stdout!, /output of this execution was removed/);
     assert.equal(view.stdout_truncated, true);
+  });
+
+  test('output of a box that ended while the server was down goes at the next start', async () => {
+    const doomed = await server.sdk().devbox.create({ name: 'ends-while-down' });
+    await api.devboxes.execute(doomed.id, { command: 'echo kept until the box ends' });
+    const dir = path.join(server.dataDir, 'executions', doomed.id);
+    assert.ok(fs.existsSync(dir));
+    const state = JSON.parse(fs.readFileSync(path.join(server.dataDir, 'boxes', doomed.id, 'state.json'), 'utf8'));
+    await server.restart({ whileDown: () => void process.kill(state.pid, 'SIGKILL') });
+    for (let i = 0; i < 50 && fs.existsSync(dir); i++) await sleep(100);
+    assert.equal((await api.devboxes.retrieve(doomed.id)).status, 'failure');
+    assert.equal(fs.existsSync(dir), false, 'the output directory is gone');
   });
 });

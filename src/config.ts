@@ -27,8 +27,19 @@ export interface Config {
   databaseUrl: string | undefined;
   /** DEVBOXD_NODE_NAME: this server's name in a shared database; it reconciles and supervises only its own boxes. */
   nodeName: string;
+  /** DEVBOXD_EXECUTION_OUTPUT_MAX_BYTES: output kept per stream of one execution (its first eighth and the most recent bytes). */
+  executionOutputMaxBytes: number;
+  /** DEVBOXD_EXECUTION_OUTPUT_BOX_MAX_BYTES: output kept for all executions of one box; finished ones' output goes oldest first past it. */
+  executionOutputBoxMaxBytes: number;
+  /** DEVBOXD_EXECUTION_OUTPUT_RETENTION: seconds execution output outlives its box (0: removed as the box ends). */
+  executionOutputRetentionSeconds: number;
+  /** DEVBOXD_FILE_CONTENTS_CONCURRENCY: read_file_contents / write_file_contents requests held in memory at once; more wait in a queue. */
+  fileContentsConcurrency: number;
+  /** DEVBOXD_FILE_CONTENTS_QUEUE: such requests that may wait; past it they get 429 with Retry-After. */
+  fileContentsQueue: number;
 }
 
+const MiB = 1024 * 1024;
 const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export class ConfigError extends Error {}
@@ -60,6 +71,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!/^[A-Za-z0-9._-]{1,253}$/.test(nodeName)) {
     throw new ConfigError(`DEVBOXD_NODE_NAME must be 1 to 253 letters, digits, ".", "_" or "-", got "${nodeName}"`);
   }
+  const outputMax = int('DEVBOXD_EXECUTION_OUTPUT_MAX_BYTES', env.DEVBOXD_EXECUTION_OUTPUT_MAX_BYTES, 64 * MiB, 64 * 1024, 2 ** 40);
   return Object.freeze({
     host: env.DEVBOXD_HOST || '127.0.0.1',
     port: int('DEVBOXD_PORT', env.DEVBOXD_PORT, 4000, 0, 65535),
@@ -73,5 +85,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxMemoryGiB: int('DEVBOXD_MAX_MEMORY_GB', env.DEVBOXD_MAX_MEMORY_GB, Math.floor(os.totalmem() / 1024 ** 3), 1, 65536),
     databaseUrl,
     nodeName,
+    executionOutputMaxBytes: outputMax,
+    executionOutputBoxMaxBytes: int('DEVBOXD_EXECUTION_OUTPUT_BOX_MAX_BYTES', env.DEVBOXD_EXECUTION_OUTPUT_BOX_MAX_BYTES, Math.max(4 * outputMax, 256 * MiB), outputMax, 2 ** 50),
+    executionOutputRetentionSeconds: int('DEVBOXD_EXECUTION_OUTPUT_RETENTION', env.DEVBOXD_EXECUTION_OUTPUT_RETENTION, 0, 0, 7 * 24 * 3600),
+    fileContentsConcurrency: int('DEVBOXD_FILE_CONTENTS_CONCURRENCY', env.DEVBOXD_FILE_CONTENTS_CONCURRENCY, 4, 1, 1024),
+    fileContentsQueue: int('DEVBOXD_FILE_CONTENTS_QUEUE', env.DEVBOXD_FILE_CONTENTS_QUEUE, 64, 0, 100_000),
   });
 }

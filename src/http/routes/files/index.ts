@@ -3,6 +3,7 @@ import multipart from '@fastify/multipart';
 import type { FastifyInstance } from 'fastify';
 import type { DevboxService } from '../../../domain/devboxes/devbox-service.js';
 import type { FileService } from '../../../domain/files/file-service.js';
+import type { Gate } from '../../../lib/gate.js';
 import { contentRoutes } from './contents.js';
 import { downloadRoutes } from './download.js';
 import { uploadRoutes } from './upload.js';
@@ -30,6 +31,8 @@ function widenWindows(session: ServerHttp2Session | undefined): void {
 export interface FileRouteOptions {
   files: FileService;
   devboxes: DevboxService;
+  /** Bounds the read_file_contents / write_file_contents requests held in memory at once. */
+  contentsGate: Gate;
 }
 
 /** File transfer into and out of devboxes; multipart is parsed in this scope only. */

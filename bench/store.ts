@@ -1,6 +1,7 @@
 // The store under the API: create_and_await_running p50/p99 and authenticated GET /v1/devboxes/{id}
 // throughput, on SQLite and on PostgreSQL (a throwaway local cluster), next to a bare Fastify route measured
-// in the same run. Run: node --import tsx bench/store.ts   (BENCH_N=100, BENCH_SECONDS=5, BENCH_CONCURRENCY=32)
+// in the same run. Run: node --import tsx bench/store.ts
+//   (BENCH_N=100, BENCH_SECONDS=5, BENCH_CONCURRENCY=32, BENCH_STORES=sqlite,postgres)
 import { ADMIN_KEY, startTestServer } from '../test/helpers/server.js';
 import { startTestPostgres } from '../test/helpers/postgres.js';
 import { startBaseline } from './lib/baseline.js';
@@ -20,7 +21,7 @@ await load({ ...common, seconds: 1, url: base.url, path: '/hello' }); // warm-up
 const bare = await load({ ...common, url: base.url, path: '/hello' });
 rows.push(`| bare Fastify | GET /hello | — | — | ${fmt(bare)} | baseline |`);
 
-for (const store of ['sqlite', 'postgres'] as const) {
+for (const store of (process.env.BENCH_STORES ?? 'sqlite,postgres').split(',') as ('sqlite' | 'postgres')[]) {
   const env: Record<string, string> = { DEVBOXD_LOG_LEVEL: 'warn' };
   if (store === 'postgres') env.DEVBOXD_DATABASE_URL = await pg.database();
   const server = await startTestServer(env);

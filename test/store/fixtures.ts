@@ -6,7 +6,9 @@ import type { Snapshot } from '../../src/domain/snapshots/types.js';
 import type { Execution } from '../../src/domain/executions/types.js';
 import { newId } from '../../src/lib/ids.js';
 import { openStore } from '../../src/store/open.js';
-import type { Store } from '../../src/store/types.js';
+import assert from 'node:assert/strict';
+import { DomainError } from '../../src/domain/errors.js';
+import type { Account, ApiKey, Store } from '../../src/store/types.js';
 import { startTestPostgres, type TestPostgres } from '../helpers/postgres.js';
 
 /** One database under test, opened twice (two connections stand for two server processes sharing it). */
@@ -140,3 +142,31 @@ export function execution(d: Devbox, over: Partial<Execution> = {}): Execution {
     ...over,
   };
 }
+
+export const account = async (s: Store): Promise<Account> => {
+  const a = { id: newId('acc'), name: `acct-${Math.random()}`, createTimeMs: Date.now() };
+  await s.accounts.createAccount(a);
+  return a;
+};
+
+export const key = (accountId: string, over: Partial<ApiKey> = {}): ApiKey => ({
+  id: newId('key'),
+  accountId,
+  name: null,
+  kind: 'standard',
+  secretHash: `hash-${Math.random()}`,
+  scopes: [],
+  expiresAtMs: null,
+  createTimeMs: Date.now(),
+  revokedAtMs: null,
+  secretLast4: 'abcd',
+  ...over,
+});
+
+export const rejectsWith = (p: Promise<unknown>, code: string, message?: RegExp) =>
+  assert.rejects(p, (err: unknown) => {
+    assert.ok(err instanceof DomainError, `expected a DomainError, got ${String(err)}`);
+    assert.equal(err.code, code);
+    if (message) assert.match(err.message, message);
+    return true;
+  });

@@ -32,16 +32,25 @@ const types = {
     oid === INT8 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
 };
 
-/** `?` placeholders (the shared SQL) to `$1, $2, …`, computed once per statement text. */
-const numbered = new Map<string, string>();
-function toPg(sql: string): string {
-  let out = numbered.get(sql);
-  if (out === undefined) {
+/**
+ * `?` placeholders (the shared SQL) to `$1, $2, …`, computed once per statement text, with a name: a named
+ * statement is parsed and planned once per connection, then only bound and executed (the hot lookups of
+ * every request). Texts without parameters (migrations, several statements at once) go unnamed.
+ */
+interface PgStatement {
+  text: string;
+  name: string | undefined;
+}
+const statements = new Map<string, PgStatement>();
+function toPg(sql: string): PgStatement {
+  let st = statements.get(sql);
+  if (st === undefined) {
     let n = 0;
-    out = sql.replace(/\?/g, () => `$${++n}`);
-    numbered.set(sql, out);
+    const text = sql.replace(/\?/g, () => `$${++n}`);
+    st = { text, name: n > 0 ? `s${statements.size}` : undefined };
+    statements.set(sql, st);
   }
-  return out;
+  return st;
 }
 
 type Queryable = pg.Pool | pg.PoolClient;
@@ -68,7 +77,8 @@ export class PgExecutor implements SqlExecutor {
 
   async query<R>(sql: string, params: readonly unknown[] = []): Promise<QueryResult<R>> {
     try {
-      const res = await this.conn.query(toPg(sql), params as unknown[]);
+      const st = toPg(sql);
+      const res = await this.conn.query(st.name ? { name: st.name, text: st.text, values: params as unknown[] } : st.text, params as unknown[]);
       // Several statements in one text (migrations) answer one result each: the last one counts.
       const r = (Array.isArray(res) ? res.at(-1) : res) as pg.QueryResult;
       return { rows: r.rows as R[], rowCount: r.rowCount ?? r.rows.length };

@@ -62,7 +62,7 @@ export async function buildDeps(config: Config, logger: Logger): Promise<Deps> {
     layersDir: path.join(config.dataDir, 'layers'),
   });
   devboxes.setSnapshotLookup(snapshots);
-  const suspend = new SuspendService(devboxes, devboxStore, lifecycle, snapshots, logger.child({ component: 'suspend' }));
+  const suspend = new SuspendService(devboxes, devboxStore, lifecycle, snapshots, logger.child({ component: 'suspend' }), (id) => files.stopWrites(id));
   supervisor.setSuspender((d) => suspend.suspendIdle(d));
   await snapshots.reconcile();
   suspend.reconcile();

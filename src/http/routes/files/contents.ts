@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from 'typebox';
+import { checkPath } from '../../../domain/files/paths.js';
 import { clientGone } from '../../request-signal.js';
 import { DevboxIdParams } from '../devboxes/schemas.js';
 import type { FileRouteOptions } from './index.js';
@@ -17,6 +18,7 @@ export function contentRoutes(app: FastifyInstance, { files, devboxes }: FileRou
     async (req, reply) => {
       const { id } = req.params as Static<typeof DevboxIdParams>;
       const { file_path } = req.body as Static<typeof ReadBody>;
+      checkPath(file_path, 'file_path');
       const text = await files.readText(req.principal.accountId, id, file_path, MAX_TEXT_BYTES, clientGone(reply));
       devboxes.touch(id);
       return reply.type('text/plain; charset=utf-8').send(text);
@@ -27,6 +29,7 @@ export function contentRoutes(app: FastifyInstance, { files, devboxes }: FileRou
   app.post('/v1/devboxes/:id/write_file_contents', { schema: { params: DevboxIdParams, body: WriteBody } }, async (req, reply) => {
     const { id } = req.params as Static<typeof DevboxIdParams>;
     const { file_path, contents } = req.body as Static<typeof WriteBody>;
+    checkPath(file_path, 'file_path');
     await files.write(req.principal.accountId, id, file_path, contents, clientGone(reply));
     devboxes.touch(id);
     return { devbox_id: id, exit_status: 0, stdout: '', stderr: '' };

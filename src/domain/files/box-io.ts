@@ -61,6 +61,8 @@ export function pump(source: Readable | Buffer, proc: BoxProcess): Promise<void>
       void proc.exited.then(() => resolve());
     });
   }
+  // The source may have failed while the box process started (a multipart body that ended early).
+  if (source.destroyed) return Promise.reject(source.errored ?? new Error('the upload was cut off'));
   return new Promise((resolve, reject) => {
     let parts: Buffer[] = [];
     let size = 0;

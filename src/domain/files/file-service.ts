@@ -234,6 +234,6 @@ function fromErrno(detail: string, path: string, what: string): DomainError | nu
   if (/too many levels of symbolic links/i.test(detail)) return ERRORS.invalid(`path ${path} has too many levels of symbolic links`);
   if (/not a directory/i.test(detail)) return ERRORS.badState(`cannot use ${path}: a parent is not a directory`);
   if (/is a directory/i.test(detail)) return ERRORS.badState(`${path} is a directory`);
-  if (/no such file or directory/i.test(detail)) return ERRORS.fileNotFound(path);
+  if (/no such file/i.test(detail)) return ERRORS.fileNotFound(path);
   return null;
 }

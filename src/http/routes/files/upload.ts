@@ -1,4 +1,3 @@
-import type { Readable } from 'node:stream';
 import type { Multipart } from '@fastify/multipart';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Static } from 'typebox';
@@ -8,15 +7,13 @@ import { clientGone } from '../../request-signal.js';
 import { DevboxIdParams } from '../devboxes/schemas.js';
 import type { FileRouteOptions } from './index.js';
 
-/** Reads a stream to its end without keeping it, so the request can finish after an early error. */
-function drain(stream: Readable): Promise<void> {
-  if (stream.readableEnded || stream.destroyed) return Promise.resolve();
-  return new Promise((resolve) => {
-    stream.once('end', resolve);
-    stream.once('close', resolve);
-    stream.once('error', () => resolve());
-    stream.resume();
-  });
+/**
+ * Lets the rest of a refused request's body go by unread: the answer goes out at once (not after a large
+ * file arrived for nothing) and an HTTP/1.1 connection stays usable for the next request.
+ */
+function discardBody(req: FastifyRequest): void {
+  req.raw.unpipe();
+  req.raw.resume();
 }
 
 /**
@@ -49,22 +46,19 @@ export function uploadRoutes(app: FastifyInstance, { files, devboxes }: FileRout
     const upload = new Upload(files, accountId, id, clientGone(reply));
     try {
       for await (const part of parts(req)) {
+        if (!part.fieldname) throw ERRORS.invalid('a multipart part has no name; upload_file takes the fields path and file');
         if (part.type === 'field') {
           if (part.fieldname !== 'path') throw ERRORS.invalid(`unknown multipart field ${part.fieldname}; upload_file takes path and file`);
           if (part.valueTruncated) throw ERRORS.invalid('the multipart field path is too long');
           upload.setPath(String(part.value));
           continue;
         }
-        try {
-          if (part.fieldname !== 'file') throw ERRORS.invalid(`unknown multipart file part ${part.fieldname}; upload_file takes path and file`);
-          await upload.receive(part.file);
-        } catch (err) {
-          await drain(part.file);
-          throw err;
-        }
+        if (part.fieldname !== 'file') throw ERRORS.invalid(`unknown multipart file part ${part.fieldname}; upload_file takes path and file`);
+        await upload.receive(part.file);
       }
       await upload.finish();
     } catch (err) {
+      discardBody(req);
       await upload.abort();
       throw err;
     }

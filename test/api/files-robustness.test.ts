@@ -135,6 +135,16 @@ describe('uploads are atomic', () => {
     assert.equal(await read('links/target.txt'), 'v2');
   });
 
+  test('odd names and a directory the user cannot write (the file is then written in place)', async () => {
+    await write('-dash/-file.txt', 'dash');
+    assert.equal(await read('-dash/-file.txt'), 'dash');
+    await sh('mkdir -p ro && echo v1 > ro/f && chmod 555 ro');
+    await write('ro/f', 'v2');
+    assert.equal(await read('ro/f'), 'v2');
+    assert.equal((await failure(write('ro/new', 'x'))).status, 403);
+    await sh('chmod 755 ro');
+  });
+
   test('a server killed mid-upload leaves the previous version and no temporary file', async () => {
     await write('killed/doc.txt', 'v1');
     const up = streamingUpload('killed/doc.txt', 8 * 1024 * 1024, 8 * 1024 * 1024);

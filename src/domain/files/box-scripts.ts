@@ -38,7 +38,8 @@ const STALE_MINUTES = 60;
  * with the token (the server adds it once every byte arrived) is renamed over the destination; an early end
  * of stdin (client gone, server killed) or SIGTERM removes the temporary file and leaves the old version. With
  * $4 the staged file (an upload whose path came after its bytes) is moved to the temporary name, then renamed.
- * A new file gets mode 0666 & ~umask; an existing one keeps its mode. A file that cannot be replaced by a
+ * A new file gets mode 0666 & ~umask (the staged file was made so too); an existing one keeps its mode, set
+ * on the temporary file before any byte is in it. A file that cannot be replaced by a
  * rename without changing who owns it or what it is (not owned by the user, not a regular file, in a
  * directory the user cannot write) is written in place instead (READY_IN_PLACE: no token, not atomic).
  */
@@ -49,7 +50,7 @@ trap 'fail 1' HUP INT TERM
 [ -n "$p" ] || fail ${EXIT.empty}
 case "$p" in */) fail ${EXIT.isDirectory};; esac
 [ -d "$p" ] && fail ${EXIT.isDirectory}
-d=$(dirname -- "$p")
+case "$p" in */*) d=\${p%/*} && d=\${d:-/};; *) d=.;; esac
 if [ ! -d "$d" ]; then
   [ -e "$d" ] && fail ${EXIT.parentNotDirectory}
   if ! err=$(mkdir -p -- "$d" 2>&1); then
@@ -58,9 +59,11 @@ if [ ! -d "$d" ]; then
     fail 1
   fi
 fi
-f=$(readlink -fv -- "$p" && echo x) || fail 1
-f=\${f%??} b=\${f##*/} d=\${f%/*}
-[ -n "$d" ] || d=/
+f=$p
+if [ -L "$p" ]; then f=$(readlink -fv -- "$p" && echo x) || fail 1; f=\${f%??}; fi
+case "$f" in */*) d=\${f%/*} && d=\${d:-/};; *) d=.;; esac
+b=\${f##*/}
+case "$d" in /*) ;; *) d="./$d";; esac
 [ -d "$f" ] && fail ${EXIT.isDirectory}
 if [ -e "$f" ]; then
   [ -w "$f" ] || fail ${EXIT.denied}
@@ -78,19 +81,18 @@ for o in "$d"/${TEMP_GLOB}; do
 done
 if [ \${#b} -le 200 ]; then n=".$b.devboxd-$2"; else n=".devboxd-$2"; fi
 if [ "$d" = / ]; then t="/$n"; else t="$d/$n"; fi
-um=$(umask)
-umask 077
 printf ${READY}
 if [ -n "$s" ]; then
   mv -fT -- "$s" "$t" || fail 1
   s=
+  if [ -e "$f" ]; then chmod --reference="$f" -- "$t" || fail 1; fi
 else
+  : > "$t" || fail 1
+  if [ -e "$f" ]; then chmod --reference="$f" -- "$t" || fail 1; fi
   cat > "$t" || fail 1
   [ "$(tail -c ${TOKEN_LENGTH} -- "$t")" = "$3" ] || fail ${EXIT.cut}
   truncate -s -${TOKEN_LENGTH} -- "$t" || fail 1
 fi
-if [ -e "$f" ]; then chmod --reference="$f" -- "$t" || fail 1
-else chmod "$(printf %o $((0666 & ~$um)))" -- "$t" || fail 1; fi
 mv -fT -- "$t" "$f" || fail 1
 `;
 

@@ -16,6 +16,8 @@ export interface Config {
   logLevel: string;
   /** DEVBOXD_BODY_LIMIT: largest JSON body accepted, bytes; larger bodies get 413. */
   bodyLimit: number;
+  /** DEVBOXD_UPLOAD_STALL_MS: an upload whose client sends no byte for this long (while the server waits) gets 408. */
+  uploadStallMs: number;
 }
 
 const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -49,5 +51,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminKey,
     logLevel,
     bodyLimit: int('DEVBOXD_BODY_LIMIT', env.DEVBOXD_BODY_LIMIT, 10 * 1024 * 1024, 1024, 1024 ** 3),
+    uploadStallMs: int('DEVBOXD_UPLOAD_STALL_MS', env.DEVBOXD_UPLOAD_STALL_MS, 60_000, 100, 3_600_000),
   });
 }

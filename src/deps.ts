@@ -57,7 +57,7 @@ export async function buildDeps(config: Config, logger: Logger): Promise<Deps> {
   const executions = new ExecutionService(new SqliteExecutionStore(db), devboxLog, devboxes, config.dataDir, logger.child({ component: 'executions' }));
   lifecycle.setHooks(executions);
   executions.reconcile();
-  const files = new FileService(devboxes, logger.child({ component: 'files' }));
+  const files = new FileService(devboxes, logger.child({ component: 'files' }), { stallMs: config.uploadStallMs });
   const snapshots = new SnapshotService(new SqliteSnapshotStore(db), devboxStore, devboxes, runtime, logger.child({ component: 'snapshots' }), {
     layersDir: path.join(config.dataDir, 'layers'),
   });

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import http from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { toFile } from '@runloop/api-client';
 import type { Devbox } from '@runloop/api-client/sdk/devbox';
@@ -9,7 +10,7 @@ let server: TestServer;
 let box: Devbox;
 
 before(async () => {
-  server = await startTestServer();
+  server = await startTestServer({ DEVBOXD_UPLOAD_STALL_MS: '3000' });
   box = await server.sdk().devbox.create({ name: 'files-robust' });
 });
 after(async () => {
@@ -228,6 +229,37 @@ describe('multipart mistakes are 400s', () => {
     assert.match(r.json.message ?? '', /more than one file/);
     assert.equal(await read('two/doc.txt'), 'v1');
     assert.equal(await temps('two'), '');
+  });
+
+  test('a body shorter than its content-length gets a 408 once it stalls, and changes nothing', async () => {
+    await write('stall/doc.txt', 'v1');
+    const start = head('path') + 'stall/doc.txt\r\n' + head('file', 'a') + 'v2 and more';
+    const t0 = Date.now();
+    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = http.request(`${server.url}/v1/devboxes/${box.id}/upload_file`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${ADMIN_KEY}`,
+          'content-type': `multipart/form-data; boundary=${BOUNDARY}`,
+          'content-length': String(start.length + 1000),
+        },
+      });
+      req.on('response', (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => (body += c.toString()));
+        res.on('end', () => {
+          resolve({ status: res.statusCode ?? 0, body });
+          req.destroy();
+        });
+      });
+      req.on('error', reject);
+      req.write(start);
+    });
+    assert.equal(answer.status, 408, answer.body);
+    assert.match((JSON.parse(answer.body) as { message: string }).message, /stalled/);
+    assert.ok(Date.now() - t0 >= 2900, `answered after ${Date.now() - t0} ms`);
+    assert.equal(await read('stall/doc.txt'), 'v1');
+    assert.equal(await temps('stall'), '');
   });
 
   test('a path after the bytes still works and replaces the file atomically', async () => {

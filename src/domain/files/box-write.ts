@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import type { DomainError } from '../errors.js';
+import { DomainError } from '../errors.js';
 import type { BoxProcess, ProcessExit } from '../../runtime/driver.js';
 import { pump } from './box-io.js';
 
@@ -45,9 +45,9 @@ export class BoxWrite implements PendingWrite {
   async receive(source: Readable | Buffer, cutOff: () => DomainError): Promise<void> {
     try {
       await pump(source, this.w.proc);
-    } catch {
+    } catch (err) {
       await this.abort();
-      throw cutOff();
+      throw err instanceof DomainError ? err : cutOff();
     }
     if (this.exit) throw this.w.failure(this.exit);
   }

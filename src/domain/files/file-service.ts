@@ -50,6 +50,8 @@ export class FileService {
   constructor(
     private readonly devboxes: DevboxService,
     private readonly log: Logger,
+    /** stallMs: how long an upload's client may send nothing while the server waits for its bytes. */
+    readonly limits: { stallMs: number } = { stallMs: 60_000 },
   ) {}
 
   /** Writes `source` to `path` (relative to the home directory), creating parent directories. */

@@ -6,6 +6,7 @@ import { Upload } from '../../../domain/files/upload.js';
 import { clientGone } from '../../request-signal.js';
 import { DevboxIdParams } from '../devboxes/schemas.js';
 import type { FileRouteOptions } from './index.js';
+import { StallWatch } from './stall.js';
 
 /**
  * Lets the rest of a refused request's body go by unread: the answer goes out at once (not after a large
@@ -20,12 +21,15 @@ function discardBody(req: FastifyRequest): void {
  * The request's parts, with every parser failure (no or wrong boundary, garbage, a body that ends before
  * its closing boundary, too many parts) turned into a 400 that says so: none of them is the server's fault.
  */
-async function* parts(req: FastifyRequest): AsyncGenerator<Multipart> {
+async function* parts(req: FastifyRequest, watch: StallWatch): AsyncGenerator<Multipart> {
   const it = req.parts()[Symbol.asyncIterator]();
-  for (;;) {
+  for (let first = true; ; first = false) {
     let next: IteratorResult<Multipart>;
     try {
-      next = await it.next();
+      const pending = it.next();
+      // The first call pipes the body into the parser; only then may the watch listen to it.
+      if (first) watch.start();
+      next = await Promise.race([pending, watch.stalled]);
     } catch (err) {
       if (err instanceof DomainError) throw err;
       throw ERRORS.invalid(`malformed multipart body: ${(err as Error).message}`);
@@ -44,8 +48,9 @@ export function uploadRoutes(app: FastifyInstance, { files, devboxes }: FileRout
     if (!req.isMultipart()) throw ERRORS.invalid('upload_file takes multipart/form-data with the fields path and file');
     devboxes.requireRunning(accountId, id);
     const upload = new Upload(files, accountId, id, clientGone(reply));
+    const watch = new StallWatch(req.raw, files.limits.stallMs);
     try {
-      for await (const part of parts(req)) {
+      for await (const part of parts(req, watch)) {
         if (!part.fieldname) throw ERRORS.invalid('a multipart part has no name; upload_file takes the fields path and file');
         if (part.type === 'field') {
           if (part.fieldname !== 'path') throw ERRORS.invalid(`unknown multipart field ${part.fieldname}; upload_file takes path and file`);
@@ -54,6 +59,7 @@ export function uploadRoutes(app: FastifyInstance, { files, devboxes }: FileRout
           continue;
         }
         if (part.fieldname !== 'file') throw ERRORS.invalid(`unknown multipart file part ${part.fieldname}; upload_file takes path and file`);
+        watch.follow(part.file);
         await upload.receive(part.file);
       }
       await upload.finish();
@@ -61,6 +67,8 @@ export function uploadRoutes(app: FastifyInstance, { files, devboxes }: FileRout
       discardBody(req);
       await upload.abort();
       throw err;
+    } finally {
+      watch.stop();
     }
     devboxes.touch(id);
     return {};

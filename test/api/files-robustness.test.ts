@@ -301,6 +301,27 @@ describe('paths', () => {
   });
 });
 
+describe('refusals over HTTP/2 and HTTP/1.1 leave the connection usable', () => {
+  test('an upload to a directory is a 400 and the next request on the client works', async () => {
+    for (const http2 of [true, false]) {
+      const client = server.client({ maxRetries: 0, http2 });
+      const big = await toFile(randomBytes(4 * 1024 * 1024), 'big.bin');
+      const r = await failure(client.devboxes.uploadFile(box.id, { path: '/tmp', file: big }));
+      assert.equal(r.status, 400, `http2=${http2}: ${r.message}`);
+      assert.match(r.message, /is a directory/);
+      await client.devboxes.writeFileContents(box.id, { file_path: 'after-refusal.txt', contents: String(http2) });
+      assert.equal(await client.devboxes.readFileContents(box.id, { file_path: 'after-refusal.txt' }), String(http2));
+    }
+  });
+
+  test('a FIFO is refused instead of hanging the download', async () => {
+    await sh('rm -f fifo && mkfifo fifo');
+    const r = await failure(api().devboxes.downloadFile(box.id, { path: 'fifo' }));
+    assert.equal(r.status, 400);
+    assert.match(r.message, /not a regular file/);
+  });
+});
+
 describe('downloads racing with changes to the path', () => {
   test('a path swapped between file, directory, symlink and nothing never gives a 5xx', async () => {
     await sh('mkdir -p race && echo data > race/f && mkdir -p race/d');

@@ -81,15 +81,6 @@ export class FileService {
     await w.commit();
   }
 
-  async discard(accountId: string, id: string, staged: string): Promise<void> {
-    const { sandbox } = this.devboxes.requireRunning(accountId, id);
-    const p = sandbox.spawn({ argv: ['rm', '-f', '--', staged] });
-    p.stdin.end();
-    p.stdout.resume();
-    p.stderr.resume();
-    await p.exited;
-  }
-
   /** Ends every write in flight on a box (before a suspend stops it): their temporary files go, no file changes. */
   async stopWrites(id: string): Promise<void> {
     await Promise.all([...(this.writes.get(id) ?? [])].map((w) => w.abort()));

@@ -301,6 +301,21 @@ describe('paths', () => {
   });
 });
 
+describe('paths near the limit', () => {
+  test('a path just under PATH_MAX whose temporary name would exceed it is a 400, not a 500', async () => {
+    const p = `deep/${'d'.repeat(200)}/`.repeat(19) + 'f'.repeat(166);
+    assert.equal(Buffer.byteLength(p), 4080);
+    try {
+      const w = await failure(write(p, 'x'));
+      assert.equal(w.status, 400, w.message);
+      assert.match(w.message, /too long/);
+    } finally {
+      // Host paths of the box's disk are longer than the box's: a tree this deep is removed from inside.
+      await sh('rm -rf deep');
+    }
+  });
+});
+
 describe('refusals over HTTP/2 and HTTP/1.1 leave the connection usable', () => {
   test('an upload to a directory is a 400 and the next request on the client works', async () => {
     for (const http2 of [true, false]) {

@@ -159,7 +159,7 @@ describe('a box is isolated', () => {
   it('writes land in its own writable layer, owned by the shifted uid', async () => {
     const r = await sh(sb, 'echo data > ~/file.txt && mkdir -p /tmp/d && echo ok');
     assert.equal(r.out, 'ok\n', r.err);
-    const st = statSync(join(dataDir, 'boxes', 'iso', 'upper', 'home', 'user', 'file.txt'));
+    const st = statSync(join(dataDir, 'boxes', 'iso', 'disk', 'upper', 'home', 'user', 'file.txt'));
     assert.equal(st.uid, 1_001_000);
   });
 

@@ -1,12 +1,14 @@
 /** One running box: its init process, cgroup and writable layer. */
-import { existsSync } from 'node:fs';
-import { rename, rm } from 'node:fs/promises';
+import { existsSync, statSync } from 'node:fs';
+import { rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SandboxError, type BoxProcess, type Sandbox, type SandboxStats, type SpawnSpec } from '../driver.js';
 import type { BoxCgroup } from './cgroups.js';
 import { execInBox } from './exec.js';
 import type { ExecDaemon } from './execd.js';
+import { detachDisk, usedBytes } from './disk.js';
 import { diskUsage, fsyncDir, run } from './fsutil.js';
+import { unlimitDirty } from './iolimit.js';
 import type { LivenessWatcher } from './liveness.js';
 import type { RuntimeLogger } from './logger.js';
 import { isSafeId, type DataPaths } from './paths.js';
@@ -24,8 +26,8 @@ export interface BoxState {
 }
 
 /**
- * The writable layer is measured at most this often, and at most 10% of the time for a big layer
- * (the walk takes ~70 µs a file); stats() returns the last figure meanwhile.
+ * A writable layer without a disk of its own (a box created before box disks) is measured by a walk, at
+ * most this often; stats() returns the last figure meanwhile.
  */
 const DISK_TTL_MS = 5_000;
 
@@ -52,8 +54,13 @@ export class LinuxSandbox implements Sandbox {
     this.died = new Promise((resolve) => ctx.watcher.watch(id, state.pid, state.startTime, resolve));
   }
 
+  /** Whether the box has a disk of its own (every box this driver creates; see disk.ts). */
+  private get hasDisk(): boolean {
+    return existsSync(this.ctx.paths.boxImage(this.id));
+  }
+
   private get upper(): string {
-    return join(this.ctx.paths.box(this.id), 'upper');
+    return this.hasDisk ? join(this.ctx.paths.boxDisk(this.id), 'upper') : join(this.ctx.paths.box(this.id), 'upper');
   }
 
   spawn(spec: SpawnSpec): BoxProcess {
@@ -70,6 +77,7 @@ export class LinuxSandbox implements Sandbox {
     const { paths, cgroup } = this.ctx;
     const final = paths.layer(layerId);
     const tmp = join(paths.layers, `.tmp-${layerId}`);
+    if (opts.stop && this.hasDisk) return this.suspendDisk(layerId);
     if (existsSync(final)) throw new SandboxError('failed', `layer ${layerId} already exists`);
     await rm(tmp, { recursive: true, force: true });
     try {
@@ -99,6 +107,30 @@ export class LinuxSandbox implements Sandbox {
     return { sizeBytes: await diskUsage(final) };
   }
 
+  /**
+   * Suspend of a box with a disk of its own: every process is stopped, the disk unmounted (which writes it
+   * back whole) and its image renamed into the image layer `layerId`: no copy.
+   */
+  private async suspendDisk(layerId: string): Promise<{ sizeBytes: number }> {
+    const { paths } = this.ctx;
+    const final = paths.layerImage(layerId);
+    const tmp = join(paths.layers, `.tmp-${layerId}.img`);
+    if (existsSync(final) || existsSync(paths.layer(layerId))) throw new SandboxError('failed', `layer ${layerId} already exists`);
+    try {
+      this.ctx.watcher.unwatch(this.id);
+      await stopProcesses(this.ctx.cgroup, this.state);
+      await releaseDisk(paths, this.ctx.cgroup);
+      await rename(paths.boxImage(this.id), tmp);
+      await run('sync', ['-f', tmp]);
+      await rename(tmp, final);
+      await fsyncDir(paths.layers);
+    } catch (err) {
+      await rm(tmp, { force: true }).catch(() => undefined);
+      throw new SandboxError('failed', `suspend of ${this.id} failed: ${(err as Error).message}`);
+    }
+    return { sizeBytes: (await stat(final)).blocks * 512 };
+  }
+
   async stats(): Promise<SandboxStats> {
     let usage;
     try {
@@ -109,8 +141,9 @@ export class LinuxSandbox implements Sandbox {
     return { ...usage, diskBytes: await this.diskBytes() };
   }
 
-  /** Bytes of the writable layer, cached (see DISK_TTL_MS); concurrent callers share one walk. */
+  /** Bytes on the box's disk (a statfs); for a box without one, a cached walk (see DISK_TTL_MS). */
   private diskBytes(): Promise<number> {
+    if (this.hasDisk) return usedBytes(this.ctx.paths.boxDisk(this.id)).catch(() => 0);
     if (Date.now() - this.disk.at < this.disk.ttl) return Promise.resolve(this.disk.bytes);
     const started = Date.now();
     this.diskPending ??= diskUsage(this.upper).then((bytes) => {
@@ -133,7 +166,33 @@ export class LinuxSandbox implements Sandbox {
 /** Kills a box's processes, removes its cgroups and its directory (writable layer included). */
 export async function teardown(paths: DataPaths, cgroup: BoxCgroup, state: Pick<BoxState, 'pid' | 'startTime'> | null): Promise<void> {
   await stopProcesses(cgroup, state);
+  await releaseDisk(paths, cgroup);
   await rm(paths.box(cgroup.id), { recursive: true, force: true, maxRetries: 3 });
+}
+
+/** Unmounts a box's disk and drops its device's limits (the loop device goes back to the free ones). */
+async function releaseDisk(paths: DataPaths, cgroup: BoxCgroup): Promise<void> {
+  const disk = paths.boxDisk(cgroup.id);
+  let dev: string | undefined;
+  try {
+    const st = statSync(disk);
+    if (st.dev !== statSync(paths.box(cgroup.id)).dev) dev = devName(st.dev);
+  } catch {
+    return; // no disk
+  }
+  await detachDisk(disk);
+  if (dev) {
+    cgroup.unlimitDisk(dev);
+    unlimitDirty(dev);
+  }
+}
+
+/** MAJOR:MINOR of a dev_t as Linux encodes it (glibc's gnu_dev_major/minor). */
+function devName(dev: number): string {
+  const d = BigInt(dev);
+  const major = ((d >> 8n) & 0xfffn) | ((d >> 32n) & ~0xfffn);
+  const minor = (d & 0xffn) | ((d >> 12n) & ~0xffn);
+  return `${major}:${minor}`;
 }
 
 /**

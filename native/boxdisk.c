@@ -3,16 +3,18 @@
  * count are the box's quota: the kernel refuses a write past them (ENOSPC) at the moment it is made, files
  * deleted but held open included, and statfs (`df`) inside the box reports them.
  *
- * usage: boxdisk attach [-t TEMPLATE] [-r] [-d] IMAGE DIR
- *          with -t, IMAGE is created (never overwritten) as a copy of the formatted TEMPLATE: only its
+ * usage: boxdisk attach [-t TEMPLATE] [-r] [-d] IMAGE DIR [IMAGE DIR]...
+ *          with -t, each IMAGE is created (never overwritten) as a copy of the formatted TEMPLATE: only its
  *          allocated extents are copied (a few hundred KiB), holes stay holes. The image is bound to a free
  *          loop device that goes away with the last unmount (autoclear) and mounted on DIR, read-only with
  *          -r, with direct I/O to the image with -d (no second copy in the host's page cache).
- *          Prints the loop device's MAJOR:MINOR.
+ *          Prints one line per pair, in order: the loop device's MAJOR:MINOR, or `error: REASON` (the
+ *          other pairs are still attached). Exits 1 when any pair failed.
  *        boxdisk detach DIR
  *          unmounts DIR (lazily when busy); nothing mounted there is not an error.
  *
- * One process instead of mkfs + losetup + mount keeps the create path at about a millisecond.
+ * One process instead of mkfs + losetup + mount per disk, and many disks per process when they are
+ * wanted at once (diskpool.ts batches them).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -28,59 +30,60 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-static void die(const char *fmt, ...) {
+static char failure[512];
+
+/* Records why the current pair failed; the caller skips to the next pair. */
+static int fail(const char *fmt, ...) {
   va_list ap;
   int e = errno;
-  fputs("boxdisk: ", stderr);
   va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
+  int n = vsnprintf(failure, sizeof failure, fmt, ap);
   va_end(ap);
-  if (e) fprintf(stderr, ": %s", strerror(e));
-  fputc('\n', stderr);
-  exit(1);
+  if (e && n > 0 && (size_t)n < sizeof failure) snprintf(failure + n, sizeof failure - (size_t)n, ": %s", strerror(e));
+  return -1;
 }
 
 /* Copies the data extents of `src` into the new file `dst` and gives it the same size. */
-static void copy_sparse(const char *src, const char *dst) {
-  int in = open(src, O_RDONLY | O_CLOEXEC);
-  if (in < 0) die("open %s", src);
+static int copy_sparse(int in, const char *dst) {
   struct stat st;
-  if (fstat(in, &st) != 0) die("stat %s", src);
+  if (fstat(in, &st) != 0) return fail("stat the template");
   int out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (out < 0) die("create %s", dst);
+  if (out < 0) return fail("create %s", dst);
   off_t pos = 0;
-  while (pos < st.st_size) {
+  int rc = 0;
+  while (rc == 0 && pos < st.st_size) {
     off_t data = lseek(in, pos, SEEK_DATA);
     if (data < 0) {
-      if (errno == ENXIO) break; /* only a hole is left */
-      die("seek %s", src);
+      if (errno != ENXIO) rc = fail("seek the template"); /* ENXIO: only a hole is left */
+      break;
     }
     off_t hole = lseek(in, data, SEEK_HOLE);
-    if (hole < 0) die("seek %s", src);
+    if (hole < 0) {
+      rc = fail("seek the template");
+      break;
+    }
     loff_t from = data, to = data;
-    while (from < hole) {
-      ssize_t n = copy_file_range(in, &from, out, &to, (size_t)(hole - from), 0);
-      if (n <= 0) die("copy %s", src);
+    while (rc == 0 && from < hole) {
+      if (copy_file_range(in, &from, out, &to, (size_t)(hole - from), 0) <= 0) rc = fail("copy the template");
     }
     pos = hole;
   }
-  if (ftruncate(out, st.st_size) != 0) die("size %s", dst);
-  close(in);
-  if (close(out) != 0) die("close %s", dst);
+  if (rc == 0 && ftruncate(out, st.st_size) != 0) rc = fail("size %s", dst);
+  if (close(out) != 0 && rc == 0) rc = fail("close %s", dst);
+  if (rc != 0) unlink(dst);
+  return rc;
 }
 
-/* Binds `image` to a free loop device; returns its open fd and fills `dev`. */
-static int attach_loop(const char *image, int readonly, int direct, char *dev, size_t devlen) {
+/* Binds `image` to a free loop device; returns its open fd and fills `dev`, or -1. */
+static int attach_loop(int ctl, const char *image, int readonly, int direct, char *dev, size_t devlen) {
   int img = open(image, (readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC);
-  if (img < 0) die("open %s", image);
-  int ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
-  if (ctl < 0) die("open /dev/loop-control");
+  if (img < 0) return fail("open %s", image);
   for (int attempt = 0; attempt < 64; attempt++) {
     int n = ioctl(ctl, LOOP_CTL_GET_FREE);
-    if (n < 0) die("find a free loop device");
+    if (n < 0) break;
     snprintf(dev, devlen, "/dev/loop%d", n);
     int fd = open(dev, (readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC);
-    if (fd < 0) die("open %s", dev);
+    if (fd < 0) break;
     struct loop_config cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.fd = (unsigned)img;
@@ -88,7 +91,6 @@ static int attach_loop(const char *image, int readonly, int direct, char *dev, s
     cfg.info.lo_flags = LO_FLAGS_AUTOCLEAR | (readonly ? LO_FLAGS_READ_ONLY : 0) | (direct ? LO_FLAGS_DIRECT_IO : 0);
     snprintf((char *)cfg.info.lo_file_name, LO_NAME_SIZE, "%s", image);
     if (ioctl(fd, LOOP_CONFIGURE, &cfg) == 0) {
-      close(ctl);
       close(img);
       return fd;
     }
@@ -97,12 +99,45 @@ static int attach_loop(const char *image, int readonly, int direct, char *dev, s
     /* Another process took this device between GET_FREE and CONFIGURE: ask again. */
     if (e != EBUSY) {
       errno = e;
-      die("configure %s", dev);
+      break;
     }
   }
-  errno = EBUSY;
-  die("no free loop device");
-  return -1;
+  int e = errno;
+  close(img);
+  errno = e;
+  return fail("attach %s to a loop device", image);
+}
+
+static int attach_one(int ctl, int tpl, const char *image, const char *dir, int readonly, int direct) {
+  if (tpl >= 0 && copy_sparse(tpl, image) != 0) return -1;
+  char dev[64];
+  int fd = attach_loop(ctl, image, readonly, direct, dev, sizeof dev);
+  if (fd < 0) {
+    if (tpl >= 0) unlink(image);
+    return -1;
+  }
+  /* noinit_itable: the inode tables of a fresh image stay holes instead of being zeroed in the background;
+   * discard: blocks the box frees are punched out of the image, so the host gets them back. */
+  unsigned long flags = MS_NOSUID | MS_NODEV | (readonly ? MS_RDONLY : 0);
+  const char *opts = readonly ? "noload" : "noinit_itable,discard";
+  if (mount(dev, dir, "ext4", flags, opts) != 0) {
+    fail("mount %s on %s", dev, dir);
+    close(fd); /* autoclear cannot apply to a device that was never mounted: clear it */
+    int again = open(dev, O_RDONLY | O_CLOEXEC);
+    if (again >= 0) {
+      ioctl(again, LOOP_CLR_FD, 0);
+      close(again);
+    }
+    if (tpl >= 0) unlink(image);
+    return -1;
+  }
+  struct stat st;
+  int ok = fstat(fd, &st) == 0;
+  /* The mount holds the device now; closing our fd lets autoclear free it at the last unmount. */
+  close(fd);
+  if (!ok) return fail("stat %s", dev);
+  printf("%u:%u\n", major(st.st_rdev), minor(st.st_rdev));
+  return 0;
 }
 
 static int attach(int argc, char **argv) {
@@ -114,44 +149,43 @@ static int attach(int argc, char **argv) {
     else if (opt == 'd') direct = 1;
     else return 2;
   }
-  if (argc - optind != 2) return 2;
-  const char *image = argv[optind], *dir = argv[optind + 1];
-  if (tpl) copy_sparse(tpl, image);
-  char dev[64];
-  int fd = attach_loop(image, readonly, direct, dev, sizeof dev);
-  /* noinit_itable: the inode tables of a fresh image stay holes instead of being zeroed in the background;
-   * discard: blocks the box frees are punched out of the image, so the host gets them back. */
-  unsigned long flags = MS_NOSUID | MS_NODEV | (readonly ? MS_RDONLY : 0);
-  const char *opts = readonly ? "noload" : "noinit_itable,discard";
-  if (mount(dev, dir, "ext4", flags, opts) != 0) {
-    int e = errno;
-    if (tpl) unlink(image);
-    errno = e;
-    die("mount %s on %s", dev, dir);
+  if (argc - optind < 2 || (argc - optind) % 2 != 0) return 2;
+  int tfd = -1;
+  if (tpl && (tfd = open(tpl, O_RDONLY | O_CLOEXEC)) < 0) {
+    perror("boxdisk: open the template");
+    return 1;
   }
-  struct stat st;
-  if (fstat(fd, &st) != 0) die("stat %s", dev);
-  /* The mount holds the device now; closing our fd lets autoclear free it at the last unmount. */
-  close(fd);
-  printf("%u:%u\n", major(st.st_rdev), minor(st.st_rdev));
-  return 0;
+  int ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+  if (ctl < 0) {
+    perror("boxdisk: open /dev/loop-control");
+    return 1;
+  }
+  int rc = 0;
+  for (int i = optind; i + 1 < argc; i += 2) {
+    if (attach_one(ctl, tfd, argv[i], argv[i + 1], readonly, direct) != 0) {
+      printf("error: %s\n", failure);
+      rc = 1;
+    }
+    fflush(stdout);
+  }
+  return rc;
 }
 
 static int detach(const char *dir) {
   if (umount2(dir, UMOUNT_NOFOLLOW) == 0) return 0;
   if (errno == EINVAL || errno == ENOENT) return 0; /* not a mount point (any more) */
   if (errno == EBUSY && umount2(dir, MNT_DETACH | UMOUNT_NOFOLLOW) == 0) return 0;
-  die("unmount %s", dir);
+  fprintf(stderr, "boxdisk: unmount %s: %s\n", dir, strerror(errno));
   return 1;
 }
 
 int main(int argc, char **argv) {
   if (argc >= 2 && strcmp(argv[1], "attach") == 0) {
     int rc = attach(argc - 1, argv + 1);
-    if (rc == 2) fputs("usage: boxdisk attach [-t TEMPLATE] [-r] [-d] IMAGE DIR\n", stderr);
+    if (rc == 2) fputs("usage: boxdisk attach [-t TEMPLATE] [-r] [-d] IMAGE DIR [IMAGE DIR]...\n", stderr);
     return rc;
   }
   if (argc == 3 && strcmp(argv[1], "detach") == 0) return detach(argv[2]);
-  fputs("usage: boxdisk attach [-t TEMPLATE] [-r] [-d] IMAGE DIR | boxdisk detach DIR\n", stderr);
+  fputs("usage: boxdisk attach [-t TEMPLATE] [-r] [-d] IMAGE DIR [IMAGE DIR]... | boxdisk detach DIR\n", stderr);
   return 2;
 }

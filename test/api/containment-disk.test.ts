@@ -26,7 +26,7 @@ async function sh(box: Devbox, cmd: string): Promise<{ out: string; err: string;
 
 /** Bytes the box's disk takes on the host (allocated blocks of its image). */
 function hostBytes(id: string): number {
-  return fs.statSync(path.join(server.dataDir, 'boxes', id, 'disk.img')).blocks * 512;
+  return fs.statSync(`${fs.realpathSync(path.join(server.dataDir, 'boxes', id, 'disk'))}.img`).blocks * 512;
 }
 
 /** `df -B1 --output=size,used,itotal /` in the box. */

@@ -89,6 +89,7 @@ before(async () => {
 
 after(async () => {
   for (const sb of made) await sb.destroy().catch(() => undefined);
+  await driver.close?.(); // unmounts the disks it held ready
   rmSync(dataDir, { recursive: true, force: true });
 });
 

@@ -10,6 +10,7 @@
  * A suspended box's image becomes an image layer (`layers/<id>.img`, a rename), mounted read-only on
  * `layers/.mnt/<id>` while boxes stand on it.
  */
+import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { statfs } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -62,10 +63,24 @@ export class DiskTemplates {
   }
 }
 
-/** Creates the box's image from `template` and mounts it on `dir`; resolves with the loop device's MAJOR:MINOR. */
-export async function attachDisk(template: string, image: string, dir: string): Promise<string> {
-  const { stdout } = await run(native.boxdisk, ['attach', '-t', template, image, dir]);
-  return stdout.trim();
+/**
+ * Creates each image from `template` and mounts it on its dir, all in one helper process; resolves with,
+ * per pair, the loop device's MAJOR:MINOR or an Error.
+ */
+export function attachDisks(template: string, pairs: { image: string; dir: string }[]): Promise<(string | Error)[]> {
+  const args = ['attach', '-t', template, ...pairs.flatMap((p) => [p.image, p.dir])];
+  return new Promise((resolve) => {
+    execFile(native.boxdisk, args, (err, stdout, stderr) => {
+      const lines = stdout.split('\n');
+      resolve(
+        pairs.map((_, i) => {
+          const line = lines[i];
+          if (line && !line.startsWith('error: ')) return line.trim();
+          return new Error(line?.slice(7) || stderr.trim() || err?.message || 'boxdisk failed');
+        }),
+      );
+    });
+  });
 }
 
 /** Mounts an image layer read-only on `dir`. */

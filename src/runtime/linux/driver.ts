@@ -4,13 +4,14 @@
  * layer per box), limited by cgroups, with a detached init (native/boxinit) that outlives the server.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { rename, rm, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { SandboxError, type RuntimeDriver, type Sandbox, type SandboxSpec } from '../driver.js';
 import { BoxCgroup, detectLayout, prepareParents, type CgroupLayout } from './cgroups.js';
 import { ExecDaemon } from './execd.js';
-import { DiskTemplates, attachDisk, attachLayer, detachDisk, isMountPoint, mountedLayers } from './disk.js';
+import { attachLayer, detachDisk, isMountPoint, mountedLayers } from './disk.js';
+import { DiskPool, slotOf } from './diskpool.js';
 import { diskUsage } from './fsutil.js';
 import { limitDirty } from './iolimit.js';
 import { BaseImage } from './image.js';
@@ -42,7 +43,7 @@ export class LinuxDriver implements RuntimeDriver {
   private layoutCache: CgroupLayout | undefined;
   private prepared: Promise<void> | undefined;
   private readonly execd: ExecDaemon | undefined;
-  private readonly templates: DiskTemplates;
+  private readonly disks: DiskPool;
   /** Image layers being mounted, so concurrent creates on one layer mount it once. */
   private readonly mounting = new Map<string, Promise<string>>();
 
@@ -50,7 +51,7 @@ export class LinuxDriver implements RuntimeDriver {
     this.paths = new DataPaths(opts.dataDir);
     this.log = opts.logger;
     this.image = new BaseImage(opts.imageDir, opts.logger);
-    this.templates = new DiskTemplates(this.paths.disks);
+    this.disks = new DiskPool(this.paths.pool, this.paths.disks, opts.logger);
     // A unix socket path holds at most 107 bytes; past that commands take the spawn path.
     const socket = join(this.paths.run, `execd-${process.pid}-${driverSeq++}.sock`);
     if (opts.execDaemon !== false && Buffer.byteLength(socket) < 100) this.execd = new ExecDaemon(socket, opts.logger);
@@ -78,6 +79,8 @@ export class LinuxDriver implements RuntimeDriver {
         if (name.startsWith('.tmp-') || name.startsWith('.del-')) void rm(join(this.paths.layers, name), { recursive: true, force: true }).catch(() => undefined);
       }
       void this.layout;
+      const linked = new Set(readdirSync(this.paths.boxes).map((id) => slotOf(this.paths.boxDisk(id))).filter((s): s is string => s !== null));
+      await this.disks.sweep(linked);
       if (this.execd) {
         await this.execd.start().catch((err: Error) => this.log.warn({ err: err.message }, 'boxexecd did not start; commands spawn boxexec'));
       }
@@ -94,7 +97,6 @@ export class LinuxDriver implements RuntimeDriver {
     if (!isSafeId(spec.id)) throw new SandboxError('failed', `invalid sandbox id ${JSON.stringify(spec.id)}`);
     const lowers = await Promise.all(spec.layers.map((l) => this.lowerDir(l)));
     lowers.push(this.image.root);
-    const template = this.templates.get(spec.limits.diskBytes);
     const boxDir = this.paths.box(spec.id);
     try {
       mkdirSync(boxDir);
@@ -104,12 +106,12 @@ export class LinuxDriver implements RuntimeDriver {
     }
     const cgroup = new BoxCgroup(this.layout, spec.id);
     try {
-      const disk = this.paths.boxDisk(spec.id);
       const root = join(boxDir, 'root');
-      for (const d of [disk, root]) mkdirSync(d);
-      const dev = await attachDisk(await template, this.paths.boxImage(spec.id), disk);
-      const [upper, work] = [join(disk, 'upper'), join(disk, 'work')];
-      for (const d of [upper, work]) mkdirSync(d);
+      mkdirSync(root);
+      const disk = await this.disks.take(spec.limits.diskBytes);
+      symlinkSync(relative(boxDir, disk.dir), this.paths.boxDisk(spec.id));
+      const dev = disk.dev;
+      const [upper, work] = [join(disk.dir, 'upper'), join(disk.dir, 'work')];
       const hostname = cleanHostname(spec.hostname);
       const user = seedUpper(upper, lowers, hostname, spec.user);
       cgroup.create(spec.limits);
@@ -154,6 +156,7 @@ export class LinuxDriver implements RuntimeDriver {
 
   /** Unmounts the image layers once no box is left on this host (a box standing on one keeps them). */
   async close(): Promise<void> {
+    await this.disks.close();
     if ((await this.listSandboxes()).length > 0) return;
     for (const mnt of mountedLayers(join(this.paths.layers, '.mnt'))) await detachDisk(mnt).catch(() => undefined);
   }

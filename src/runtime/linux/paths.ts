@@ -37,15 +37,16 @@ export class DataPaths {
     return join(this.dataDir, 'disks');
   }
 
+  /** Box disks, mounted (diskpool.ts). */
+  get pool(): string {
+    return join(this.dataDir, 'disks', 'pool');
+  }
+
   box(id: string): string {
     return join(this.boxes, id);
   }
 
-  /** The image of a box's disk and where it is mounted (the writable layer is `upper` in there). */
-  boxImage(id: string): string {
-    return join(this.boxes, id, 'disk.img');
-  }
-
+  /** A symlink to the box's disk (a pool slot); the writable layer is `upper` in there. */
   boxDisk(id: string): string {
     return join(this.boxes, id, 'disk');
   }

@@ -7,6 +7,7 @@ import type { BoxCgroup } from './cgroups.js';
 import { execInBox } from './exec.js';
 import type { ExecDaemon } from './execd.js';
 import { detachDisk, usedBytes } from './disk.js';
+import { releaseSlot, slotOf } from './diskpool.js';
 import { diskUsage, fsyncDir, run } from './fsutil.js';
 import { unlimitDirty } from './iolimit.js';
 import type { LivenessWatcher } from './liveness.js';
@@ -43,7 +44,7 @@ export interface SandboxContext {
 export class LinuxSandbox implements Sandbox {
   readonly died: Promise<void>;
   private destroying: Promise<void> | undefined;
-  private disk = { bytes: 0, at: 0, ttl: DISK_TTL_MS };
+  private walked = { bytes: 0, at: 0, ttl: DISK_TTL_MS };
   private diskPending: Promise<number> | undefined;
 
   constructor(
@@ -54,13 +55,13 @@ export class LinuxSandbox implements Sandbox {
     this.died = new Promise((resolve) => ctx.watcher.watch(id, state.pid, state.startTime, resolve));
   }
 
-  /** Whether the box has a disk of its own (every box this driver creates; see disk.ts). */
-  private get hasDisk(): boolean {
-    return existsSync(this.ctx.paths.boxImage(this.id));
+  /** The box's disk (every box this driver creates has one; see disk.ts), or null. */
+  private get disk(): string | null {
+    return slotOf(this.ctx.paths.boxDisk(this.id));
   }
 
   private get upper(): string {
-    return this.hasDisk ? join(this.ctx.paths.boxDisk(this.id), 'upper') : join(this.ctx.paths.box(this.id), 'upper');
+    return join(this.disk ?? this.ctx.paths.box(this.id), 'upper');
   }
 
   spawn(spec: SpawnSpec): BoxProcess {
@@ -77,7 +78,8 @@ export class LinuxSandbox implements Sandbox {
     const { paths, cgroup } = this.ctx;
     const final = paths.layer(layerId);
     const tmp = join(paths.layers, `.tmp-${layerId}`);
-    if (opts.stop && this.hasDisk) return this.suspendDisk(layerId);
+    const disk = this.disk;
+    if (opts.stop && disk) return this.suspendDisk(layerId, disk);
     if (existsSync(final)) throw new SandboxError('failed', `layer ${layerId} already exists`);
     await rm(tmp, { recursive: true, force: true });
     try {
@@ -111,7 +113,7 @@ export class LinuxSandbox implements Sandbox {
    * Suspend of a box with a disk of its own: every process is stopped, the disk unmounted (which writes it
    * back whole) and its image renamed into the image layer `layerId`: no copy.
    */
-  private async suspendDisk(layerId: string): Promise<{ sizeBytes: number }> {
+  private async suspendDisk(layerId: string, disk: string): Promise<{ sizeBytes: number }> {
     const { paths } = this.ctx;
     const final = paths.layerImage(layerId);
     const tmp = join(paths.layers, `.tmp-${layerId}.img`);
@@ -119,8 +121,8 @@ export class LinuxSandbox implements Sandbox {
     try {
       this.ctx.watcher.unwatch(this.id);
       await stopProcesses(this.ctx.cgroup, this.state);
-      await releaseDisk(paths, this.ctx.cgroup);
-      await rename(paths.boxImage(this.id), tmp);
+      await unmountDisk(disk, this.ctx.cgroup);
+      await rename(`${disk}.img`, tmp);
       await run('sync', ['-f', tmp]);
       await rename(tmp, final);
       await fsyncDir(paths.layers);
@@ -143,11 +145,12 @@ export class LinuxSandbox implements Sandbox {
 
   /** Bytes on the box's disk (a statfs); for a box without one, a cached walk (see DISK_TTL_MS). */
   private diskBytes(): Promise<number> {
-    if (this.hasDisk) return usedBytes(this.ctx.paths.boxDisk(this.id)).catch(() => 0);
-    if (Date.now() - this.disk.at < this.disk.ttl) return Promise.resolve(this.disk.bytes);
+    const disk = this.disk;
+    if (disk) return usedBytes(disk).catch(() => 0);
+    if (Date.now() - this.walked.at < this.walked.ttl) return Promise.resolve(this.walked.bytes);
     const started = Date.now();
     this.diskPending ??= diskUsage(this.upper).then((bytes) => {
-      this.disk = { bytes, at: Date.now(), ttl: Math.max(DISK_TTL_MS, (Date.now() - started) * 10) };
+      this.walked = { bytes, at: Date.now(), ttl: Math.max(DISK_TTL_MS, (Date.now() - started) * 10) };
       this.diskPending = undefined;
       return bytes;
     });
@@ -166,19 +169,22 @@ export class LinuxSandbox implements Sandbox {
 /** Kills a box's processes, removes its cgroups and its directory (writable layer included). */
 export async function teardown(paths: DataPaths, cgroup: BoxCgroup, state: Pick<BoxState, 'pid' | 'startTime'> | null): Promise<void> {
   await stopProcesses(cgroup, state);
-  await releaseDisk(paths, cgroup);
+  const disk = slotOf(paths.boxDisk(cgroup.id));
+  if (disk) {
+    await unmountDisk(disk, cgroup);
+    await releaseSlot(disk);
+  }
   await rm(paths.box(cgroup.id), { recursive: true, force: true, maxRetries: 3 });
 }
 
 /** Unmounts a box's disk and drops its device's limits (the loop device goes back to the free ones). */
-async function releaseDisk(paths: DataPaths, cgroup: BoxCgroup): Promise<void> {
-  const disk = paths.boxDisk(cgroup.id);
+async function unmountDisk(disk: string, cgroup: BoxCgroup): Promise<void> {
   let dev: string | undefined;
   try {
     const st = statSync(disk);
-    if (st.dev !== statSync(paths.box(cgroup.id)).dev) dev = devName(st.dev);
+    if (st.dev !== statSync(join(disk, '..')).dev) dev = devName(st.dev);
   } catch {
-    return; // no disk
+    return; // gone already
   }
   await detachDisk(disk);
   if (dev) {

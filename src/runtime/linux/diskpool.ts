@@ -37,11 +37,15 @@ export class DiskPool {
   private readonly wanted: { bytes: number; resolve: (s: Slot) => void; reject: (e: Error) => void }[] = [];
   private batches = 0;
 
+  private readonly poolDir: string;
+
   constructor(
-    private readonly poolDir: string,
+    poolDir: string,
     templateDir: string,
     private readonly log: RuntimeLogger,
   ) {
+    // Absolute, as the box links resolve to: sweep() compares the two.
+    this.poolDir = resolve(poolDir);
     this.templates = new DiskTemplates(templateDir);
   }
 

@@ -79,7 +79,7 @@ export class LinuxSandbox implements Sandbox {
     const final = paths.layer(layerId);
     const tmp = join(paths.layers, `.tmp-${layerId}`);
     const disk = this.disk;
-    if (opts.stop && disk) return this.suspendDisk(layerId, disk);
+    if (disk) return this.snapshotDisk(layerId, disk, !!opts.stop);
     if (existsSync(final)) throw new SandboxError('failed', `layer ${layerId} already exists`);
     await rm(tmp, { recursive: true, force: true });
     try {
@@ -110,25 +110,38 @@ export class LinuxSandbox implements Sandbox {
   }
 
   /**
-   * Suspend of a box with a disk of its own: every process is stopped, the disk unmounted (which writes it
-   * back whole) and its image renamed into the image layer `layerId`: no copy.
+   * A snapshot of a box with a disk of its own is an image layer: a copy of its disk image, taken while the
+   * box is frozen and its filesystem synced (a reflink where the data dir's filesystem has them: XFS,
+   * btrfs). Suspend stops every process, unmounts the disk (which writes it back whole) and renames the
+   * image into the layer: no copy.
    */
-  private async suspendDisk(layerId: string, disk: string): Promise<{ sizeBytes: number }> {
-    const { paths } = this.ctx;
+  private async snapshotDisk(layerId: string, disk: string, stop: boolean): Promise<{ sizeBytes: number }> {
+    const { paths, cgroup } = this.ctx;
     const final = paths.layerImage(layerId);
     const tmp = join(paths.layers, `.tmp-${layerId}.img`);
     if (existsSync(final) || existsSync(paths.layer(layerId))) throw new SandboxError('failed', `layer ${layerId} already exists`);
+    await rm(tmp, { force: true });
     try {
-      this.ctx.watcher.unwatch(this.id);
-      await stopProcesses(this.ctx.cgroup, this.state);
-      await unmountDisk(disk, this.ctx.cgroup);
-      await rename(`${disk}.img`, tmp);
+      if (stop) {
+        this.ctx.watcher.unwatch(this.id);
+        await stopProcesses(cgroup, this.state);
+        await unmountDisk(disk, cgroup);
+        await rename(`${disk}.img`, tmp);
+      } else {
+        await cgroup.freeze();
+        try {
+          await run('sync', ['-f', join(disk, 'upper')]);
+          await run('cp', ['--reflink=auto', '--sparse=always', '--', `${disk}.img`, tmp]);
+        } finally {
+          cgroup.thaw();
+        }
+      }
       await run('sync', ['-f', tmp]);
       await rename(tmp, final);
       await fsyncDir(paths.layers);
     } catch (err) {
       await rm(tmp, { force: true }).catch(() => undefined);
-      throw new SandboxError('failed', `suspend of ${this.id} failed: ${(err as Error).message}`);
+      throw new SandboxError('failed', `${stop ? 'suspend' : 'snapshot'} of ${this.id} failed: ${(err as Error).message}`);
     }
     return { sizeBytes: (await stat(final)).blocks * 512 };
   }

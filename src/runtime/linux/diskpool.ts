@@ -1,8 +1,8 @@
 /**
  * A pool of box disks formatted and mounted ahead of need, per size: a create takes one (a symlink
  * `boxes/<id>/disk` → `disks/pool/<slot>`) instead of paying for image, loop device and mount on its own
- * path (~5–10 ms on this machine kind). Each size a box asked for keeps POOL_PER_SIZE disks ready, refilled
- * in the background; the least recently asked sizes past POOL_SIZES are dropped. A size with nothing ready
+ * path (~5–10 ms on this machine kind). Each size a box asked for keeps up to POOL_PER_SIZE disks ready,
+ * topped up in the background in batches (one helper process for several disks); the least recently asked sizes past POOL_SIZES are dropped. A size with nothing ready
  * is attached on the spot, in batches: a burst of creates costs a few helper processes, not one each.
  *
  * A slot is `disks/pool/<slot>/` (the mount point, holding `upper` and `work`) next to `<slot>.img`.
@@ -13,7 +13,11 @@ import { dirname, join, resolve } from 'node:path';
 import { DiskTemplates, attachDisks, detachDisk } from './disk.js';
 import type { RuntimeLogger } from './logger.js';
 
-const POOL_PER_SIZE = 2;
+const POOL_PER_SIZE = 8;
+/** A size is topped up once it has this many or fewer ready: one helper process per few creates. */
+const LOW_WATER = 4;
+/** The top-up starts a moment after the take, so its fork does not land inside the create that took. */
+const REFILL_DELAY_MS = 25;
 const POOL_SIZES = 4;
 /** Disks one helper process attaches at most, and helper processes at once (one per core here). */
 const BATCH = 16;
@@ -55,14 +59,15 @@ export class DiskPool {
     this.ready.delete(bytes);
     this.ready.set(bytes, list);
     const slot = list.shift() ?? (await this.attach(bytes));
-    this.refill();
+    if (list.length <= LOW_WATER) setTimeout(() => this.refill(), REFILL_DELAY_MS).unref();
     return slot;
   }
 
   private attach(bytes: number): Promise<Slot> {
     return new Promise((resolve, reject) => {
       this.wanted.push({ bytes, resolve, reject });
-      this.startBatch();
+      // After the current tick: disks asked for together go to one helper process.
+      queueMicrotask(() => this.startBatch());
     });
   }
 

@@ -145,7 +145,7 @@ export class LinuxDriver implements RuntimeDriver {
     let p = this.mounting.get(id);
     if (!p) {
       p = (async () => {
-        mkdirSync(mnt, { recursive: true });
+        mkdirSync(mnt, { recursive: true, mode: 0o700 });
         await attachLayer(this.paths.layerImage(id), mnt);
         return join(mnt, 'upper');
       })().finally(() => this.mounting.delete(id));

@@ -107,6 +107,7 @@ export async function buildDeps(config: Config, logger: Logger): Promise<Deps> {
       snapshots.stop();
       devboxLog.flush();
       db.close();
+      await runtime.close?.();
     },
   };
 }

@@ -71,13 +71,13 @@ export async function buildDeps(config: Config, logger: Logger): Promise<Deps> {
   const executions = new ExecutionService(store.executions, devboxLog, devboxes, outputs, boxState, logger.child({ component: 'executions' }), node);
   lifecycle.setHooks(executions);
   await executions.reconcile();
-  const files = new FileService(devboxes, logger.child({ component: 'files' }));
+  const files = new FileService(devboxes, logger.child({ component: 'files' }), { stallMs: config.uploadStallMs });
   const snapshots = new SnapshotService(store.snapshots, devboxStore, devboxes, runtime, logger.child({ component: 'snapshots' }), {
     layersDir: path.join(config.dataDir, 'layers'),
     node,
   });
   devboxes.setSnapshotLookup(snapshots);
-  const suspend = new SuspendService(devboxes, devboxStore, lifecycle, snapshots, logger.child({ component: 'suspend' }));
+  const suspend = new SuspendService(devboxes, devboxStore, lifecycle, snapshots, logger.child({ component: 'suspend' }), (id) => files.stopWrites(id));
   supervisor.setSuspender((d) => suspend.suspendIdle(d));
   await snapshots.reconcile();
   await suspend.reconcile(node);
@@ -106,6 +106,7 @@ export async function buildDeps(config: Config, logger: Logger): Promise<Deps> {
       snapshots.stop();
       await devboxLog.flush();
       await store.close();
+      await runtime.close?.();
     },
   };
 }

@@ -5,6 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Gate } from '../../../lib/gate.js';
 import { Type, type Static } from 'typebox';
 import { ERRORS } from '../../../domain/errors.js';
+import { checkPath } from '../../../domain/files/paths.js';
 import { clientGone } from '../../request-signal.js';
 import { DevboxIdParams } from '../devboxes/schemas.js';
 import type { FileRouteOptions } from './index.js';
@@ -25,6 +26,7 @@ export function contentRoutes(app: FastifyInstance, { files, devboxes, contentsG
     async (req, reply) => {
       const { id } = req.params as Static<typeof DevboxIdParams>;
       const { file_path } = req.body as Static<typeof ReadBody>;
+      checkPath(file_path, 'file_path');
       const chunks = await readWhole(files, req.principal.accountId, id, file_path, clientGone(reply));
       devboxes.touch(id);
       const size = chunks.reduce((n, c) => n + c.length, 0);
@@ -43,6 +45,7 @@ export function contentRoutes(app: FastifyInstance, { files, devboxes, contentsG
     async (req, reply) => {
       const { id } = req.params as Static<typeof DevboxIdParams>;
       const { file_path, contents } = req.body as Static<typeof WriteBody>;
+      checkPath(file_path, 'file_path');
       await files.write(req.principal.accountId, id, file_path, contents, clientGone(reply));
       devboxes.touch(id);
       return { devbox_id: id, exit_status: 0, stdout: '', stderr: '' };

@@ -1,10 +1,12 @@
 /* Starting one command inside a running box, fast enough for interactive exec.
  *
- * The launcher pins the box init with a pidfd (a recycled pid is never joined), checks its start
- * time, enters the box's PID namespace and forks. The child joins the box cgroups, enters every other
- * namespace of the init with one setns(pidfd), becomes the box user with no capabilities (or box root
- * with a container-like set), sets no_new_privs and the seccomp filter, and execs the command in its
- * own session. The launcher stays outside the box and its cgroup. */
+ * The launcher pins the box init with a pidfd (a recycled pid is never joined) and checks its start time.
+ * A first child, still in the host's PID namespace and so invisible to the box, joins the box cgroups and
+ * every namespace of the init, hides the launcher's command line, becomes the box user with no
+ * capabilities (or box root with a container-like set), sets no_new_privs and the seccomp filter; only
+ * then does it fork the command, the first process the box can see, and exit. The launcher is a child
+ * subreaper, so the command comes back to it as its own child. The launcher stays outside the box and its
+ * cgroup. */
 #define _GNU_SOURCE
 #include "launch.h"
 #include "common.h"
@@ -17,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -70,18 +73,31 @@ static unsigned long long start_time(pid_t pid) {
   return v;
 }
 
-static void __attribute__((noreturn)) child_main(const struct launch *l, int pidfd, const int fds[3]) {
+/* What the box sees as the command line of a command that has not exec'd yet, instead of the launcher's
+ * (whose arguments name host paths). Needs CAP_SYS_RESOURCE: done while still host root. */
+static char shown_args[] = "boxexec";
+
+static void hide_args(void) {
+  /* start first: the kernel wants start <= end after each step, and this buffer lies below the stack */
+  prctl(PR_SET_MM, PR_SET_MM_ARG_START, (unsigned long)shown_args, 0, 0);
+  prctl(PR_SET_MM, PR_SET_MM_ARG_END, (unsigned long)(shown_args + sizeof shown_args), 0, 0);
+}
+
+/* The first child: host pid namespace, box everything else; forks the command and reports its pid. */
+static void __attribute__((noreturn)) child_main(const struct launch *l, int pidfd, const int fds[3], int report) {
   for (int i = 0; i < 3; i++)
     if (fds[i] != i && dup2(fds[i], i) < 0) die(125, "stdio");
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, NULL);
   signal(SIGPIPE, SIG_DFL);
+  hide_args();
   for (int i = 0; i < l->n_cgroups; i++)
     if (write_file(l->cgroups[i], "0") != 0) die(125, "join cgroup %s", l->cgroups[i]);
+  /* The PID namespace applies to children only: the command forked below. */
+  if (setns(pidfd, CLONE_NEWPID) != 0) die(125, "enter the box's pid namespace");
   if (setns(pidfd, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP) != 0)
     die(125, "enter the box");
-  setsid(); /* own session and process group: a group signal reaches everything the command starts */
   limit_bounding_set(l->as_root);
   if (setgroups(0, NULL) || setresgid(l->gid, l->gid, l->gid) || setresuid(l->uid, l->uid, l->uid))
     die(125, "become uid %ld", l->uid);
@@ -90,10 +106,17 @@ static void __attribute__((noreturn)) child_main(const struct launch *l, int pid
   }
   set_no_new_privs();
   install_seccomp();
-  syscall(SYS_close_range, 3, ~0U, 0);
-  environ = (char **)l->env;
-  execvp(l->argv[0], l->argv);
-  die(errno == ENOENT ? 127 : 126, "%s", l->argv[0]);
+  pid_t cmd = fork();
+  if (cmd < 0) die(125, "fork into the box");
+  if (cmd == 0) {
+    setsid(); /* own session and process group: a group signal reaches everything the command starts */
+    syscall(SYS_close_range, 3, ~0U, 0);
+    environ = (char **)l->env;
+    execvp(l->argv[0], l->argv);
+    die(errno == ENOENT ? 127 : 126, "%s", l->argv[0]);
+  }
+  if (write(report, &cmd, sizeof cmd) != sizeof cmd) _exit(125);
+  _exit(0);
 }
 
 pid_t launch_start(const struct launch *l, const int fds[3], char *err, size_t errlen) {
@@ -103,17 +126,37 @@ pid_t launch_start(const struct launch *l, const int fds[3], char *err, size_t e
     if (pidfd >= 0) close(pidfd);
     return -1;
   }
-  if (setns(pidfd, CLONE_NEWPID) != 0) {
-    snprintf(err, errlen, "enter the box's pid namespace: %s", strerror(errno));
+  int report[2];
+  if (pipe2(report, O_CLOEXEC) != 0 || prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) {
+    snprintf(err, errlen, "launcher set-up: %s", strerror(errno));
     close(pidfd);
     return -1;
   }
   fflush(NULL);
   pid_t child = fork();
-  if (child < 0) snprintf(err, errlen, "fork: %s", strerror(errno));
-  if (child == 0) child_main(l, pidfd, fds);
+  if (child == 0) {
+    close(report[0]);
+    child_main(l, pidfd, fds, report[1]);
+  }
+  int fork_err = errno;
   close(pidfd);
-  return child;
+  close(report[1]);
+  if (child < 0) {
+    close(report[0]);
+    snprintf(err, errlen, "fork: %s", strerror(fork_err));
+    return -1;
+  }
+  pid_t cmd;
+  ssize_t n;
+  while ((n = read(report[0], &cmd, sizeof cmd)) < 0 && errno == EINTR) {
+  }
+  close(report[0]);
+  /* Without a pid the first child failed and exits 125 with the reason on the command's stderr: the
+   * caller waits for it as it would for the command. */
+  if (n != sizeof cmd) return child;
+  while (waitpid(child, NULL, 0) < 0 && errno == EINTR) {
+  }
+  return cmd;
 }
 
 void mirror_status(int status) {

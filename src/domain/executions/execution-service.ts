@@ -325,7 +325,7 @@ export class ExecutionService implements BoxProcessHooks {
     if (e.status === 'completed') return; // killed while queued, or the box stopped
     const dir = path.join(this.dataDir, 'executions', e.devboxId);
     if (!this.outputDirs.has(dir)) {
-      fs.mkdirSync(dir, { recursive: true });
+      fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
       this.outputDirs.add(dir);
     }
     live.files = {

@@ -18,7 +18,7 @@ export class OutputFile {
   failed: Error | null = null;
 
   constructor(readonly path: string) {
-    this.fd = fs.openSync(path, 'a');
+    this.fd = fs.openSync(path, 'a', 0o600); // a tenant's output: root only
     this.bytes = fs.fstatSync(this.fd).size;
   }
 

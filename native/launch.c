@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/capability.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -73,25 +74,68 @@ static unsigned long long start_time(pid_t pid) {
   return v;
 }
 
-/* What the box sees as the command line of a command that has not exec'd yet, instead of the launcher's
- * (whose arguments name host paths). Needs CAP_SYS_RESOURCE: done while still host root. */
-static char shown_args[] = "boxexec";
+/* Fields 48 and 49 of /proc/PID/stat: where the command line lies in memory. */
+static int args_area(char **start, char **end) {
+  char buf[2048];
+  int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return -1;
+  buf[n] = '\0';
+  char *p = strrchr(buf, ')');
+  for (int field = 2; p && field < 48; field++) p = strchr(p + 1, ' ');
+  unsigned long a, b;
+  if (!p || sscanf(p + 1, "%lu %lu", &a, &b) != 2 || b <= a) return -1;
+  *start = (char *)a;
+  *end = (char *)b;
+  return 0;
+}
 
-static void hide_args(void) {
-  /* start first: the kernel wants start <= end after each step, and this buffer lies below the stack */
-  prctl(PR_SET_MM, PR_SET_MM_ARG_START, (unsigned long)shown_args, 0, 0);
-  prctl(PR_SET_MM, PR_SET_MM_ARG_END, (unsigned long)(shown_args + sizeof shown_args), 0, 0);
+static char *copy(const char *s) {
+  char *c = strdup(s);
+  if (!c) die(125, "out of memory");
+  return c;
+}
+
+/* Until the command execs, the box sees the launcher's command line, whose arguments name host paths
+ * (and, for boxexec, hold the whole request): what the command needs moves to the heap, the area is
+ * wiped. Runs in the first child, whose memory is its own copy. */
+static void hide_args(struct launch *l) {
+  char *start, *end;
+  if (args_area(&start, &end) != 0) die(125, "read /proc/self/stat");
+  for (int i = 0; l->argv[i]; i++) l->argv[i] = copy(l->argv[i]);
+  for (int i = 0; i < l->n_env; i++) l->env[i] = copy(l->env[i]);
+  for (int i = 0; i < l->n_cgroups; i++) l->cgroups[i] = copy(l->cgroups[i]);
+  if (l->cwd) l->cwd = copy(l->cwd);
+  memset(start, 0, (size_t)(end - start));
+  if (end - start > 8) memcpy(start, "boxexec", 8);
+}
+
+/* setresuid from host root to a box uid keeps every capability in the box's user namespace (host root is
+ * not the namespace's root, so the kernel's root-to-user rule does not apply): drop them by hand. Box root
+ * keeps its bounding set, which exec would hand it anyway. */
+static void set_caps(int as_root) {
+  unsigned long long keep = 0;
+  for (int cap = 0; as_root && cap < 64; cap++)
+    if (prctl(PR_CAPBSET_READ, cap, 0, 0, 0) == 1) keep |= 1ULL << cap;
+  struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+  struct __user_cap_data_struct data[2];
+  memset(data, 0, sizeof data);
+  data[0].effective = data[0].permitted = (unsigned)keep;
+  data[1].effective = data[1].permitted = (unsigned)(keep >> 32);
+  if (syscall(SYS_capset, &hdr, data) != 0) die(125, "capset");
 }
 
 /* The first child: host pid namespace, box everything else; forks the command and reports its pid. */
-static void __attribute__((noreturn)) child_main(const struct launch *l, int pidfd, const int fds[3], int report) {
+static void __attribute__((noreturn)) child_main(struct launch *l, int pidfd, const int fds[3], int report) {
   for (int i = 0; i < 3; i++)
     if (fds[i] != i && dup2(fds[i], i) < 0) die(125, "stdio");
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, NULL);
   signal(SIGPIPE, SIG_DFL);
-  hide_args();
+  hide_args(l);
   for (int i = 0; i < l->n_cgroups; i++)
     if (write_file(l->cgroups[i], "0") != 0) die(125, "join cgroup %s", l->cgroups[i]);
   /* The PID namespace applies to children only: the command forked below. */
@@ -101,6 +145,7 @@ static void __attribute__((noreturn)) child_main(const struct launch *l, int pid
   limit_bounding_set(l->as_root);
   if (setgroups(0, NULL) || setresgid(l->gid, l->gid, l->gid) || setresuid(l->uid, l->uid, l->uid))
     die(125, "become uid %ld", l->uid);
+  set_caps(l->as_root);
   if (l->cwd && chdir(l->cwd) != 0) {
     if (!l->cwd_is_home || chdir("/") != 0) die(125, "working directory %s", l->cwd);
   }
@@ -136,7 +181,7 @@ pid_t launch_start(const struct launch *l, const int fds[3], char *err, size_t e
   pid_t child = fork();
   if (child == 0) {
     close(report[0]);
-    child_main(l, pidfd, fds, report[1]);
+    child_main((struct launch *)l, pidfd, fds, report[1]); /* its own copy of *l */
   }
   int fork_err = errno;
   close(pidfd);

@@ -4,7 +4,7 @@
  * call fails with EFAULT/EBADF/EINVAL and only the seccomp filter answers EPERM (or ENOSYS, EAFNOSUPPORT).
  *
  * usage: try-syscall [NAME...]     (no name: every probe)
- *        try-syscall --watch MS    scans /proc for MS milliseconds and prints "leak PID CapEff CMDLINE" for
+ *        try-syscall --watch MS    scans /proc for MS milliseconds and prints "leak PID CapEff ..." for
  *                                  any process that holds capabilities or shows a host command line
  */
 #define _GNU_SOURCE
@@ -263,8 +263,9 @@ static int watch(long ms) {
       if (read_text(path, cmd, sizeof cmd) < 0) cmd[0] = '\0';
       char *caps = strstr(status, "CapEff:");
       unsigned long long eff = caps ? strtoull(caps + 7, NULL, 16) : 0;
-      if (eff != 0 || strstr(cmd, "boxexec") || strstr(cmd, "devboxd") || strstr(cmd, "/sys/fs/cgroup")) {
-        printf("leak %d %llx %s\n", pid, eff, cmd);
+      if (eff != 0 || strstr(cmd, "boxexecd") || strstr(cmd, "devboxd") || strstr(cmd, "execd-") || strstr(cmd, "/sys/fs/cgroup")) {
+        char *state = strstr(status, "State:"), *ppid = strstr(status, "PPid:");
+        printf("leak %d %llx %.12s %.12s %s\n", pid, eff, state ? state + 7 : "", ppid ? ppid + 6 : "", cmd);
         if (++leaks > 20) break;
       }
     }

@@ -109,7 +109,7 @@ export class LinuxDriver implements RuntimeDriver {
       for (const d of [upper, work, root]) mkdirSync(d);
       // The overlay names its layers by links in the box dir, relative to it: the box reads these names
       // in /proc/self/mountinfo, never a host path.
-      mkdirSync(join(boxDir, 'lower'));
+      mkdirSync(join(boxDir, 'lower'), { mode: 0o700 });
       lowers.forEach((dir, i) => symlinkSync(dir, join(boxDir, 'lower', String(i))));
       const lowerNames = lowers.map((_, i) => `lower/${i}`).join(':');
       const hostname = cleanHostname(spec.hostname);

@@ -39,19 +39,47 @@
 /* Calls newer than Debian 12's kernel headers; since 424 both architectures share one numbering. */
 #ifndef __NR_cachestat
 #define __NR_cachestat 451
+#endif
+#ifndef __NR_fchmodat2
 #define __NR_fchmodat2 452
+#endif
+#ifndef __NR_map_shadow_stack
 #define __NR_map_shadow_stack 453
+#endif
+#ifndef __NR_futex_wake
 #define __NR_futex_wake 454
+#endif
+#ifndef __NR_futex_wait
 #define __NR_futex_wait 455
+#endif
+#ifndef __NR_futex_requeue
 #define __NR_futex_requeue 456
+#endif
+#ifndef __NR_statmount
 #define __NR_statmount 457
+#endif
+#ifndef __NR_listmount
 #define __NR_listmount 458
+#endif
+#ifndef __NR_mseal
 #define __NR_mseal 462
+#endif
+#ifndef __NR_setxattrat
 #define __NR_setxattrat 463
+#endif
+#ifndef __NR_getxattrat
 #define __NR_getxattrat 464
+#endif
+#ifndef __NR_listxattrat
 #define __NR_listxattrat 465
+#endif
+#ifndef __NR_removexattrat
 #define __NR_removexattrat 466
+#endif
+#ifndef __NR_file_getattr
 #define __NR_file_getattr 468
+#endif
+#ifndef __NR_file_setattr
 #define __NR_file_setattr 469
 #endif
 /* The newest call this list was reviewed against (file_setattr, Linux 6.17): later ones get ENOSYS. */

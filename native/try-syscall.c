@@ -6,6 +6,9 @@
  * usage: try-syscall [NAME...]     (no name: every probe)
  *        try-syscall --watch MS    scans /proc for MS milliseconds and prints "leak PID CapEff ..." for
  *                                  any process that holds capabilities or shows a host command line
+ *        try-syscall --loop N [--filter]   times N getppid (decided by number alone, so the kernel's seccomp
+ *                                  cache can skip the filter) and N ioctl(FIONREAD) (checked by argument)
+ *                                  calls; --filter installs the box filter first (bench/seccomp.ts)
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -32,6 +35,8 @@
 #include <netinet/in.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "common.h"
 
 #define WRONG ((long)1) /* an address the kernel refuses with EFAULT */
 #define R(expr) ((expr) < 0 ? errno : 0)
@@ -277,8 +282,33 @@ static int watch(long ms) {
   return 0;
 }
 
+static double now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1e9 + t.tv_nsec;
+}
+
+static int loop(long n) {
+  int p[2], avail;
+  if (pipe(p) != 0) return 1;
+  double t0 = now_ns();
+  for (long i = 0; i < n; i++) syscall(__NR_getppid);
+  double t1 = now_ns();
+  for (long i = 0; i < n; i++) ioctl(p[0], FIONREAD, &avail);
+  double t2 = now_ns();
+  printf("getppid %.1f\nioctl %.1f\n", (t1 - t0) / n, (t2 - t1) / n);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc == 3 && strcmp(argv[1], "--watch") == 0) return watch(atol(argv[2]));
+  if (argc >= 3 && strcmp(argv[1], "--loop") == 0) {
+    if (argc == 4 && strcmp(argv[3], "--filter") == 0) {
+      set_no_new_privs();
+      install_seccomp();
+    }
+    return loop(atol(argv[2]));
+  }
   size_t count = sizeof probes / sizeof probes[0];
   if (argc == 1)
     for (size_t i = 0; i < count; i++) run(&probes[i]);

@@ -10,15 +10,17 @@ import { after, before, describe, test } from 'node:test';
 import type Runloop from '@runloop/api-client';
 import { ROOT, startTestServer, type TestServer } from '../helpers/server.js';
 
+const IMAGE_DIR = path.join(ROOT, 'data/images');
+
 let server: TestServer;
 let api: Runloop;
 before(async () => {
+  // An image dir left open (as an earlier devboxd made it) is closed by the server at start.
+  fs.chmodSync(IMAGE_DIR, 0o755);
   server = await startTestServer();
   api = server.client();
 });
 after(async () => server?.stop());
-
-const IMAGE_DIR = path.join(ROOT, 'data/images');
 
 async function sh(boxId: string, command: string) {
   const started = await api.devboxes.executeAsync(boxId, { command });
@@ -122,6 +124,18 @@ describe('containment: what other host users see of the data', () => {
     assert.ok(seen > 10, `only ${seen} entries`);
     assert.deepEqual(open, []);
     await api.devboxes.shutdown(box);
+  });
+
+  test('a data dir and database left open are closed again at start', async () => {
+    const db = path.join(server.dataDir, 'devboxd.db');
+    await server.restart({
+      whileDown: () => {
+        fs.chmodSync(server.dataDir, 0o755);
+        fs.chmodSync(db, 0o644);
+      },
+    });
+    assert.equal(fs.statSync(server.dataDir).mode & 0o777, 0o700);
+    assert.equal(fs.statSync(db).mode & 0o777, 0o600);
   });
 
   test('an ordinary host user can list nothing, read nothing and run no box binary', () => {

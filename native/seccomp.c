@@ -86,7 +86,7 @@
 #define LAST_KNOWN 469
 
 static const int allowed[] = {
-#include "build/seccomp-allow.h"
+#include "seccomp-allow.h" /* generated from seccomp-allow.txt into the build dir */
 };
 
 #define ERRNO(e) (SECCOMP_RET_ERRNO | ((e) & SECCOMP_RET_DATA))

@@ -1,0 +1,156 @@
+/* boxforkd: the box's forker. Every command of a box is forked by this process, which lives in the
+ * box's cgroups (so pids.max counts and bounds every fork) but in the host's PID namespace (so the box
+ * never sees it). boxinit starts it once the init is up; it ends with the init.
+ *
+ * Per connection on its socket (root only, in the box's directory): a fork, whose child reads the
+ * request and the command's stdio and becomes the command (launch_child). Then, to the relay:
+ *   'P' + command pid (with a pidfd)  once it runs,
+ *   'X' + wait status                 when it ended (or when the first child failed before the command),
+ *   'E' + errno                       when it cannot start: EAGAIN at pids.max, EBUSY past the cap
+ *                                     on concurrent commands.
+ * Each message is a type byte and an int32. The forker is a child subreaper, so the command (the first
+ * child's child) is reaped here and its status reaches the relay that started it. */
+#define _GNU_SOURCE
+#include "forkd.h"
+#include "common.h"
+#include "launch.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* How long a first child may take to report the command's pid. */
+#define START_TIMEOUT_MS 10000
+
+struct kid {
+  pid_t pid;
+  int conn;
+};
+
+static struct kid *kids;
+static int n_kids, max_kids;
+
+static void send_msg(int conn, char type, int32_t val, int fd) {
+  unsigned char buf[5] = {(unsigned char)type};
+  memcpy(buf + 1, &val, 4);
+  char cbuf[CMSG_SPACE(sizeof(int))];
+  memset(cbuf, 0, sizeof cbuf);
+  struct iovec iov = {.iov_base = buf, .iov_len = sizeof buf};
+  struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
+  if (fd >= 0) {
+    m.msg_control = cbuf;
+    m.msg_controllen = sizeof cbuf;
+    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(c), &fd, sizeof fd);
+  }
+  /* Never blocks the forker: a relay that went away misses its message. */
+  while (sendmsg(conn, &m, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 && errno == EINTR) {
+  }
+}
+
+/* Starts one command for the relay on `conn`; keeps conn while the command runs. */
+static void start(int conn, int init_pidfd, int listen_fd, int sfd) {
+  if (n_kids >= max_kids) {
+    send_msg(conn, 'E', EBUSY, -1);
+    close(conn);
+    return;
+  }
+  int report[2];
+  if (pipe2(report, O_CLOEXEC) != 0) {
+    send_msg(conn, 'E', errno, -1);
+    close(conn);
+    return;
+  }
+  pid_t first = fork();
+  if (first == 0) {
+    close(listen_fd);
+    close(sfd);
+    close(report[0]);
+    launch_child(conn, report[1], init_pidfd);
+  }
+  int fork_err = errno;
+  close(report[1]);
+  if (first < 0) {
+    close(report[0]);
+    send_msg(conn, 'E', fork_err, -1);
+    close(conn);
+    return;
+  }
+  pid_t cmd = -1;
+  struct pollfd p = {.fd = report[0], .events = POLLIN};
+  if (poll(&p, 1, START_TIMEOUT_MS) > 0 && read(report[0], &cmd, sizeof cmd) != sizeof cmd) cmd = -1;
+  close(report[0]);
+  if (cmd <= 0) kill(first, SIGKILL); /* stuck or failed: it said why on the command's stderr */
+  int st = 0;
+  while (waitpid(first, &st, 0) < 0 && errno == EINTR) {
+  }
+  if (cmd <= 0) {
+    send_msg(conn, 'X', st, -1);
+    close(conn);
+    return;
+  }
+  int pidfd = (int)syscall(SYS_pidfd_open, cmd, 0);
+  send_msg(conn, 'P', cmd, pidfd);
+  if (pidfd >= 0) close(pidfd);
+  kids[n_kids++] = (struct kid){cmd, conn};
+}
+
+static void reap(void) {
+  int st;
+  pid_t pid;
+  while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+    for (int i = 0; i < n_kids; i++) {
+      if (kids[i].pid != pid) continue;
+      send_msg(kids[i].conn, 'X', st, -1);
+      close(kids[i].conn);
+      kids[i] = kids[--n_kids];
+      break;
+    }
+  }
+}
+
+void forkd_run(int listen_fd, int init_pidfd, int max_commands) {
+  max_kids = max_commands > 0 ? max_commands : 1;
+  kids = calloc((size_t)max_kids, sizeof *kids);
+  if (!kids) _exit(1);
+  prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+  prctl(PR_SET_NAME, "boxforkd", 0, 0, 0);
+  /* The box's own memory pressure must not take away the way to run commands in it. */
+  write_file("/proc/self/oom_score_adj", "-1000");
+  signal(SIGPIPE, SIG_IGN);
+  sigset_t chld;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  sigprocmask(SIG_BLOCK, &chld, NULL);
+  int sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (sfd < 0) _exit(1);
+  fcntl(listen_fd, F_SETFL, O_NONBLOCK);
+  for (;;) {
+    struct pollfd p[3] = {{.fd = listen_fd, .events = POLLIN}, {.fd = sfd, .events = POLLIN}, {.fd = init_pidfd, .events = POLLIN}};
+    if (poll(p, 3, -1) < 0 && errno != EINTR) _exit(1);
+    if (p[2].revents) _exit(0); /* the init died: the box is gone */
+    if (p[1].revents) {
+      struct signalfd_siginfo si;
+      while (read(sfd, &si, sizeof si) > 0) {
+      }
+      reap();
+    }
+    if (p[0].revents) {
+      int conn;
+      while ((conn = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC)) >= 0) start(conn, init_pidfd, listen_fd, sfd);
+    }
+  }
+}

@@ -16,6 +16,10 @@ export interface Config {
   logLevel: string;
   /** DEVBOXD_BODY_LIMIT: largest JSON body accepted, bytes; larger bodies get 413. */
   bodyLimit: number;
+  /** DEVBOXD_MAX_EXECUTIONS_PER_DEVBOX: commands one devbox runs at once; past it `execute` gets 429. */
+  maxExecutionsPerDevbox: number;
+  /** DEVBOXD_MAX_EXECUTIONS: commands all devboxes run at once (one host relay each); past it a command ends with 125. */
+  maxExecutions: number;
 }
 
 const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -49,5 +53,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminKey,
     logLevel,
     bodyLimit: int('DEVBOXD_BODY_LIMIT', env.DEVBOXD_BODY_LIMIT, 10 * 1024 * 1024, 1024, 1024 ** 3),
+    maxExecutionsPerDevbox: int('DEVBOXD_MAX_EXECUTIONS_PER_DEVBOX', env.DEVBOXD_MAX_EXECUTIONS_PER_DEVBOX, 256, 1, 65536),
+    maxExecutions: int('DEVBOXD_MAX_EXECUTIONS', env.DEVBOXD_MAX_EXECUTIONS, 4096, 1, 1 << 20),
   });
 }

@@ -41,7 +41,8 @@ export interface Deps {
 
 export async function buildDeps(config: Config, logger: Logger): Promise<Deps> {
   const db = openDatabase(config.dataDir);
-  const runtime = createRuntime({ dataDir: config.dataDir, imageDir: config.imageDir, logger: logger.child({ component: 'runtime' }) });
+  const runtime = createRuntime({ dataDir: config.dataDir, imageDir: config.imageDir, logger: logger.child({ component: 'runtime' }),
+    maxCommandsPerBox: config.maxExecutionsPerDevbox, maxCommands: config.maxExecutions });
   await runtime.prepare();
 
   const accounts = new AccountService(new SqliteAccountStore(db));
@@ -54,7 +55,8 @@ export async function buildDeps(config: Config, logger: Logger): Promise<Deps> {
 
   // Services that plug into the lifecycle (executions, snapshots) are wired here, before reconcile.
   const devboxLog = new DevboxLog(new SqliteLogStore(db), logger.child({ component: 'devbox-log' }));
-  const executions = new ExecutionService(new SqliteExecutionStore(db), devboxLog, devboxes, config.dataDir, logger.child({ component: 'executions' }));
+  const executions = new ExecutionService(new SqliteExecutionStore(db), devboxLog, devboxes, config.dataDir, logger.child({ component: 'executions' }),
+    config.maxExecutionsPerDevbox);
   lifecycle.setHooks(executions);
   executions.reconcile();
   const files = new FileService(devboxes, logger.child({ component: 'files' }));

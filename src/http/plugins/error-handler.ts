@@ -10,6 +10,7 @@ export function registerErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError | DomainError | Error, req, reply) => {
     if (err instanceof DomainError) {
       if (err.retryable === false) reply.header('x-should-retry', 'false');
+      if (err.retryAfterSeconds !== undefined) reply.header('retry-after', String(err.retryAfterSeconds));
       return reply.status(err.status).send({ message: err.message, error: err.code });
     }
     const fe = err as FastifyError;

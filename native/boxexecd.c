@@ -80,6 +80,9 @@ static int read_full(int fd, void *buf, size_t len) {
   return 0;
 }
 
+static void __attribute__((noreturn)) finish(int c);
+
+/* Ends the connection with a line on stderr and status 125. */
 static void __attribute__((noreturn)) fail(int c, const char *msg) {
   unsigned char out[512];
   size_t len = strnlen(msg, 400);
@@ -90,7 +93,7 @@ static void __attribute__((noreturn)) fail(int c, const char *msg) {
   put_header(out + 6 + len, 'X', 8);
   memcpy(out + 11 + len, status, 8);
   if (write(c, out, 19 + len) < 0) _exit(1);
-  _exit(0);
+  finish(c);
 }
 
 /* The command: started by the box's forker ('R', `cmd`), or boxinit forked here ('B', `child`). */
@@ -388,6 +391,10 @@ static void refuse(int c) {
     /* the server sees the connection end early instead */
   }
   shutdown(c, SHUT_WR);
+  /* What the server sent so far is dropped: closing over unread bytes would reset the connection. */
+  char buf[4096];
+  while (recv(c, buf, sizeof buf, MSG_DONTWAIT) > 0) {
+  }
 }
 
 int main(int argc, char **argv) {

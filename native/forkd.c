@@ -61,17 +61,25 @@ static void send_msg(int conn, char type, int32_t val, int fd) {
   }
 }
 
+/* Refuses a request: the reply, then the request is read and dropped (closing a unix socket with unread
+ * bytes would reset the connection before the relay reads the reply). */
+static void refuse(int conn, int32_t err) {
+  send_msg(conn, 'E', err, -1);
+  char buf[4096];
+  while (recv(conn, buf, sizeof buf, MSG_DONTWAIT) > 0) {
+  }
+  close(conn);
+}
+
 /* Starts one command for the relay on `conn`; keeps conn while the command runs. */
 static void start(int conn, int init_pidfd, int listen_fd, int sfd) {
   if (n_kids >= max_kids) {
-    send_msg(conn, 'E', EBUSY, -1);
-    close(conn);
+    refuse(conn, EBUSY);
     return;
   }
   int report[2];
   if (pipe2(report, O_CLOEXEC) != 0) {
-    send_msg(conn, 'E', errno, -1);
-    close(conn);
+    refuse(conn, errno);
     return;
   }
   pid_t first = fork();
@@ -85,8 +93,7 @@ static void start(int conn, int init_pidfd, int listen_fd, int sfd) {
   close(report[1]);
   if (first < 0) {
     close(report[0]);
-    send_msg(conn, 'E', fork_err, -1);
-    close(conn);
+    refuse(conn, fork_err);
     return;
   }
   pid_t cmd = -1;

@@ -303,7 +303,8 @@ int launch_start(const struct launch *l, const int fds[3], struct started *s, in
   char type = 0;
   int32_t val = 0;
   int pidfd = -1;
-  if (n < 0 || recv_msg(conn, &type, &val, &pidfd) != 0) {
+  /* A refusal may come before the whole request went out: the reply is read either way. */
+  if (recv_msg(conn, &type, &val, &pidfd) != 0) {
     close(conn);
     snprintf(err, errlen, "the box is not running");
     return -1;

@@ -29,12 +29,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* How long a first child may take to report the command's pid. */
-#define START_TIMEOUT_MS 10000
-
+/* A command: starting (its first child `first` reports on `report`) or running (`pid`). */
 struct kid {
-  pid_t pid;
-  int conn;
+  pid_t pid, first;
+  int report, conn;
 };
 
 static struct kid *kids;
@@ -71,7 +69,8 @@ static void refuse(int conn, int32_t err) {
   close(conn);
 }
 
-/* Starts one command for the relay on `conn`; keeps conn while the command runs. */
+/* Starts one command for the relay on `conn`: forks the first child, which reports the command's pid on
+ * a pipe the loop watches (first children enter boxes in parallel). */
 static void start(int conn, int init_pidfd, int listen_fd, int sfd) {
   if (n_kids >= max_kids) {
     refuse(conn, EBUSY);
@@ -96,36 +95,39 @@ static void start(int conn, int init_pidfd, int listen_fd, int sfd) {
     refuse(conn, fork_err);
     return;
   }
+  kids[n_kids++] = (struct kid){.pid = -1, .first = first, .report = report[0], .conn = conn};
+}
+
+/* A first child reported (or died): the command runs, or the first child's status is the answer. */
+static void started(struct kid *k) {
   pid_t cmd = -1;
-  struct pollfd p = {.fd = report[0], .events = POLLIN};
-  if (poll(&p, 1, START_TIMEOUT_MS) > 0 && read(report[0], &cmd, sizeof cmd) != sizeof cmd) cmd = -1;
-  close(report[0]);
-  if (cmd <= 0) kill(first, SIGKILL); /* stuck or failed: it said why on the command's stderr */
+  if (read(k->report, &cmd, sizeof cmd) != sizeof cmd) cmd = -1;
+  close(k->report);
+  k->report = -1;
   int st = 0;
-  while (waitpid(first, &st, 0) < 0 && errno == EINTR) {
+  if (cmd <= 0) kill(k->first, SIGKILL);
+  while (waitpid(k->first, &st, 0) < 0 && errno == EINTR) {
   }
   if (cmd <= 0) {
-    send_msg(conn, 'X', st, -1);
-    close(conn);
+    send_msg(k->conn, 'X', st, -1);
+    close(k->conn);
+    *k = kids[--n_kids];
     return;
   }
   int pidfd = (int)syscall(SYS_pidfd_open, cmd, 0);
-  send_msg(conn, 'P', cmd, pidfd);
+  send_msg(k->conn, 'P', cmd, pidfd);
   if (pidfd >= 0) close(pidfd);
-  kids[n_kids++] = (struct kid){cmd, conn};
+  k->pid = cmd;
 }
 
+/* Only the commands' own pids are waited for: a first child's status belongs to started(). */
 static void reap(void) {
-  int st;
-  pid_t pid;
-  while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
-    for (int i = 0; i < n_kids; i++) {
-      if (kids[i].pid != pid) continue;
-      send_msg(kids[i].conn, 'X', st, -1);
-      close(kids[i].conn);
-      kids[i] = kids[--n_kids];
-      break;
-    }
+  for (int i = n_kids - 1; i >= 0; i--) {
+    int st;
+    if (kids[i].pid <= 0 || waitpid(kids[i].pid, &st, WNOHANG) != kids[i].pid) continue;
+    send_msg(kids[i].conn, 'X', st, -1);
+    close(kids[i].conn);
+    kids[i] = kids[--n_kids];
   }
 }
 
@@ -145,10 +147,25 @@ void forkd_run(int listen_fd, int init_pidfd, int max_commands) {
   int sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
   if (sfd < 0) _exit(1);
   fcntl(listen_fd, F_SETFL, O_NONBLOCK);
+  struct pollfd *p = calloc((size_t)max_kids + 3, sizeof *p);
+  struct kid **who = calloc((size_t)max_kids, sizeof *who);
+  if (!p || !who) _exit(1);
   for (;;) {
-    struct pollfd p[3] = {{.fd = listen_fd, .events = POLLIN}, {.fd = sfd, .events = POLLIN}, {.fd = init_pidfd, .events = POLLIN}};
-    if (poll(p, 3, -1) < 0 && errno != EINTR) _exit(1);
+    p[0] = (struct pollfd){.fd = listen_fd, .events = POLLIN};
+    p[1] = (struct pollfd){.fd = sfd, .events = POLLIN};
+    p[2] = (struct pollfd){.fd = init_pidfd, .events = POLLIN};
+    int np = 3;
+    for (int i = 0; i < n_kids; i++) {
+      if (kids[i].report < 0) continue;
+      who[np - 3] = &kids[i];
+      p[np++] = (struct pollfd){.fd = kids[i].report, .events = POLLIN};
+    }
+    if (poll(p, (nfds_t)np, -1) < 0 && errno != EINTR) _exit(1);
     if (p[2].revents) _exit(0); /* the init died: the box is gone */
+    /* Reports first (a command's pid is known before its exit is reaped); from the last, since started()
+     * may move the last kid into a finished one's place. */
+    for (int i = np - 1; i >= 3; i--)
+      if (p[i].revents) started(who[i - 3]);
     if (p[1].revents) {
       struct signalfd_siginfo si;
       while (read(sfd, &si, sizeof si) > 0) {

@@ -264,8 +264,6 @@ int main(int argc, char **argv) {
   if (!root_dir || !overlay_opts || !hostname) die(2, "-r, -o and -n are required");
   if (id_base < BOX_ID_BASE || id_base > 0x7fff0000L || (n_idmapped && id_base == BOX_ID_BASE)) die(2, "bad -i");
   umask(0);
-  /* Made before joining the box's cgroups: its helper process is not the box's. */
-  if (n_idmapped) idmap_fd = idmap_userns(id_base);
   int host_pidns = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
   if (host_pidns < 0) die(1, "open /proc/self/ns/pid");
 
@@ -273,6 +271,9 @@ int main(int argc, char **argv) {
   snprintf(self, sizeof self, "%d", getpid());
   for (int i = 0; i < n_procs; i++)
     if (write_file(cgroup_procs[i], self) != 0) die(1, "join cgroup %s", cgroup_procs[i]);
+  /* After joining: a fork and kill before a cgroup migration makes the migration wait for an RCU grace
+   * period (about 10 ms); the helper's one transient slot is the box's, which holds nothing yet. */
+  if (n_idmapped) idmap_fd = idmap_userns(id_base);
   /* Only the PID namespace here (it applies to the next child); the init unshares the rest itself,
    * so that its pivot_root leaves this launcher in the host's tree, where it writes the id maps. */
   if (unshare(CLONE_NEWPID) != 0) die(1, "unshare pid namespace");

@@ -27,7 +27,7 @@ export interface LinuxDriverOptions {
   logger: RuntimeLogger;
   /** Run commands through the boxexecd daemon (default) rather than spawning boxexec per command. */
   execDaemon?: boolean;
-  /** Commands one box runs at once (its forker refuses more); default MAX_COMMANDS_PER_BOX. */
+  /** Executions one box runs at once; its forker refuses commands past this plus INTERNAL_COMMANDS. */
   maxCommandsPerBox?: number;
   /** Commands all boxes run at once (relays of the exec daemon); default MAX_COMMANDS. */
   maxCommands?: number;
@@ -35,6 +35,8 @@ export interface LinuxDriverOptions {
   idRangeDir?: string;
 }
 
+/** Room in a box's forker, past the executions the domain admits, for file transfers and launch steps. */
+const INTERNAL_COMMANDS = 64;
 /** Defaults of the caps on concurrent commands (see README). */
 export const MAX_COMMANDS_PER_BOX = 256;
 export const MAX_COMMANDS = 4096;
@@ -136,7 +138,7 @@ export class LinuxDriver implements RuntimeDriver {
       // through an idmapped mount in its own id range.
       const idmapped = [...lowers, dirname(upper)].flatMap((d) => ['-m', d]);
       const pid = await this.startInit(['-r', root, '-d', boxDir, '-o', `lowerdir=${lowerNames},upperdir=upper,workdir=work`, '-n', hostname,
-        '-i', String(idBase), ...idmapped, '-x', forkerSocket(this.paths, spec.id), '-N', String(this.maxPerBox),
+        '-i', String(idBase), ...idmapped, '-x', forkerSocket(this.paths, spec.id), '-N', String(this.maxPerBox + INTERNAL_COMMANDS),
         ...cgroup.procsFiles.flatMap((f) => ['-c', f]), ...cgroup.binds.flatMap((b) => ['-b', b])]);
       const info = procInfo(pid);
       if (!info) throw new Error('the box init died at start');

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -135,6 +136,10 @@ void forkd_run(int listen_fd, int init_pidfd, int max_commands) {
   max_kids = max_commands > 0 ? max_commands : 1;
   kids = calloc((size_t)max_kids, sizeof *kids);
   if (!kids) _exit(1);
+  /* A connection per command, and a report pipe while it starts. */
+  struct rlimit nofile = {(rlim_t)max_kids * 2 + 64, (rlim_t)max_kids * 2 + 64};
+  struct rlimit have;
+  if (getrlimit(RLIMIT_NOFILE, &have) == 0 && have.rlim_cur < nofile.rlim_cur) setrlimit(RLIMIT_NOFILE, &nofile);
   prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
   prctl(PR_SET_NAME, "boxforkd", 0, 0, 0);
   /* The box's own memory pressure must not take away the way to run commands in it. */

@@ -180,6 +180,29 @@ time.sleep(600)'`;
   });
 });
 
+describe('containment: executions on the whole host', () => {
+  test('past DEVBOXD_MAX_EXECUTIONS, a command ends at once with 125 and says why', async () => {
+    const small = await startTestServer({ DEVBOXD_MAX_EXECUTIONS: '4' });
+    try {
+      const c = small.client({ maxRetries: 0 });
+      const box = (await c.devboxes.createAndAwaitRunning({ name: 'host-cap' })).id;
+      const held = [];
+      for (let i = 0; i < 4; i++) held.push(await c.devboxes.executeAsync(box, { command: 'exec sleep 60' }));
+      await new Promise((r) => setTimeout(r, 200));
+      const over = await c.devboxes.executeSync(box, { command: 'echo over' });
+      assert.equal(over.exit_status, 125);
+      assert.match(over.stderr ?? '', /the host runs as many commands as it takes at once/);
+      await c.devboxes.executions.kill(box, held[0]!.execution_id);
+      await c.devboxes.executions.awaitCompleted(box, held[0]!.execution_id);
+      await new Promise((r) => setTimeout(r, 200));
+      assert.equal((await c.devboxes.executeSync(box, { command: 'echo fits' })).stdout, 'fits\n');
+      await c.devboxes.shutdown(box);
+    } finally {
+      await small.stop();
+    }
+  });
+});
+
 describe('containment: per-box host ids and per-user kernel limits', () => {
   let a: string;
   let b: string;

@@ -378,6 +378,11 @@ static void on_child(int sig) {
   errno = e;
 }
 
+/* Refused connections stay open until the server closes them: closing over the server's unread frames
+ * would reset the connection before it reads the refusal. At most MAX_REFUSED are held (oldest go). */
+#define MAX_REFUSED 256
+static int refused[MAX_REFUSED], n_refused;
+
 static void refuse(int c) {
   static const char msg[] = "devboxd: the host runs as many commands as it takes at once: the command cannot start\n";
   unsigned char out[sizeof msg + 5 + 13];
@@ -391,9 +396,23 @@ static void refuse(int c) {
     /* the server sees the connection end early instead */
   }
   shutdown(c, SHUT_WR);
-  /* What the server sent so far is dropped: closing over unread bytes would reset the connection. */
-  char buf[4096];
-  while (recv(c, buf, sizeof buf, MSG_DONTWAIT) > 0) {
+  if (n_refused == MAX_REFUSED) {
+    close(refused[0]);
+    memmove(refused, refused + 1, sizeof refused[0] * (MAX_REFUSED - 1));
+    n_refused--;
+  }
+  refused[n_refused++] = c;
+}
+
+/* Drops what the server still sends on refused connections; closes those it closed. */
+static void drain_refused(const struct pollfd *p) {
+  for (int i = n_refused - 1; i >= 0; i--) {
+    if (!p[i].revents) continue;
+    char buf[4096];
+    ssize_t k = recv(refused[i], buf, sizeof buf, MSG_DONTWAIT);
+    if (k > 0 || (k < 0 && (errno == EAGAIN || errno == EINTR))) continue;
+    close(refused[i]);
+    refused[i] = refused[--n_refused];
   }
 }
 
@@ -426,12 +445,17 @@ int main(int argc, char **argv) {
   umask(old);
   printf("ready\n");
   fflush(stdout);
+  static struct pollfd p[1 + MAX_REFUSED];
   for (;;) {
+    p[0] = (struct pollfd){.fd = s, .events = POLLIN};
+    for (int i = 0; i < n_refused; i++) p[1 + i] = (struct pollfd){.fd = refused[i], .events = POLLIN};
+    if (poll(p, (nfds_t)(1 + n_refused), -1) < 0) continue; /* EINTR: a relay ended */
+    drain_refused(p + 1);
+    if (!(p[0].revents & POLLIN)) continue;
     int c = accept4(s, NULL, NULL, SOCK_CLOEXEC);
     if (c < 0) continue;
     if (relays >= max_relays) {
       refuse(c);
-      close(c);
       continue;
     }
     sigprocmask(SIG_BLOCK, &chld, NULL);
@@ -439,6 +463,7 @@ int main(int argc, char **argv) {
     if (pid == 0) {
       sigprocmask(SIG_UNBLOCK, &chld, NULL);
       close(s);
+      for (int i = 0; i < n_refused; i++) close(refused[i]);
       serve(c);
     }
     if (pid > 0) relays++;

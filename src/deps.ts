@@ -49,7 +49,8 @@ export interface Deps {
 export async function buildDeps(config: Config, logger: Logger): Promise<Deps> {
   const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   const node = config.nodeName;
-  const runtime = createRuntime({ dataDir: config.dataDir, imageDir: config.imageDir, logger: logger.child({ component: 'runtime' }) });
+  const runtime = createRuntime({ dataDir: config.dataDir, imageDir: config.imageDir, logger: logger.child({ component: 'runtime' }),
+    maxCommandsPerBox: config.maxExecutionsPerDevbox, maxCommands: config.maxExecutions });
   await runtime.prepare();
 
   const accounts = new AccountService(store);
@@ -84,7 +85,8 @@ export async function buildDeps(config: Config, logger: Logger): Promise<Deps> {
     const d = await devboxStore.getById(id);
     return d && { ended: TERMINAL.has(d.status), endTimeMs: d.endTimeMs };
   };
-  const executions = new ExecutionService(store.executions, devboxLog, devboxes, new BoxJobs(outputs), boxState, logger.child({ component: 'executions' }), node);
+  const executions = new ExecutionService(store.executions, devboxLog, devboxes, new BoxJobs(outputs), boxState, logger.child({ component: 'executions' }), node,
+    config.maxExecutionsPerDevbox);
   await executions.reconcile();
   const files = new FileService(devboxes, logger.child({ component: 'files' }), { stallMs: config.uploadStallMs });
   // Durable jobs: their handlers reach the services below through closures, called once a job runs.
@@ -121,7 +123,13 @@ export async function buildDeps(config: Config, logger: Logger): Promise<Deps> {
     files,
     snapshots,
     suspend,
-    fileContentsGate: new Gate(config.fileContentsConcurrency, config.fileContentsQueue),
+    // One account holds at most half the slots and half the queue: others always get a turn.
+    fileContentsGate: new Gate(
+      config.fileContentsConcurrency,
+      config.fileContentsQueue,
+      Math.max(1, Math.floor(config.fileContentsConcurrency / 2)),
+      Math.max(1, Math.floor(config.fileContentsQueue / 2)),
+    ),
     async close() {
       supervisor.stop();
       outputs.stop();

@@ -47,6 +47,8 @@ export class ExecutionService {
     private readonly log: Logger,
     /** DEVBOXD_NODE_NAME: reconcile ends only the executions of this server's boxes. */
     node?: string,
+    /** Executions (queued on a shell or running) one devbox holds at once. */
+    private readonly maxPerDevbox = 256,
   ) {
     this.runner = new ExecutionRunner(store, devboxLog, devboxes, jobs, boxState, log, node);
     this.processes = this.runner;
@@ -78,6 +80,11 @@ export class ExecutionService {
     }
     if (Buffer.byteLength(input.command) > MAX_COMMAND_BYTES) {
       throw ERRORS.invalid(`command is longer than ${MAX_COMMAND_BYTES} bytes; upload a script and run that instead`);
+    }
+    let held = 0;
+    for (const l of this.live.values()) if (l.exec.devboxId === devboxId && l.exec.kind === 'exec' && l.exec.status !== 'completed') held++;
+    if (held >= this.maxPerDevbox) {
+      throw ERRORS.busy(`devbox ${devboxId} runs ${held} executions, the most it runs at once (DEVBOXD_MAX_EXECUTIONS_PER_DEVBOX); wait for one to finish`);
     }
     const e = this.runner.newExecution(devbox, input.command, 'exec', input.shellName ?? null, input.commandId ?? null);
     this.runner.launch(devbox, sandbox, e, input.attachStdin ?? false);

@@ -19,7 +19,9 @@ const RestrictedBody = Body({
 
 /** Minting keys; the caller's key bounds what it may mint (a restricted key never mints a wider one). */
 export function createRoutes(app: FastifyInstance, accounts: AccountService): void {
-  app.post('/v1/apikeys', { schema: { body: KeyBody } }, async (req) => {
+  // Outside x-request-id replay: a stored answer would keep a key's secret in the database (only digests
+  // are stored). A retried create may mint a second key; the list shows it and it can be revoked.
+  app.post('/v1/apikeys', { schema: { body: KeyBody }, config: { idempotent: false } }, async (req) => {
     const body = (req.body ?? {}) as Static<typeof KeyBody>;
     const { key, secret } = await accounts.createKey(
       req.principal.accountId,
@@ -29,7 +31,7 @@ export function createRoutes(app: FastifyInstance, accounts: AccountService): vo
     return { id: key.id, name: key.name ?? undefined, key_secret: secret, expires_at_ms: key.expiresAtMs };
   });
 
-  app.post('/v1/restricted_keys', { schema: { body: RestrictedBody } }, async (req) => {
+  app.post('/v1/restricted_keys', { schema: { body: RestrictedBody }, config: { idempotent: false } }, async (req) => {
     const body = (req.body ?? {}) as Static<typeof RestrictedBody>;
     const { key, secret } = await accounts.createKey(
       req.principal.accountId,

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type, type Static } from 'typebox';
 import type { ExecutionService } from '../../../domain/executions/execution-service.js';
+import { ERRORS } from '../../../domain/errors.js';
 import { clientGone } from '../../request-signal.js';
 import { ArgString, Body, Opt } from '../../schemas/common.js';
 import { Command, DEFAULT_LAST_N, DevboxParams, LastNQuery, lastNOf, ShellName, toAsyncView, toSyncView } from './schemas.js';
@@ -55,6 +56,8 @@ export function executeRoutes(app: FastifyInstance, executions: ExecutionService
     const { id } = req.params as Static<typeof DevboxParams>;
     const body = req.body as Static<typeof AsyncBody>;
     const accountId = req.principal.accountId;
+    // Nothing could ever write to its stdin (the call answers once the command is done): refused, not dropped.
+    if (body.attach_stdin) throw ERRORS.invalid('attach_stdin is only available with execute_async');
     const started = await executions.start(accountId, id, { command: body.command, shellName: body.shell_name });
     const e = (await executions.waitFor(accountId, id, started.id, ['completed'], MAX_HOLD_S * 1000, clientGone(reply))) ?? (await executions.get(accountId, id, started.id));
     return toSyncView(e, await executions.output(e, DEFAULT_LAST_N));

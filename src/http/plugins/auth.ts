@@ -16,7 +16,7 @@ export function registerAuth(app: FastifyInstance, accounts: AccountService): vo
     if (!header) throw ERRORS.unauthenticated('missing Authorization header: send "Authorization: Bearer <API key>"');
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (!match) throw ERRORS.unauthenticated('malformed Authorization header: expected "Bearer <API key>"');
-    const principal = accounts.authenticate(match[1]!);
+    const principal = await accounts.authenticate(match[1]!);
     if (config?.resource) {
       const level = config.access ?? (req.method === 'GET' || req.method === 'HEAD' ? 'read' : 'write');
       accounts.authorize(principal, config.resource, level);

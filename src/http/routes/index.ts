@@ -10,7 +10,7 @@ import { snapshotRoutes } from './snapshots/index.js';
 
 /** Every resource's routes, each one hop from its path to the file that serves it. */
 export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
-  healthRoutes(app, deps.db);
+  healthRoutes(app, deps.store);
   accountRoutes(app, deps.accounts);
   await app.register(apiKeyRoutes, { accounts: deps.accounts });
   await app.register(devboxRoutes, { devboxes: deps.devboxes, suspend: deps.suspend });

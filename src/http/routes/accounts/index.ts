@@ -3,7 +3,7 @@ import type { AccountService } from '../../../domain/accounts/account-service.js
 
 export function accountRoutes(app: FastifyInstance, accounts: AccountService): void {
   app.get('/v1/accounts/me', { config: { resource: 'RESOURCE_TYPE_ACCOUNT' } }, async (req) => {
-    const a = accounts.getAccount(req.principal.accountId);
+    const a = await accounts.getAccount(req.principal.accountId);
     return {
       id: a.id,
       name: a.name,

@@ -23,7 +23,7 @@ export function createRoutes(app: FastifyInstance, accounts: AccountService): vo
   // are stored). A retried create may mint a second key; the list shows it and it can be revoked.
   app.post('/v1/apikeys', { schema: { body: KeyBody }, config: { idempotent: false } }, async (req) => {
     const body = (req.body ?? {}) as Static<typeof KeyBody>;
-    const { key, secret } = accounts.createKey(
+    const { key, secret } = await accounts.createKey(
       req.principal.accountId,
       { name: body.name, kind: 'standard', expiresAtMs: body.expires_at_ms },
       req.principal,
@@ -33,7 +33,7 @@ export function createRoutes(app: FastifyInstance, accounts: AccountService): vo
 
   app.post('/v1/restricted_keys', { schema: { body: RestrictedBody }, config: { idempotent: false } }, async (req) => {
     const body = (req.body ?? {}) as Static<typeof RestrictedBody>;
-    const { key, secret } = accounts.createKey(
+    const { key, secret } = await accounts.createKey(
       req.principal.accountId,
       { name: body.name, kind: 'restricted', expiresAtMs: body.expires_at_ms, scopes: toScopes(body.scopes ?? []) },
       req.principal,

@@ -10,12 +10,12 @@ import { KeyIdParams, toKeyView } from './schemas.js';
  */
 export function manageRoutes(app: FastifyInstance, accounts: AccountService): void {
   app.get('/v1/apikeys', { schema: { querystring: PageQuerySchema } }, async (req) => {
-    const page = accounts.listKeys(req.principal.accountId, toPageQuery(req.query as Static<typeof PageQuerySchema>));
+    const page = await accounts.listKeys(req.principal.accountId, toPageQuery(req.query as Static<typeof PageQuerySchema>));
     return pageEnvelope('api_keys', { ...page, items: page.items.map(toKeyView) });
   });
 
   app.post('/v1/apikeys/:id/delete', { schema: { params: KeyIdParams } }, async (req) => {
     const { id } = req.params as Static<typeof KeyIdParams>;
-    return toKeyView(accounts.revokeKey(req.principal, id));
+    return toKeyView(await accounts.revokeKey(req.principal, id));
   });
 }

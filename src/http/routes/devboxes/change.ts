@@ -14,7 +14,7 @@ const ShutdownQuery = Type.Object({ force: Type.Optional(Type.Boolean()) });
 export function changeRoutes(app: FastifyInstance, devboxes: DevboxService): void {
   app.post('/v1/devboxes/:id', { schema: { params: DevboxIdParams, body: UpdateBody } }, async (req) => {
     const { id } = req.params as Static<typeof DevboxIdParams>;
-    return toView(devboxes.update(req.principal.accountId, id, req.body as Static<typeof UpdateBody>));
+    return toView(await devboxes.update(req.principal.accountId, id, req.body as Static<typeof UpdateBody>));
   });
 
   app.post('/v1/devboxes/:id/shutdown', { schema: { params: DevboxIdParams, querystring: ShutdownQuery } }, async (req) => {
@@ -25,7 +25,7 @@ export function changeRoutes(app: FastifyInstance, devboxes: DevboxService): voi
 
   app.post('/v1/devboxes/:id/keep_alive', { schema: { params: DevboxIdParams }, config: { idempotent: false } }, async (req) => {
     const { id } = req.params as Static<typeof DevboxIdParams>;
-    devboxes.keepAlive(req.principal.accountId, id);
+    await devboxes.keepAlive(req.principal.accountId, id);
     return {};
   });
 }

@@ -25,13 +25,13 @@ function toInput(b: CreateBody) {
 
 export function createRoutes(app: FastifyInstance, devboxes: DevboxService): void {
   app.post('/v1/devboxes', { schema: { body: CreateBodySchema } }, async (req) => {
-    return toView(devboxes.create(req.principal.accountId, toInput((req.body ?? {}) as CreateBody)));
+    return toView(await devboxes.create(req.principal.accountId, toInput((req.body ?? {}) as CreateBody)));
   });
 
   // Always 200 with the current view: a 408 here would make the SDK retry, i.e. create again.
   app.post('/v1/devboxes/create_and_await_running', { schema: { body: CreateBodySchema } }, async (req, reply) => {
     const accountId = req.principal.accountId;
-    const created = devboxes.create(accountId, toInput((req.body ?? {}) as CreateBody));
+    const created = await devboxes.create(accountId, toInput((req.body ?? {}) as CreateBody));
     const reached: Devbox | null = await devboxes.waitForStatus(
       accountId,
       created.id,
@@ -39,6 +39,6 @@ export function createRoutes(app: FastifyInstance, devboxes: DevboxService): voi
       AWAIT_RUNNING_MS,
       clientGone(reply),
     );
-    return toView(reached ?? devboxes.get(accountId, created.id));
+    return toView(reached ?? (await devboxes.get(accountId, created.id)));
   });
 }

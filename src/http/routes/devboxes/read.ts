@@ -19,12 +19,12 @@ const MAX_WAIT_S = 30;
 export function readRoutes(app: FastifyInstance, devboxes: DevboxService): void {
   app.get('/v1/devboxes/:id', { schema: { params: DevboxIdParams } }, async (req) => {
     const { id } = req.params as Static<typeof DevboxIdParams>;
-    return toView(devboxes.get(req.principal.accountId, id));
+    return toView(await devboxes.get(req.principal.accountId, id));
   });
 
   app.get('/v1/devboxes', { schema: { querystring: ListQuery } }, async (req) => {
     const q = req.query as Static<typeof ListQuery>;
-    const page = devboxes.list(req.principal.accountId, toPageQuery(q), q.status as DevboxStatus | undefined);
+    const page = await devboxes.list(req.principal.accountId, toPageQuery(q), q.status as DevboxStatus | undefined);
     return pageEnvelope('devboxes', { ...page, items: page.items.map(toView) });
   });
 

@@ -26,7 +26,7 @@ export function controlRoutes(app: FastifyInstance, executions: ExecutionService
   app.post('/v1/devboxes/:id/executions/:execution_id/send_std_in', { schema: { params: ExecutionParams, body: StdinBody } }, async (req) => {
     const { id, execution_id } = req.params as Static<typeof ExecutionParams>;
     const body = (req.body ?? {}) as Static<typeof StdinBody>;
-    executions.sendStdin(req.principal.accountId, id, execution_id, body);
+    await executions.sendStdin(req.principal.accountId, id, execution_id, body);
     return { devbox_id: id, execution_id, success: true };
   });
 }

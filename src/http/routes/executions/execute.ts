@@ -36,9 +36,9 @@ export function executeRoutes(app: FastifyInstance, executions: ExecutionService
       const body = req.body as Static<typeof ExecuteBody>;
       const lastN = lastNOf(req.query as Static<typeof LastNQuery>);
       const accountId = req.principal.accountId;
-      const started = executions.start(accountId, id, { command: body.command, commandId: body.command_id, shellName: body.shell_name });
+      const started = await executions.start(accountId, id, { command: body.command, commandId: body.command_id, shellName: body.shell_name });
       const holdMs = Math.min(body.optimistic_timeout ?? MAX_HOLD_S, MAX_HOLD_S) * 1000;
-      const e = (await executions.waitFor(accountId, id, started.id, ['completed'], holdMs, clientGone(reply))) ?? executions.get(accountId, id, started.id);
+      const e = (await executions.waitFor(accountId, id, started.id, ['completed'], holdMs, clientGone(reply))) ?? (await executions.get(accountId, id, started.id));
       return toAsyncView(e, e.status === 'completed' ? await executions.output(e, lastN) : null);
     },
   );
@@ -46,7 +46,7 @@ export function executeRoutes(app: FastifyInstance, executions: ExecutionService
   app.post('/v1/devboxes/:id/execute_async', { schema: { params: DevboxParams, body: AsyncBody } }, async (req) => {
     const { id } = req.params as Static<typeof DevboxParams>;
     const body = req.body as Static<typeof AsyncBody>;
-    const e = executions.start(req.principal.accountId, id, { command: body.command, shellName: body.shell_name, attachStdin: body.attach_stdin ?? false });
+    const e = await executions.start(req.principal.accountId, id, { command: body.command, shellName: body.shell_name, attachStdin: body.attach_stdin ?? false });
     return toAsyncView(e, null);
   });
 
@@ -58,8 +58,8 @@ export function executeRoutes(app: FastifyInstance, executions: ExecutionService
     const accountId = req.principal.accountId;
     // Nothing could ever write to its stdin (the call answers once the command is done): refused, not dropped.
     if (body.attach_stdin) throw ERRORS.invalid('attach_stdin is only available with execute_async');
-    const started = executions.start(accountId, id, { command: body.command, shellName: body.shell_name });
-    const e = (await executions.waitFor(accountId, id, started.id, ['completed'], MAX_HOLD_S * 1000, clientGone(reply))) ?? executions.get(accountId, id, started.id);
+    const started = await executions.start(accountId, id, { command: body.command, shellName: body.shell_name });
+    const e = (await executions.waitFor(accountId, id, started.id, ['completed'], MAX_HOLD_S * 1000, clientGone(reply))) ?? (await executions.get(accountId, id, started.id));
     return toSyncView(e, await executions.output(e, DEFAULT_LAST_N));
   });
 }

@@ -15,7 +15,7 @@ export function logRoutes(app: FastifyInstance, executions: ExecutionService): v
   app.get('/v1/devboxes/:id/logs', { schema: { params: DevboxParams, querystring: LogsQuery } }, async (req) => {
     const { id } = req.params as Static<typeof DevboxParams>;
     const q = req.query as Static<typeof LogsQuery>;
-    const logs = executions.logs(req.principal.accountId, id, filterOf(q));
+    const logs = await executions.logs(req.principal.accountId, id, filterOf(q));
     return { logs: logs.map(toLogView) };
   });
 
@@ -25,7 +25,7 @@ export function logRoutes(app: FastifyInstance, executions: ExecutionService): v
     const { id } = req.params as Static<typeof DevboxParams>;
     const accountId = req.principal.accountId;
     const gone = new AbortController();
-    const entries = executions.tailLogs(accountId, id, filterOf(req.query as Static<typeof LogsQuery>), gone.signal);
+    const entries = await executions.tailLogs(accountId, id, filterOf(req.query as Static<typeof LogsQuery>), gone.signal);
     const sse = startSse(reply);
     sse.signal.addEventListener('abort', () => gone.abort());
     try {

@@ -17,7 +17,7 @@ export function readRoutes(app: FastifyInstance, executions: ExecutionService): 
   app.get('/v1/devboxes/:id/executions/:execution_id', { schema: { params: ExecutionParams, querystring: LastNQuery } }, async (req) => {
     const { id, execution_id } = req.params as Static<typeof ExecutionParams>;
     const lastN = lastNOf(req.query as Static<typeof LastNQuery>);
-    const e = executions.get(req.principal.accountId, id, execution_id);
+    const e = await executions.get(req.principal.accountId, id, execution_id);
     return toAsyncView(e, e.status === 'completed' ? await executions.output(e, lastN) : null);
   });
 

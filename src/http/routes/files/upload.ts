@@ -46,7 +46,7 @@ export function uploadRoutes(app: FastifyInstance, { files, devboxes }: FileRout
     const { id } = req.params as Static<typeof DevboxIdParams>;
     const accountId = req.principal.accountId;
     if (!req.isMultipart()) throw ERRORS.invalid('upload_file takes multipart/form-data with the fields path and file');
-    devboxes.requireRunning(accountId, id);
+    await devboxes.requireRunning(accountId, id);
     const upload = new Upload(files, accountId, id, clientGone(reply));
     const watch = new StallWatch(req.raw, files.limits.stallMs);
     try {

@@ -6,7 +6,7 @@ import { SnapshotBody, SnapshotIdParams, toInput, toView, type SnapshotBodyWire 
 export function changeRoutes(app: FastifyInstance, snapshots: SnapshotService): void {
   app.post('/v1/devboxes/disk_snapshots/:id', { schema: { params: SnapshotIdParams, body: SnapshotBody } }, async (req) => {
     const { id } = req.params as Static<typeof SnapshotIdParams>;
-    return toView(snapshots.update(req.principal.accountId, id, toInput(req.body as SnapshotBodyWire)));
+    return toView(await snapshots.update(req.principal.accountId, id, toInput(req.body as SnapshotBodyWire)));
   });
 
   // 409 (not retried) while the snapshot is still being taken; its layers go once nothing uses them.

@@ -15,7 +15,7 @@ export function createRoutes(app: FastifyInstance, snapshots: SnapshotService): 
   // 200 at once with the snapshot in progress; 404 unknown devbox, 400 not running, 409 one already running.
   app.post('/v1/devboxes/:id/snapshot_disk_async', { schema: { params: DevboxIdParams, body: SnapshotBody }, config }, async (req) => {
     const { id } = req.params as Static<typeof DevboxIdParams>;
-    return toView(snapshots.start(req.principal.accountId, id, toInput(req.body as SnapshotBodyWire)));
+    return toView(await snapshots.start(req.principal.accountId, id, toInput(req.body as SnapshotBodyWire)));
   });
 
   app.post('/v1/devboxes/:id/snapshot_disk', { schema: { params: DevboxIdParams, body: SnapshotBody }, config }, async (req, reply) => {

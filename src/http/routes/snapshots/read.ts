@@ -31,7 +31,7 @@ export function metadataFilters(query: Record<string, unknown>): Pick<SnapshotFi
 export function readRoutes(app: FastifyInstance, snapshots: SnapshotService): void {
   app.get('/v1/devboxes/disk_snapshots', { schema: { querystring: ListQuery } }, async (req) => {
     const q = req.query as Static<typeof ListQuery> & Record<string, unknown>;
-    const page = snapshots.list(req.principal.accountId, toPageQuery(q), {
+    const page = await snapshots.list(req.principal.accountId, toPageQuery(q), {
       devboxId: q.devbox_id || undefined,
       sourceBlueprintId: q.source_blueprint_id || undefined,
       ...metadataFilters(q),
@@ -41,11 +41,11 @@ export function readRoutes(app: FastifyInstance, snapshots: SnapshotService): vo
 
   app.get('/v1/devboxes/disk_snapshots/:id', { schema: { params: SnapshotIdParams } }, async (req) => {
     const { id } = req.params as Static<typeof SnapshotIdParams>;
-    return toView(snapshots.get(req.principal.accountId, id));
+    return toView(await snapshots.get(req.principal.accountId, id));
   });
 
   app.get('/v1/devboxes/disk_snapshots/:id/status', { schema: { params: SnapshotIdParams } }, async (req) => {
     const { id } = req.params as Static<typeof SnapshotIdParams>;
-    return toStatusView(snapshots.status(req.principal.accountId, id));
+    return toStatusView(await snapshots.status(req.principal.accountId, id));
   });
 }

@@ -37,6 +37,10 @@ export interface Config {
   fileContentsConcurrency: number;
   /** DEVBOXD_FILE_CONTENTS_QUEUE: such requests that may wait; past it they get 429 with Retry-After. */
   fileContentsQueue: number;
+  /** DEVBOXD_FILE_TRANSFER_CONCURRENCY: upload_file / download_file streams running at once; more wait in a queue. */
+  fileTransferConcurrency: number;
+  /** DEVBOXD_FILE_TRANSFER_QUEUE: such transfers that may wait; past it they get 429 with Retry-After. */
+  fileTransferQueue: number;
   /** DEVBOXD_UPLOAD_STALL_MS: an upload whose client sends no byte for this long (while the server waits) gets 408. */
   uploadStallMs: number;
   /** DEVBOXD_MAX_EXECUTIONS_PER_DEVBOX: commands one devbox runs at once; past it `execute` gets 429. */
@@ -96,6 +100,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     executionOutputRetentionSeconds: int('DEVBOXD_EXECUTION_OUTPUT_RETENTION', env.DEVBOXD_EXECUTION_OUTPUT_RETENTION, 0, 0, 7 * 24 * 3600),
     fileContentsConcurrency: int('DEVBOXD_FILE_CONTENTS_CONCURRENCY', env.DEVBOXD_FILE_CONTENTS_CONCURRENCY, 4, 1, 1024),
     fileContentsQueue: int('DEVBOXD_FILE_CONTENTS_QUEUE', env.DEVBOXD_FILE_CONTENTS_QUEUE, 64, 0, 100_000),
+    fileTransferConcurrency: int('DEVBOXD_FILE_TRANSFER_CONCURRENCY', env.DEVBOXD_FILE_TRANSFER_CONCURRENCY, 32, 1, 65536),
+    fileTransferQueue: int('DEVBOXD_FILE_TRANSFER_QUEUE', env.DEVBOXD_FILE_TRANSFER_QUEUE, 256, 0, 1_000_000),
     uploadStallMs: int('DEVBOXD_UPLOAD_STALL_MS', env.DEVBOXD_UPLOAD_STALL_MS, 60_000, 100, 3_600_000),
     maxExecutionsPerDevbox: int('DEVBOXD_MAX_EXECUTIONS_PER_DEVBOX', env.DEVBOXD_MAX_EXECUTIONS_PER_DEVBOX, 256, 1, 65536),
     maxExecutions: int('DEVBOXD_MAX_EXECUTIONS', env.DEVBOXD_MAX_EXECUTIONS, 4096, 1, 1 << 20),

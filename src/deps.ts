@@ -42,6 +42,8 @@ export interface Deps {
   suspend: SuspendService;
   /** Bounds the read_file_contents / write_file_contents requests held in memory at once. */
   fileContentsGate: Gate;
+  /** Bounds the upload_file / download_file streams running at once (each holds stream buffers). */
+  fileTransferGate: Gate;
   /** Stops background work and closes what was opened, in reverse order. Devboxes keep running. */
   close(): Promise<void>;
 }
@@ -129,6 +131,12 @@ export async function buildDeps(config: Config, logger: Logger): Promise<Deps> {
       config.fileContentsQueue,
       Math.max(1, Math.floor(config.fileContentsConcurrency / 2)),
       Math.max(1, Math.floor(config.fileContentsQueue / 2)),
+    ),
+    fileTransferGate: new Gate(
+      config.fileTransferConcurrency,
+      config.fileTransferQueue,
+      Math.max(1, Math.floor(config.fileTransferConcurrency / 2)),
+      Math.max(1, Math.floor(config.fileTransferQueue / 2)),
     ),
     async close() {
       supervisor.stop();

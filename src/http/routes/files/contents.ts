@@ -1,14 +1,14 @@
 import { isUtf8 } from 'node:buffer';
 import { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Gate } from '../../../lib/gate.js';
+import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from 'typebox';
 import { ERRORS } from '../../../domain/errors.js';
 import { checkPath } from '../../../domain/files/paths.js';
 import { clientGone } from '../../request-signal.js';
 import { DevboxIdParams } from '../devboxes/schemas.js';
 import type { FileRouteOptions } from './index.js';
+import { holdSlot } from './slots.js';
 
 /** read_file_contents answers in one body; bigger files belong to download_file. */
 const MAX_TEXT_BYTES = 64 * 1024 * 1024;
@@ -25,7 +25,7 @@ export function contentRoutes(app: FastifyInstance, { files, devboxes, contentsG
   // so each request holds up to MAX_TEXT_BYTES until its answer is sent: the gate bounds how many do.
   app.post(
     '/v1/devboxes/:id/read_file_contents',
-    { schema: { params: DevboxIdParams, body: ReadBody }, config: { idempotent: false, access: 'read' }, preParsing: holdSlot(contentsGate) },
+    { schema: { params: DevboxIdParams, body: ReadBody }, config: { idempotent: false, access: 'read' }, preParsing: holdSlot(contentsGate, 'file contents requests', SLOT_HOLD_MS) },
     async (req, reply) => {
       const { id } = req.params as Static<typeof DevboxIdParams>;
       const { file_path } = req.body as Static<typeof ReadBody>;
@@ -44,7 +44,7 @@ export function contentRoutes(app: FastifyInstance, { files, devboxes, contentsG
   // body limit) is held in memory too, so it takes a slot of the same gate before the body is read.
   app.post(
     '/v1/devboxes/:id/write_file_contents',
-    { schema: { params: DevboxIdParams, body: WriteBody }, preParsing: holdSlot(contentsGate) },
+    { schema: { params: DevboxIdParams, body: WriteBody }, preParsing: holdSlot(contentsGate, 'file contents requests', SLOT_HOLD_MS) },
     async (req, reply) => {
       const { id } = req.params as Static<typeof DevboxIdParams>;
       const { file_path, contents } = req.body as Static<typeof WriteBody>;
@@ -54,29 +54,6 @@ export function contentRoutes(app: FastifyInstance, { files, devboxes, contentsG
       return { devbox_id: id, exit_status: 0, stdout: '', stderr: '' };
     },
   );
-}
-
-/**
- * A hook that takes one of the gate's slots before the body is read and gives it back once the answer is
- * sent (or the client left); past the gate's queue, a 429 with Retry-After (the SDK waits and retries).
- */
-function holdSlot(gate: Gate) {
-  return async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
-    const release = await gate.enter(clientGone(reply), req.principal.accountId);
-    if (!release) {
-      throw ERRORS.busy(
-        `too many file contents requests in progress (${gate.concurrency} running, ${gate.queue} waiting, at most ${gate.perKey} running per account); retry shortly`,
-      );
-    }
-    // A client that never reads its answer (or trickles its body) must not hold the slot for ever.
-    const deadline = setTimeout(() => reply.raw.destroy(), SLOT_HOLD_MS);
-    deadline.unref();
-    reply.raw.once('close', () => {
-      clearTimeout(deadline);
-      release();
-    });
-    return payload;
-  };
 }
 
 /** The file's bytes as they came out of the box (no copy into one buffer), refusing files over the limit. */

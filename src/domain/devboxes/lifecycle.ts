@@ -128,11 +128,15 @@ export class Lifecycle {
   async end(id: string, why: EndReason, message?: string): Promise<Devbox | undefined> {
     const box = this.active.get(id);
     this.active.delete(id);
-    const d = await this.finish(id, why, message);
-    // Also for a box with no sandbox (suspended): what it left behind (execution output) goes with it.
-    this.stopped(id);
-    if (box) await box.sandbox.destroy().catch((err) => this.log.error({ err, devbox: id }, 'sandbox destroy failed'));
-    return d;
+    try {
+      // Reasons quote command output, which may hold bytes a database cannot store as text (NUL).
+      return await this.finish(id, why, message?.replaceAll('\u0000', '\\0'));
+    } finally {
+      // Even when the record could not be written: the sandbox goes, and so does what the box left behind
+      // (execution output), also for a box with no sandbox (suspended).
+      this.stopped(id);
+      if (box) await box.sandbox.destroy().catch((err) => this.log.error({ err, devbox: id }, 'sandbox destroy failed'));
+    }
   }
 
   /**

@@ -27,13 +27,13 @@ export class DevboxLog {
 
   /** Writes the entry now (after any batched lines, so the order holds). */
   write(entry: LogEntryInput): void {
-    this.pending.push(entry);
+    this.pending.push(storable(entry));
     void this.flush();
   }
 
   /** Queues an output line; it lands within FLUSH_MS. */
   line(entry: LogEntryInput): void {
-    this.pending.push(entry);
+    this.pending.push(storable(entry));
     this.timer ??= setTimeout(() => void this.flush(), FLUSH_MS);
   }
 
@@ -97,4 +97,14 @@ export class DevboxLog {
       }
     }
   }
+}
+
+/**
+ * Command text and output may hold NUL, which PostgreSQL text cannot store: one such line would fail the
+ * whole batch (every box's lines of that flush). It is written as the two characters `\0`.
+ */
+function storable(e: LogEntryInput): LogEntryInput {
+  const clean = (v: string | null | undefined) => (v?.includes('\u0000') ? v.replaceAll('\u0000', '\\0') : v);
+  if (!e.message?.includes('\u0000') && !e.cmd?.includes('\u0000')) return e;
+  return { ...e, message: clean(e.message), cmd: clean(e.cmd) };
 }

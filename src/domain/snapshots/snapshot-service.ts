@@ -125,20 +125,23 @@ export class SnapshotService {
 
   private async capture(s: Snapshot, sandbox: Sandbox, stop: boolean): Promise<Snapshot> {
     const started = Date.now();
+    let sizeBytes: number;
     try {
-      const { sizeBytes } = await sandbox.snapshot(s.id, { stop });
-      this.sizes.set(s.id, sizeBytes);
-      let total = sizeBytes;
-      for (const layer of s.layers.slice(1)) total += await this.layerSize(layer);
-      const now = (await this.store.setStatus(s.id, ['in_progress'], 'complete', { sizeBytes: total })) ?? (await this.store.getById(s.id)) ?? s;
-      this.log.info({ snapshot: s.id, devbox: s.sourceDevboxId, bytes: sizeBytes, ms: Date.now() - started }, 'snapshot complete');
-      return now;
+      ({ sizeBytes } = await sandbox.snapshot(s.id, { stop }));
     } catch (err) {
       this.log.error({ err, snapshot: s.id, devbox: s.sourceDevboxId }, 'snapshot failed');
       await this.runtime.deleteLayer(s.id).catch(() => undefined);
       const message = (err as Error).message || 'the snapshot failed';
       return (await this.store.setStatus(s.id, ['in_progress'], 'error', { errorMessage: message })) ?? (await this.store.getById(s.id)) ?? s;
     }
+    // The layer is whole from here on (on suspend it is the box's only disk): a failing store write below
+    // throws, so the job retries and finds the layer complete; the layer itself is never dropped for it.
+    this.sizes.set(s.id, sizeBytes);
+    let total = sizeBytes;
+    for (const layer of s.layers.slice(1)) total += await this.layerSize(layer);
+    const now = (await this.store.setStatus(s.id, ['in_progress'], 'complete', { sizeBytes: total })) ?? (await this.store.getById(s.id)) ?? s;
+    this.log.info({ snapshot: s.id, devbox: s.sourceDevboxId, bytes: sizeBytes, ms: Date.now() - started }, 'snapshot complete');
+    return now;
   }
 
   private async layerSize(layer: string): Promise<number> {

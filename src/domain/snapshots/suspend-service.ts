@@ -139,11 +139,9 @@ export class SuspendService {
    * Its sandbox is removed by the supervisor. Idempotent: only a devbox still suspending changes.
    */
   async settleSuspend(id: string): Promise<void> {
-    const p = this.running.get(id);
-    if (p) {
-      await p;
-      return;
-    }
+    // A suspend run here settles the box itself; if it stopped short (a store write failed on the way),
+    // the box is still suspending and is settled below like one a restart cut off.
+    await this.running.get(id);
     const d = await this.store.getById(id);
     if (!d || d.status !== 'suspending') return;
     const since = [...d.stateTransitions].reverse().find((t) => t.status === 'suspending')?.transitionTimeMs ?? 0;

@@ -22,6 +22,9 @@ export function translatePgError(err: unknown): unknown {
   const kind = CONSTRAINTS[e.code];
   if (kind) return constraintError(kind, e.constraint ?? e.message ?? e.code);
   if (UNAVAILABLE.test(e.code) || e.code === 'ECONNREFUSED' || e.code === 'ECONNRESET') return unavailableError(e.message ?? e.code);
+  // Class 22 (data exceptions: a NUL in text, a value out of range) is what a client sent: a 400, not a 500.
+  if (e.code.startsWith('22')) return new DomainError('invalid_request', `a value cannot be stored: ${e.message ?? e.code}`);
+  if (e.code === '40001' || e.code === '40P01' || e.code === '57014') return unavailableError(e.message ?? e.code);
   return err;
 }
 

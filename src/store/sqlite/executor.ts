@@ -21,7 +21,8 @@ export function translateSqliteError(err: unknown): unknown {
   if (typeof code !== 'string') return err;
   const kind = CONSTRAINTS[code];
   if (kind) return constraintError(kind, (err as Error).message);
-  if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED' || code === 'SQLITE_FULL' || code === 'SQLITE_IOERR') {
+  // better-sqlite3 reports extended codes (SQLITE_IOERR_FSYNC, SQLITE_BUSY_TIMEOUT...): match their families.
+  if (/^SQLITE_(BUSY|LOCKED|FULL|IOERR|READONLY|CORRUPT|CANTOPEN)/.test(code)) {
     return unavailableError((err as Error).message);
   }
   return err;

@@ -39,9 +39,11 @@ export interface Deps {
   close(): Promise<void>;
 }
 
-export async function buildDeps(config: Config, logger: Logger): Promise<Deps> {
+/** `runtime` replaces the shipped driver (fast tests pass a stub; never the server itself). */
+export async function buildDeps(config: Config, logger: Logger, opts: { runtime?: RuntimeDriver } = {}): Promise<Deps> {
   const db = openDatabase(config.dataDir);
-  const runtime = createRuntime({ dataDir: config.dataDir, imageDir: config.imageDir, logger: logger.child({ component: 'runtime' }) });
+  const runtime =
+    opts.runtime ?? createRuntime({ dataDir: config.dataDir, imageDir: config.imageDir, logger: logger.child({ component: 'runtime' }) });
   await runtime.prepare();
 
   const accounts = new AccountService(new SqliteAccountStore(db));

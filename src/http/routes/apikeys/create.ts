@@ -1,8 +1,8 @@
-import type { FastifyInstance } from 'fastify';
-import { Type, type Static } from 'typebox';
+import { Type } from 'typebox';
 import type { AccountService } from '../../../domain/accounts/account-service.js';
-import { Body, LIMITS, Opt } from '../../schemas/common.js';
-import { ScopeSchema, toScopes } from './schemas.js';
+import type { Api } from '../../resource-module.js';
+import { Body, LIMITS, Opt, replies } from '../../schemas/common.js';
+import { CreatedKeySchema, ScopeSchema, toScopes } from './schemas.js';
 
 const ExpiresAt = Opt(Type.Integer({ minimum: 0, maximum: LIMITS.maxTimeMs }));
 
@@ -18,9 +18,9 @@ const RestrictedBody = Body({
 });
 
 /** Minting keys; the caller's key bounds what it may mint (a restricted key never mints a wider one). */
-export function createRoutes(app: FastifyInstance, accounts: AccountService): void {
-  app.post('/v1/apikeys', { schema: { body: KeyBody } }, async (req) => {
-    const body = (req.body ?? {}) as Static<typeof KeyBody>;
+export function createRoutes(app: Api, accounts: AccountService): void {
+  app.post('/v1/apikeys', { schema: { body: KeyBody, response: replies(CreatedKeySchema) } }, async (req) => {
+    const body = req.body ?? {};
     const { key, secret } = accounts.createKey(
       req.principal.accountId,
       { name: body.name, kind: 'standard', expiresAtMs: body.expires_at_ms },
@@ -29,8 +29,8 @@ export function createRoutes(app: FastifyInstance, accounts: AccountService): vo
     return { id: key.id, name: key.name ?? undefined, key_secret: secret, expires_at_ms: key.expiresAtMs };
   });
 
-  app.post('/v1/restricted_keys', { schema: { body: RestrictedBody } }, async (req) => {
-    const body = (req.body ?? {}) as Static<typeof RestrictedBody>;
+  app.post('/v1/restricted_keys', { schema: { body: RestrictedBody, response: replies(CreatedKeySchema) } }, async (req) => {
+    const body = req.body ?? {};
     const { key, secret } = accounts.createKey(
       req.principal.accountId,
       { name: body.name, kind: 'restricted', expiresAtMs: body.expires_at_ms, scopes: toScopes(body.scopes ?? []) },

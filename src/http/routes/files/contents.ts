@@ -1,7 +1,9 @@
-import type { FastifyInstance } from 'fastify';
-import { Type, type Static } from 'typebox';
+import { Type } from 'typebox';
 import { clientGone } from '../../request-signal.js';
+import type { Api } from '../../resource-module.js';
+import { ERROR_RESPONSES, replies } from '../../schemas/common.js';
 import { DevboxIdParams } from '../devboxes/schemas.js';
+import { SyncViewSchema } from '../executions/schemas.js';
 import type { FileRouteOptions } from './index.js';
 
 /** read_file_contents answers in one body; bigger files belong to download_file. */
@@ -10,13 +12,15 @@ const MAX_TEXT_BYTES = 64 * 1024 * 1024;
 const ReadBody = Type.Object({ file_path: Type.String({ maxLength: 4096 }) });
 const WriteBody = Type.Object({ file_path: Type.String({ maxLength: 4096 }), contents: Type.String() });
 
-export function contentRoutes(app: FastifyInstance, { files, devboxes }: FileRouteOptions): void {
+const TextReplies = { 200: { description: 'the file as UTF-8 text', content: { 'text/plain': { schema: Type.String() } } }, ...ERROR_RESPONSES };
+
+export function contentRoutes(app: Api, { files, devboxes }: FileRouteOptions): void {
   app.post(
     '/v1/devboxes/:id/read_file_contents',
-    { schema: { params: DevboxIdParams, body: ReadBody }, config: { idempotent: false, access: 'read' } },
+    { schema: { params: DevboxIdParams, body: ReadBody, response: TextReplies }, config: { idempotent: false, access: 'read' } },
     async (req, reply) => {
-      const { id } = req.params as Static<typeof DevboxIdParams>;
-      const { file_path } = req.body as Static<typeof ReadBody>;
+      const { id } = req.params;
+      const { file_path } = req.body;
       const text = await files.readText(req.principal.accountId, id, file_path, MAX_TEXT_BYTES, clientGone(reply));
       devboxes.touch(id);
       return reply.type('text/plain; charset=utf-8').send(text);
@@ -24,11 +28,15 @@ export function contentRoutes(app: FastifyInstance, { files, devboxes }: FileRou
   );
 
   // Answers like execute_sync did for the same job (DevboxExecutionDetailView).
-  app.post('/v1/devboxes/:id/write_file_contents', { schema: { params: DevboxIdParams, body: WriteBody } }, async (req, reply) => {
-    const { id } = req.params as Static<typeof DevboxIdParams>;
-    const { file_path, contents } = req.body as Static<typeof WriteBody>;
+  app.post(
+    '/v1/devboxes/:id/write_file_contents',
+    { schema: { params: DevboxIdParams, body: WriteBody, response: replies(SyncViewSchema) } },
+    async (req, reply) => {
+    const { id } = req.params;
+    const { file_path, contents } = req.body;
     await files.write(req.principal.accountId, id, file_path, contents, clientGone(reply));
     devboxes.touch(id);
     return { devbox_id: id, exit_status: 0, stdout: '', stderr: '' };
-  });
+    },
+  );
 }

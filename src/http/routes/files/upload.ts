@@ -1,8 +1,8 @@
 import type { Readable } from 'node:stream';
-import type { FastifyInstance } from 'fastify';
-import type { Static } from 'typebox';
 import { ERRORS } from '../../../domain/errors.js';
 import { clientGone } from '../../request-signal.js';
+import type { Api } from '../../resource-module.js';
+import { EmptyObject, replies } from '../../schemas/common.js';
 import { DevboxIdParams } from '../devboxes/schemas.js';
 import type { FileRouteOptions } from './index.js';
 
@@ -17,11 +17,12 @@ function drain(stream: Readable): Promise<void> {
   });
 }
 
-export function uploadRoutes(app: FastifyInstance, { files, devboxes }: FileRouteOptions): void {
+export function uploadRoutes(app: Api, { files, devboxes }: FileRouteOptions): void {
   // multipart/form-data: `path` (relative to the home directory) and `file`. The SDK sends the path first,
   // so the bytes stream straight to it; a file sent before its path is staged in the box and moved after.
-  app.post('/v1/devboxes/:id/upload_file', { schema: { params: DevboxIdParams }, config: { idempotent: false } }, async (req, reply) => {
-    const { id } = req.params as Static<typeof DevboxIdParams>;
+  const schema = { params: DevboxIdParams, consumes: ['multipart/form-data'], response: replies(EmptyObject) };
+  app.post('/v1/devboxes/:id/upload_file', { schema, config: { idempotent: false } }, async (req, reply) => {
+    const { id } = req.params;
     const accountId = req.principal.accountId;
     if (!req.isMultipart()) throw ERRORS.invalid('upload_file takes multipart/form-data with the fields path and file');
     devboxes.requireRunning(accountId, id);

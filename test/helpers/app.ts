@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { FastifyInstance, InjectOptions } from 'fastify';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { buildDeps, type Deps } from '../../src/deps.js';
@@ -15,7 +15,7 @@ export interface FastApp {
   runtime: StubRuntime;
   dataDir: string;
   /** A request with the given key (the admin key unless `key` says otherwise; `null` sends none). */
-  call(opts: InjectOptions & { key?: string | null }): ReturnType<FastifyInstance['inject']>;
+  call(opts: InjectOptions & { key?: string | null }): Promise<LightMyRequestResponse>;
   close(): Promise<void>;
 }
 

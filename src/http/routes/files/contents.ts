@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { clientGone } from '../../request-signal.js';
 import type { Api } from '../../resource-module.js';
-import { ERROR_RESPONSES, replies } from '../../schemas/common.js';
+import { Body, ERROR_RESPONSES, replies } from '../../schemas/common.js';
 import { DevboxIdParams } from '../devboxes/schemas.js';
 import { SyncViewSchema } from '../executions/schemas.js';
 import type { FileRouteOptions } from './index.js';
@@ -9,8 +9,8 @@ import type { FileRouteOptions } from './index.js';
 /** read_file_contents answers in one body; bigger files belong to download_file. */
 const MAX_TEXT_BYTES = 64 * 1024 * 1024;
 
-const ReadBody = Type.Object({ file_path: Type.String({ maxLength: 4096 }) });
-const WriteBody = Type.Object({ file_path: Type.String({ maxLength: 4096 }), contents: Type.String() });
+const ReadBody = Body({ file_path: Type.String({ maxLength: 4096 }) });
+const WriteBody = Body({ file_path: Type.String({ maxLength: 4096 }), contents: Type.String() });
 
 const TextReplies = { 200: { description: 'the file as UTF-8 text', content: { 'text/plain': { schema: Type.String() } } }, ...ERROR_RESPONSES };
 

@@ -2,11 +2,11 @@ import type { Readable } from 'node:stream';
 import { Type } from 'typebox';
 import { clientGone } from '../../request-signal.js';
 import type { Api } from '../../resource-module.js';
-import { ERROR_RESPONSES } from '../../schemas/common.js';
+import { Body, ERROR_RESPONSES } from '../../schemas/common.js';
 import { DevboxIdParams } from '../devboxes/schemas.js';
 import type { FileRouteOptions } from './index.js';
 
-const DownloadBody = Type.Object({ path: Type.String({ maxLength: 4096 }) });
+const DownloadBody = Body({ path: Type.String({ maxLength: 4096 }) });
 
 const FileReplies = {
   200: { description: 'the file, streamed', content: { 'application/octet-stream': { schema: Type.Unsafe<Readable>({ type: 'string', format: 'binary' }) } } },

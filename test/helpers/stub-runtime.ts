@@ -18,6 +18,8 @@ export class StubRuntime implements RuntimeDriver {
   readonly layers = new Set<string>();
   /** Decides what each spawned process does. */
   run: (spec: SpawnSpec) => StubRun = () => ({});
+  /** Snapshots finish once this settles (tests hold one in progress with it). */
+  snapshotGate: Promise<void> = Promise.resolve();
 
   async prepare(): Promise<void> {}
 
@@ -57,6 +59,7 @@ export class StubRuntime implements RuntimeDriver {
       id,
       spawn: (spec) => stub.process(spec),
       async snapshot(layerId) {
+        await stub.snapshotGate;
         stub.layers.add(layerId);
         return { sizeBytes: 4096 };
       },

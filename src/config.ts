@@ -23,8 +23,19 @@ export interface Config {
   maxCpuCores: number;
   /** DEVBOXD_MAX_MEMORY_GB: the most memory (GiB) one devbox may ask for; default the host's memory. */
   maxMemoryGiB: number;
+  /** DEVBOXD_EXECUTION_OUTPUT_MAX_BYTES: output kept per stream of one execution (its first eighth and the most recent bytes). */
+  executionOutputMaxBytes: number;
+  /** DEVBOXD_EXECUTION_OUTPUT_BOX_MAX_BYTES: output kept for all executions of one box; finished ones' output goes oldest first past it. */
+  executionOutputBoxMaxBytes: number;
+  /** DEVBOXD_EXECUTION_OUTPUT_RETENTION: seconds execution output outlives its box (0: removed as the box ends). */
+  executionOutputRetentionSeconds: number;
+  /** DEVBOXD_FILE_CONTENTS_CONCURRENCY: read_file_contents / write_file_contents requests held in memory at once; more wait in a queue. */
+  fileContentsConcurrency: number;
+  /** DEVBOXD_FILE_CONTENTS_QUEUE: such requests that may wait; past it they get 429 with Retry-After. */
+  fileContentsQueue: number;
 }
 
+const MiB = 1024 * 1024;
 const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export class ConfigError extends Error {}
@@ -48,6 +59,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (adminKey !== undefined && !/^ak_[A-Za-z0-9_-]{16,}$/.test(adminKey)) {
     throw new ConfigError('DEVBOXD_ADMIN_KEY must look like ak_ followed by at least 16 letters, digits, _ or -');
   }
+  const outputMax = int('DEVBOXD_EXECUTION_OUTPUT_MAX_BYTES', env.DEVBOXD_EXECUTION_OUTPUT_MAX_BYTES, 64 * MiB, 64 * 1024, 2 ** 40);
   return Object.freeze({
     host: env.DEVBOXD_HOST || '127.0.0.1',
     port: int('DEVBOXD_PORT', env.DEVBOXD_PORT, 4000, 0, 65535),
@@ -59,5 +71,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyTimeoutMs: int('DEVBOXD_BODY_TIMEOUT_MS', env.DEVBOXD_BODY_TIMEOUT_MS, 30_000, 100, 3_600_000),
     maxCpuCores: int('DEVBOXD_MAX_CPU_CORES', env.DEVBOXD_MAX_CPU_CORES, os.availableParallelism(), 1, 1024),
     maxMemoryGiB: int('DEVBOXD_MAX_MEMORY_GB', env.DEVBOXD_MAX_MEMORY_GB, Math.floor(os.totalmem() / 1024 ** 3), 1, 65536),
+    executionOutputMaxBytes: outputMax,
+    executionOutputBoxMaxBytes: int('DEVBOXD_EXECUTION_OUTPUT_BOX_MAX_BYTES', env.DEVBOXD_EXECUTION_OUTPUT_BOX_MAX_BYTES, Math.max(4 * outputMax, 256 * MiB), outputMax, 2 ** 50),
+    executionOutputRetentionSeconds: int('DEVBOXD_EXECUTION_OUTPUT_RETENTION', env.DEVBOXD_EXECUTION_OUTPUT_RETENTION, 0, 0, 7 * 24 * 3600),
+    fileContentsConcurrency: int('DEVBOXD_FILE_CONTENTS_CONCURRENCY', env.DEVBOXD_FILE_CONTENTS_CONCURRENCY, 4, 1, 1024),
+    fileContentsQueue: int('DEVBOXD_FILE_CONTENTS_QUEUE', env.DEVBOXD_FILE_CONTENTS_QUEUE, 64, 0, 100_000),
   });
 }

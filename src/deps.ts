@@ -5,11 +5,14 @@ import { DevboxService } from './domain/devboxes/devbox-service.js';
 import { Lifecycle } from './domain/devboxes/lifecycle.js';
 import { StatusEvents } from './domain/devboxes/status-events.js';
 import { Supervisor } from './domain/devboxes/supervisor.js';
+import { TERMINAL } from './domain/devboxes/types.js';
 import { DevboxLog } from './domain/executions/devbox-log.js';
 import { ExecutionService } from './domain/executions/execution-service.js';
+import { OutputBudget } from './domain/executions/output-budget.js';
 import { FileService } from './domain/files/file-service.js';
 import { SnapshotService } from './domain/snapshots/snapshot-service.js';
 import { SuspendService } from './domain/snapshots/suspend-service.js';
+import { Gate } from './lib/gate.js';
 import type { Logger } from './lib/logger.js';
 import type { RuntimeDriver } from './runtime/driver.js';
 import { createRuntime } from './runtime/index.js';
@@ -35,6 +38,8 @@ export interface Deps {
   files: FileService;
   snapshots: SnapshotService;
   suspend: SuspendService;
+  /** Bounds the read_file_contents / write_file_contents requests held in memory at once. */
+  fileContentsGate: Gate;
   /** Stops background work and closes what was opened, in reverse order. Devboxes keep running. */
   close(): Promise<void>;
 }
@@ -59,7 +64,16 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
 
   // Services that plug into the lifecycle (executions, snapshots) are wired here, before reconcile.
   const devboxLog = new DevboxLog(new SqliteLogStore(db), logger.child({ component: 'devbox-log' }));
-  const executions = new ExecutionService(new SqliteExecutionStore(db), devboxLog, devboxes, config.dataDir, logger.child({ component: 'executions' }));
+  const outputs = new OutputBudget(path.join(config.dataDir, 'executions'), {
+    streamMaxBytes: config.executionOutputMaxBytes,
+    boxMaxBytes: config.executionOutputBoxMaxBytes,
+    retentionMs: config.executionOutputRetentionSeconds * 1000,
+  }, logger.child({ component: 'execution-output' }));
+  const boxState = (id: string) => {
+    const d = devboxStore.getById(id);
+    return d && { ended: TERMINAL.has(d.status), endTimeMs: d.endTimeMs };
+  };
+  const executions = new ExecutionService(new SqliteExecutionStore(db), devboxLog, devboxes, outputs, boxState, logger.child({ component: 'executions' }));
   lifecycle.setHooks(executions);
   executions.reconcile();
   const files = new FileService(devboxes, logger.child({ component: 'files' }));
@@ -74,6 +88,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   snapshots.startCollector();
 
   await supervisor.reconcile();
+  executions.reconcileOutput();
   supervisor.start();
   return {
     db,
@@ -87,8 +102,10 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     files,
     snapshots,
     suspend,
+    fileContentsGate: new Gate(config.fileContentsConcurrency, config.fileContentsQueue),
     async close() {
       supervisor.stop();
+      outputs.stop();
       snapshots.stop();
       devboxLog.flush();
       db.close();

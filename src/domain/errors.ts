@@ -11,6 +11,7 @@ export type ErrorCode =
   | 'idempotency_mismatch'
   | 'payload_too_large'
   | 'timeout'
+  | 'too_many_requests'
   | 'unavailable'
   | 'internal'
   // Specific codes: the status of the general one they refine, a name a client can branch on.
@@ -34,6 +35,7 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   conflict: 409,
   idempotency_mismatch: 422,
   payload_too_large: 413,
+  too_many_requests: 429,
   internal: 500,
   unavailable: 503,
   devbox_not_running: 400,
@@ -54,6 +56,8 @@ export class DomainError extends Error {
     message: string,
     /** False when a retry of the same request cannot succeed (sent as x-should-retry). */
     readonly retryable?: boolean,
+    /** Seconds a client should wait before retrying (sent as Retry-After). */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
   }
@@ -95,5 +99,7 @@ export const ERRORS = {
   tooLarge: (message: string) => new DomainError('payload_too_large', message),
   waitTimeout: (message: string) => new DomainError('timeout', message),
   unavailable: (message: string) => new DomainError('unavailable', message),
+  /** Too much of one kind of work in progress: 429 with Retry-After (the SDK waits and retries). */
+  busy: (message: string, retryAfterSeconds = 1) => new DomainError('too_many_requests', message, true, retryAfterSeconds),
   internal: (message: string) => new DomainError('internal', message),
 };

@@ -1,6 +1,4 @@
 import { EventEmitter } from 'node:events';
-import fs from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { newId } from '../../lib/ids.js';
 import type { Logger } from '../../lib/logger.js';
@@ -11,7 +9,10 @@ import type { BoxProcessHooks } from '../devboxes/hooks.js';
 import { TERMINAL, type Devbox } from '../devboxes/types.js';
 import { ERRORS } from '../errors.js';
 import type { DevboxLog } from './devbox-log.js';
-import { OutputFile, readChunk, tailLines } from './output.js';
+import { droppedMarker, REMOVED_MARKER, STREAM_CHUNK, tailLines, utf8Prefix, utf8Start } from './output.js';
+import type { BoxLookup, OutputBudget } from './output-budget.js';
+import { SegmentReader, streamSizeSync } from './output-segments.js';
+import { OutputWriter } from './output-writer.js';
 import { pumpOutput } from './process-run.js';
 import { commandArgv, SerialQueues } from './shell.js';
 import { sourceOf, type Execution, type ExecutionKind, type ExecutionStatus, type LogEntry, type LogFilter, type OutputStream } from './types.js';
@@ -32,6 +33,8 @@ export interface StartInput {
 export interface OutputTail {
   text: string;
   truncated: boolean;
+  /** The output was removed (its box ended, or the box's output budget evicted it): `text` says so. */
+  removed?: true;
 }
 
 export interface ExecutionOutput {
@@ -50,7 +53,9 @@ type StdinOp = { text: string } | { eof: true };
 /** An execution this process runs (queued or running): the in-memory side of its record. */
 interface Live {
   exec: Execution;
-  files: Record<OutputStream, OutputFile> | null;
+  files: Record<OutputStream, OutputWriter> | null;
+  /** Settles once the output files are closed (after completion). */
+  closed: Promise<void>;
   proc: BoxProcess | null;
   attachStdin: boolean;
   /** stdin sent before the process started (a named shell's queue). */
@@ -75,21 +80,21 @@ export class ExecutionService implements BoxProcessHooks {
   private readonly live = new Map<string, Live>();
   private readonly changes = new EventEmitter().setMaxListeners(0);
   private readonly shells = new SerialQueues();
-  private readonly outputDirs = new Set<string>();
 
   constructor(
     private readonly store: ExecutionStore,
     private readonly devboxLog: DevboxLog,
     private readonly devboxes: DevboxService,
-    private readonly dataDir: string,
+    private readonly outputs: OutputBudget,
+    private readonly boxState: BoxLookup,
     private readonly log: Logger,
   ) {}
 
   /** At start: executions a previous server process left unfinished end now, their outcome unknown. */
   reconcile(): void {
     for (const e of this.store.listUnfinished()) {
-      e.stdoutBytes = fileSize(this.outputPath(e.devboxId, e.id, 'stdout'));
-      e.stderrBytes = fileSize(this.outputPath(e.devboxId, e.id, 'stderr'));
+      e.stdoutBytes = streamSizeSync(this.outputPath(e.devboxId, e.id, 'stdout'));
+      e.stderrBytes = streamSizeSync(this.outputPath(e.devboxId, e.id, 'stderr'));
       e.status = 'completed';
       e.endTimeMs = Date.now();
       this.store.update(e);
@@ -99,6 +104,11 @@ export class ExecutionService implements BoxProcessHooks {
         message: 'devboxd restarted while this command ran; its exit status is unknown',
       });
     }
+  }
+
+  /** At start, once devboxes are reconciled: output of boxes that ended goes (after the retention period). */
+  reconcileOutput(): void {
+    this.outputs.reconcile(this.boxState);
   }
 
   /** Starts a command (or returns the execution an earlier request with the same command_id started). */
@@ -208,12 +218,14 @@ export class ExecutionService implements BoxProcessHooks {
   }
 
   /**
-   * One output stream from byte `offset`: what is on disk, then new bytes as they land, until the execution
-   * completed and everything was read. Chunks end on UTF-8 character boundaries.
+   * One output stream from byte `offset`: what is kept on disk, then new bytes as they land, until the
+   * execution completed and everything was read. Chunks end on UTF-8 character boundaries. A position in a
+   * dropped range gets a marker chunk whose offset is where kept bytes resume; removed output gets a marker.
    */
   async *follow(devboxId: string, id: string, stream: OutputStream, offset: number, signal: AbortSignal): AsyncGenerator<OutputChunk> {
     let pos = offset;
-    let fh: FileHandle | null = null;
+    let resumed = false;
+    const reader = new SegmentReader(this.outputPath(devboxId, id, stream));
     try {
       while (!signal.aborted) {
         const live = this.live.get(id);
@@ -224,20 +236,38 @@ export class ExecutionService implements BoxProcessHooks {
         // Not live means nothing will write to it any more, whatever the record says.
         const final = e.status === 'completed' || !live;
         if (pos < bytes) {
-          fh ??= await open(this.outputPath(devboxId, id, stream), 'r').catch(() => null);
-          if (!fh) return;
-          const chunk = await readChunk(fh, pos, bytes, final);
-          if (chunk.bytes > 0) {
-            pos += chunk.bytes;
-            yield { output: chunk.text, offset: pos };
+          const got = await reader.read(pos, bytes, STREAM_CHUNK);
+          if ('gone' in got) {
+            yield { output: REMOVED_MARKER, offset: bytes };
+            return;
+          }
+          if ('resumeAt' in got) {
+            yield { output: droppedMarker(got.resumeAt - pos), offset: got.resumeAt };
+            pos = got.resumeAt;
+            resumed = true;
             continue;
           }
+          let buf = got.bytes;
+          if (resumed) {
+            // Kept bytes may resume inside a character: start at the next whole one.
+            const skip = utf8Start(buf, 0);
+            pos += skip;
+            buf = buf.subarray(skip);
+            resumed = skip === got.bytes.length;
+          }
+          const cut = final && pos + buf.length >= bytes ? buf.length : utf8Prefix(buf, buf.length);
+          if (cut > 0) {
+            pos += cut;
+            yield { output: buf.toString('utf8', 0, cut), offset: pos };
+            continue;
+          }
+          if (buf.length < got.bytes.length) continue;
         }
         if (final) return;
         await this.changed(id, version, signal);
       }
     } finally {
-      await fh?.close();
+      await reader.close();
     }
   }
 
@@ -290,11 +320,16 @@ export class ExecutionService implements BoxProcessHooks {
   }
 
   onBoxStopped(devboxId: string): void {
+    const closing: Promise<void>[] = [];
     for (const live of [...this.live.values()]) {
       if (live.exec.devboxId !== devboxId) continue;
       live.stoppedWithBox = true;
       this.finish(live, KILLED_STATUS);
+      closing.push(live.closed);
     }
+    // Ended (not suspended): the box's output goes with it, once its files are closed.
+    const box = this.boxState(devboxId);
+    if (box?.ended) this.outputs.boxEnded(devboxId, box.endTimeMs ?? Date.now(), Promise.all(closing));
   }
 
   // --- internals ---
@@ -321,7 +356,7 @@ export class ExecutionService implements BoxProcessHooks {
   private launch(devbox: Devbox, sandbox: Sandbox, e: Execution, attachStdin: boolean): Live {
     let resolveDone!: () => void;
     const done = new Promise<void>((r) => (resolveDone = r));
-    const live: Live = { exec: e, files: null, proc: null, attachStdin, stdinOps: [], busy: false, unsaved: false, version: 0, stoppedWithBox: false, done, resolveDone };
+    const live: Live = { exec: e, files: null, closed: Promise.resolve(), proc: null, attachStdin, stdinOps: [], busy: false, unsaved: false, version: 0, stoppedWithBox: false, done, resolveDone };
     const shellKey = e.shellName === null ? null : `${e.devboxId}\0${e.shellName}`;
     const waits = shellKey !== null && this.shells.busy(shellKey);
     this.live.set(e.id, live);
@@ -340,15 +375,11 @@ export class ExecutionService implements BoxProcessHooks {
   private async run(live: Live, devbox: Devbox, sandbox: Sandbox): Promise<void> {
     const e = live.exec;
     if (e.status === 'completed') return; // killed while queued, or the box stopped
-    const dir = path.join(this.dataDir, 'executions', e.devboxId);
-    if (!this.outputDirs.has(dir)) {
-      fs.mkdirSync(dir, { recursive: true });
-      this.outputDirs.add(dir);
-    }
-    live.files = {
-      stdout: new OutputFile(this.outputPath(e.devboxId, e.id, 'stdout')),
-      stderr: new OutputFile(this.outputPath(e.devboxId, e.id, 'stderr')),
-    };
+    this.outputs.prepare(e.devboxId);
+    const account = this.outputs.account(e.devboxId);
+    const writer = (stream: OutputStream) =>
+      new OutputWriter(this.outputPath(e.devboxId, e.id, stream), this.outputs.segmentBytes, this.outputs.limits.streamMaxBytes, account);
+    live.files = { stdout: writer('stdout'), stderr: writer('stderr') };
     e.status = 'running';
     if (e.kind !== 'entrypoint') {
       this.devboxes.busy(e.devboxId, 1);
@@ -358,7 +389,7 @@ export class ExecutionService implements BoxProcessHooks {
     try {
       proc = sandbox.spawn({ argv: commandArgv(e.command, e.shellName), env: devbox.environment });
     } catch (err) {
-      live.files.stderr.write(Buffer.from(`devboxd: could not start the command: ${(err as Error).message}\n`));
+      await live.files.stderr.write(Buffer.from(`devboxd: could not start the command: ${(err as Error).message}\n`));
       this.finish(live, 127);
       return;
     }
@@ -398,10 +429,13 @@ export class ExecutionService implements BoxProcessHooks {
     const e = live.exec;
     if (e.status === 'completed') return;
     if (live.files) {
-      e.stdoutBytes = live.files.stdout.bytes;
-      e.stderrBytes = live.files.stderr.bytes;
-      live.files.stdout.close();
-      live.files.stderr.close();
+      const { stdout, stderr } = live.files;
+      e.stdoutBytes = stdout.bytes;
+      e.stderrBytes = stderr.bytes;
+      live.closed = Promise.all([stdout.close(), stderr.close()]).then(() => {
+        const kept = stdout.bytes - stdout.dropped + stderr.bytes - stderr.dropped;
+        if (kept > 0) this.outputs.finished(e.devboxId, e.id, kept, [...stdout.keptPaths(), ...stderr.keptPaths()]);
+      });
     }
     live.proc?.stdin.destroy();
     e.status = 'completed';
@@ -456,18 +490,10 @@ export class ExecutionService implements BoxProcessHooks {
   }
 
   private outputPath(devboxId: string, id: string, stream: OutputStream): string {
-    return path.join(this.dataDir, 'executions', devboxId, `${id}.${stream}`);
+    return path.join(this.outputs.dirOf(devboxId), `${id}.${stream}`);
   }
 
   private logBase(e: Execution) {
     return { devboxId: e.devboxId, timestampMs: Date.now(), source: sourceOf(e.kind), cmd: e.command, cmdId: e.id, shellName: e.shellName };
-  }
-}
-
-function fileSize(p: string): number {
-  try {
-    return fs.statSync(p).size;
-  } catch {
-    return 0;
   }
 }

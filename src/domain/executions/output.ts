@@ -1,44 +1,9 @@
-import fs from 'node:fs';
-import { open } from 'node:fs/promises';
+import { SegmentReader } from './output-segments.js';
 
 /** Largest piece of output a view carries (last_n lines are cut to it): keeps JSON answers bounded. */
 export const MAX_VIEW_BYTES = 1024 * 1024;
-const STREAM_CHUNK = 256 * 1024;
-/** Reads up to this size are done synchronously (see readRange). */
-const SYNC_READ_MAX = 64 * 1024;
-
-/**
- * One output stream of an execution, appended to a file as it arrives. Writes are synchronous: the page
- * cache absorbs them in microseconds, nothing is buffered in memory, and the pipe is read no faster than
- * the file is written (back-pressure for free). A write error (ENOSPC...) stops recording, never the command.
- */
-export class OutputFile {
-  bytes: number;
-  private fd: number | null;
-  failed: Error | null = null;
-
-  constructor(readonly path: string) {
-    this.fd = fs.openSync(path, 'a');
-    this.bytes = fs.fstatSync(this.fd).size;
-  }
-
-  write(chunk: Buffer): void {
-    if (this.fd === null || this.failed) return;
-    try {
-      let done = 0;
-      while (done < chunk.length) done += fs.writeSync(this.fd, chunk, done, chunk.length - done);
-      this.bytes += chunk.length;
-    } catch (err) {
-      this.failed = err as Error;
-    }
-  }
-
-  close(): void {
-    if (this.fd === null) return;
-    fs.closeSync(this.fd);
-    this.fd = null;
-  }
-}
+/** Largest chunk an output stream sends. */
+export const STREAM_CHUNK = 256 * 1024;
 
 /** Length of the longest prefix of `buf[0, len)` that ends on a UTF-8 character boundary. */
 export function utf8Prefix(buf: Buffer, len: number): number {
@@ -53,77 +18,47 @@ export function utf8Prefix(buf: Buffer, len: number): number {
 }
 
 /** First character boundary at or after `pos` in `buf`. */
-function utf8Start(buf: Buffer, pos: number): number {
+export function utf8Start(buf: Buffer, pos: number): number {
   while (pos < buf.length && (buf[pos]! & 0xc0) === 0x80) pos++;
   return pos;
 }
 
+/** What stands in the text where output was dropped or removed. */
+export const droppedMarker = (bytes: number) => `[devboxd: ${bytes} bytes of output dropped here (DEVBOXD_EXECUTION_OUTPUT_MAX_BYTES)]\n`;
+export const REMOVED_MARKER = '[devboxd: the output of this execution was removed (its devbox ended, or the per-box output budget was exceeded)]\n';
+
 /**
- * The last `n` lines of a file of `size` bytes, read from its end (the file is never read whole), cut to
- * MAX_VIEW_BYTES. `truncated` is true when anything before them was left out.
+ * The last `n` lines of a stream of `size` bytes, read from its end (the stream is never read whole), cut to
+ * MAX_VIEW_BYTES. `truncated` is true when anything before them was left out; when the lines reach back into
+ * a dropped range, a marker says how much went, and output that was removed says so instead of the text.
  */
-export async function tailLines(path: string, size: number, n: number): Promise<{ text: string; truncated: boolean }> {
+export async function tailLines(base: string, size: number, n: number): Promise<{ text: string; truncated: boolean; removed?: true }> {
   if (size <= 0) return { text: '', truncated: false };
   if (n <= 0) return { text: '', truncated: true };
-  const limit = Math.min(size, MAX_VIEW_BYTES);
-  const from = size - limit;
-  const data = await readRange(path, from, limit);
-  if (!data) return { text: '', truncated: false };
-  // A trailing newline ends the last line; it does not start another one.
-  let newlines = data[data.length - 1] === 10 ? -1 : 0;
-  let start = -1;
-  for (let i = data.length - 1; i >= 0; i--) {
-    if (data[i] === 10 && ++newlines === n) {
-      start = i + 1;
-      break;
-    }
-  }
-  if (start >= 0) return { text: data.toString('utf8', start), truncated: true };
-  if (from === 0) return { text: data.toString('utf8'), truncated: false };
-  return { text: data.toString('utf8', utf8Start(data, 0)), truncated: true };
-}
-
-/**
- * `len` bytes of a file from `from`, or null when it cannot be opened. Small reads (most command output) are
- * synchronous: from the page cache they take microseconds, less than a trip through libuv's thread pool.
- */
-async function readRange(path: string, from: number, len: number): Promise<Buffer | null> {
-  const buf = Buffer.allocUnsafe(len);
-  if (len <= SYNC_READ_MAX) {
-    let fd: number;
-    try {
-      fd = fs.openSync(path, 'r');
-    } catch {
-      return null;
-    }
-    try {
-      return buf.subarray(0, fs.readSync(fd, buf, 0, len, from));
-    } finally {
-      fs.closeSync(fd);
-    }
-  }
-  const fh = await open(path, 'r').catch(() => null);
-  if (!fh) return null;
+  const reader = new SegmentReader(base);
   try {
-    const { bytesRead } = await fh.read(buf, 0, len, from);
-    return buf.subarray(0, bytesRead);
+    const kept = await reader.keptFrom(size);
+    if (kept === null) return { text: REMOVED_MARKER, truncated: true, removed: true };
+    const from = Math.max(kept, size - MAX_VIEW_BYTES);
+    const got = from < size ? await reader.read(from, size, size - from) : { bytes: Buffer.alloc(0) };
+    if ('gone' in got) return { text: REMOVED_MARKER, truncated: true, removed: true };
+    const data = 'bytes' in got ? got.bytes : Buffer.alloc(0);
+    // A trailing newline ends the last line; it does not start another one.
+    let newlines = data[data.length - 1] === 10 ? -1 : 0;
+    let start = -1;
+    for (let i = data.length - 1; i >= 0; i--) {
+      if (data[i] === 10 && ++newlines === n) {
+        start = i + 1;
+        break;
+      }
+    }
+    if (start >= 0) return { text: data.toString('utf8', start), truncated: true };
+    if (from === 0) return { text: data.toString('utf8'), truncated: false };
+    const text = data.toString('utf8', utf8Start(data, 0));
+    // The lines reach back past what is kept: say what went (the head is left out of a tail view).
+    if (from === kept) return { text: droppedMarker(kept - reader.headBytes) + text, truncated: true };
+    return { text, truncated: true };
   } finally {
-    await fh.close();
+    await reader.close();
   }
-}
-
-/** Reads output from byte `pos` to at most `end`, as a string cut on a character boundary unless `final`. */
-export async function readChunk(
-  fh: import('node:fs/promises').FileHandle,
-  pos: number,
-  end: number,
-  final: boolean,
-  max = STREAM_CHUNK,
-): Promise<{ text: string; bytes: number }> {
-  const len = Math.min(max, end - pos);
-  const buf = Buffer.allocUnsafe(len);
-  const { bytesRead } = await fh.read(buf, 0, len, pos);
-  const reachesEnd = pos + bytesRead >= end;
-  const cut = final && reachesEnd ? bytesRead : utf8Prefix(buf, bytesRead);
-  return { text: buf.toString('utf8', 0, cut), bytes: cut };
 }

@@ -1,7 +1,6 @@
 import { constants } from 'node:os';
 import type { Readable } from 'node:stream';
 import type { BoxProcess } from '../../runtime/driver.js';
-import type { OutputFile } from './output.js';
 import type { OutputStream } from './types.js';
 
 /** After the command exits, its pipes get this long to drain (a background child may hold them open). */
@@ -24,23 +23,29 @@ export function exitStatusOf(exitCode: number | null, signal: NodeJS.Signals | n
   return null;
 }
 
+/** Where a stream's bytes go; `write` resolves once they are stored. */
+export interface OutputSink {
+  write(chunk: Buffer): Promise<void>;
+}
+
 /**
- * Pumps a process's stdout and stderr into their files until the pipes close (or, once the process has
- * exited, until DRAIN_GRACE_MS passed), then resolves with the exit status.
+ * Pumps a process's stdout and stderr into their sinks until the pipes close (or, once the process has
+ * exited, until DRAIN_GRACE_MS passed), then resolves with the exit status. The next chunk is read only once
+ * the last one is stored, so a slow disk fills the box's pipe and blocks the command: memory stays bounded.
  */
 export async function pumpOutput(
   proc: BoxProcess,
-  files: Record<OutputStream, OutputFile>,
+  sinks: Record<OutputStream, OutputSink>,
   cb: RunCallbacks,
 ): Promise<number | null> {
   let lines = 0;
-  const pump = (stream: OutputStream, pipe: Readable) =>
-    new Promise<void>((resolve) => {
-      let carry = '';
-      pipe.on('data', (chunk: Buffer) => {
-        files[stream].write(chunk);
+  const pump = async (stream: OutputStream, pipe: Readable) => {
+    let carry = '';
+    try {
+      for await (const chunk of pipe as AsyncIterable<Buffer>) {
+        await sinks[stream].write(chunk);
         cb.onOutput();
-        if (lines >= MAX_LOG_LINES) return;
+        if (lines >= MAX_LOG_LINES) continue;
         const text = carry + chunk.toString('utf8', 0, Math.min(chunk.length, MAX_LINE_CHARS * 4));
         const parts = text.split('\n');
         carry = (parts.pop() ?? '').slice(0, MAX_LINE_CHARS);
@@ -48,16 +53,12 @@ export async function pumpOutput(
           if (lines++ >= MAX_LOG_LINES) break;
           cb.onLine(stream, line.slice(0, MAX_LINE_CHARS));
         }
-      });
-      const end = () => {
-        if (carry && lines++ < MAX_LOG_LINES) cb.onLine(stream, carry);
-        carry = '';
-        resolve();
-      };
-      pipe.once('end', end);
-      pipe.once('close', end);
-      pipe.once('error', end);
-    });
+      }
+    } catch {
+      /* the pipe was cut after the drain grace, or failed: what was stored stays */
+    }
+    if (carry && lines++ < MAX_LOG_LINES) cb.onLine(stream, carry);
+  };
   const drained = Promise.all([pump('stdout', proc.stdout), pump('stderr', proc.stderr)]);
   const exit = await proc.exited;
   let timer: NodeJS.Timeout | undefined;
@@ -65,5 +66,7 @@ export async function pumpOutput(
   clearTimeout(timer);
   proc.stdout.destroy();
   proc.stderr.destroy();
+  // A write in flight lands before the sinks close.
+  await drained;
   return exitStatusOf(exit.exitCode, exit.signal);
 }

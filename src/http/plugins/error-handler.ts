@@ -26,6 +26,7 @@ export function registerErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError | DomainError | Error, req, reply) => {
     if (err instanceof DomainError) {
       if (err.retryable === false) reply.header('x-should-retry', 'false');
+      if (err.retryAfterSeconds !== undefined) reply.header('retry-after', String(err.retryAfterSeconds));
       if (err.status >= 500) req.log.error({ err }, 'request failed');
       return send(req, reply, err.status, err.message, err.code);
     }

@@ -15,6 +15,6 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   await app.register(apiKeyRoutes, { accounts: deps.accounts });
   await app.register(devboxRoutes, { devboxes: deps.devboxes, suspend: deps.suspend });
   await app.register(executionRoutes, { executions: deps.executions });
-  await app.register(fileRoutes, { files: deps.files, devboxes: deps.devboxes });
+  await app.register(fileRoutes, { files: deps.files, devboxes: deps.devboxes, contentsGate: deps.fileContentsGate });
   await app.register(snapshotRoutes, { snapshots: deps.snapshots });
 }

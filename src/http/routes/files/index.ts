@@ -2,6 +2,7 @@ import type { ServerHttp2Session, ServerHttp2Stream } from 'node:http2';
 import multipart from '@fastify/multipart';
 import type { DevboxService } from '../../../domain/devboxes/devbox-service.js';
 import type { FileService } from '../../../domain/files/file-service.js';
+import type { Gate } from '../../../lib/gate.js';
 import { resourceModule } from '../../resource-module.js';
 import { contentRoutes } from './contents.js';
 import { downloadRoutes } from './download.js';
@@ -30,6 +31,8 @@ function widenWindows(session: ServerHttp2Session | undefined): void {
 export interface FileRouteOptions {
   files: FileService;
   devboxes: DevboxService;
+  /** Bounds the read_file_contents / write_file_contents requests held in memory at once. */
+  contentsGate: Gate;
 }
 
 /** File transfer into and out of devboxes; multipart is parsed in this scope only. */

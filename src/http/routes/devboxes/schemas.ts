@@ -1,4 +1,4 @@
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import type { Devbox } from '../../../domain/devboxes/types.js';
 import { DEVBOX_STATUSES } from '../../../domain/devboxes/types.js';
 import { ERRORS } from '../../../domain/errors.js';
@@ -86,23 +86,8 @@ export const CreateBodySchema = Body({
   tunnel: Later,
 });
 
-export interface CreateBody {
-  name?: string | null;
-  entrypoint?: string | null;
-  environment_variables?: Record<string, string> | null;
-  metadata?: Record<string, string> | null;
-  secrets?: Record<string, string> | null;
-  file_mounts?: Record<string, string> | null;
-  launch_parameters?: Record<string, unknown> | null;
-  blueprint_id?: string | null;
-  blueprint_name?: string | null;
-  snapshot_id?: string | null;
-  code_mounts?: unknown;
-  gateways?: unknown;
-  mcp?: unknown;
-  mounts?: unknown;
-  tunnel?: unknown;
-}
+/** The create body as validated (the type follows the schema). */
+export type CreateBody = Static<typeof CreateBodySchema>;
 
 const isEmpty = (v: unknown) =>
   v === undefined || v === null || v === false || (Array.isArray(v) && v.length === 0) || (typeof v === 'object' && Object.keys(v as object).length === 0);
@@ -121,10 +106,7 @@ const UNSUPPORTED: Array<[string, (b: CreateBody) => unknown, string]> = [
   ['launch_parameters.lifecycle.resume_triggers.http', (b) => resumeTriggers(b)?.http, 'HTTP resume triggers'],
 ];
 
-function resumeTriggers(b: CreateBody): Record<string, unknown> | undefined {
-  const lifecycle = b.launch_parameters?.lifecycle as Record<string, unknown> | null | undefined;
-  return (lifecycle?.resume_triggers ?? undefined) as Record<string, unknown> | undefined;
-}
+const resumeTriggers = (b: CreateBody) => b.launch_parameters?.lifecycle?.resume_triggers ?? undefined;
 
 /** Throws a 400 naming the first parameter this server cannot act on yet (never accepted and dropped). */
 export function refuseUnsupported(b: CreateBody): void {

@@ -33,6 +33,8 @@ export interface Config {
   fileContentsConcurrency: number;
   /** DEVBOXD_FILE_CONTENTS_QUEUE: such requests that may wait; past it they get 429 with Retry-After. */
   fileContentsQueue: number;
+  /** DEVBOXD_UPLOAD_STALL_MS: an upload whose client sends no byte for this long (while the server waits) gets 408. */
+  uploadStallMs: number;
 }
 
 const MiB = 1024 * 1024;
@@ -76,5 +78,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     executionOutputRetentionSeconds: int('DEVBOXD_EXECUTION_OUTPUT_RETENTION', env.DEVBOXD_EXECUTION_OUTPUT_RETENTION, 0, 0, 7 * 24 * 3600),
     fileContentsConcurrency: int('DEVBOXD_FILE_CONTENTS_CONCURRENCY', env.DEVBOXD_FILE_CONTENTS_CONCURRENCY, 4, 1, 1024),
     fileContentsQueue: int('DEVBOXD_FILE_CONTENTS_QUEUE', env.DEVBOXD_FILE_CONTENTS_QUEUE, 64, 0, 100_000),
+    uploadStallMs: int('DEVBOXD_UPLOAD_STALL_MS', env.DEVBOXD_UPLOAD_STALL_MS, 60_000, 100, 3_600_000),
   });
 }

@@ -76,12 +76,12 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   const executions = new ExecutionService(new SqliteExecutionStore(db), devboxLog, devboxes, outputs, boxState, logger.child({ component: 'executions' }));
   lifecycle.setHooks(executions);
   executions.reconcile();
-  const files = new FileService(devboxes, logger.child({ component: 'files' }));
+  const files = new FileService(devboxes, logger.child({ component: 'files' }), { stallMs: config.uploadStallMs });
   const snapshots = new SnapshotService(new SqliteSnapshotStore(db), devboxStore, devboxes, runtime, logger.child({ component: 'snapshots' }), {
     layersDir: path.join(config.dataDir, 'layers'),
   });
   devboxes.setSnapshotLookup(snapshots);
-  const suspend = new SuspendService(devboxes, devboxStore, lifecycle, snapshots, logger.child({ component: 'suspend' }));
+  const suspend = new SuspendService(devboxes, devboxStore, lifecycle, snapshots, logger.child({ component: 'suspend' }), (id) => files.stopWrites(id));
   supervisor.setSuspender((d) => suspend.suspendIdle(d));
   await snapshots.reconcile();
   suspend.reconcile();
@@ -109,6 +109,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
       snapshots.stop();
       devboxLog.flush();
       db.close();
+      await runtime.close?.();
     },
   };
 }

@@ -9,7 +9,7 @@ export interface ResourceLimits {
   /** CPU bandwidth in cores (0.5 = half a core). */
   cpuCores: number;
   memoryBytes: number;
-  /** Soft disk quota of the writable layer; the domain ends the box when `stats().diskBytes` passes it. */
+  /** Size of the box's disk (its writable layer): writes past it fail with ENOSPC inside the box. */
   diskBytes: number;
   /** Maximum number of tasks (processes + threads) in the box. */
   pids: number;
@@ -64,7 +64,7 @@ export interface SandboxStats {
   cpuMicros: number;
   /** Number of OOM kills the box has seen since it started. */
   oomKills: number;
-  /** Bytes in the writable layer. */
+  /** Bytes in use on the box's disk (its writable layer). */
   diskBytes: number;
   pids: number;
 }
@@ -103,6 +103,8 @@ export interface RuntimeDriver {
   deleteLayer(layerId: string): Promise<void>;
   /** Total bytes of a layer on disk. */
   layerSize(layerId: string): Promise<number>;
+  /** Releases what the driver holds for the server (not the boxes, which keep running). */
+  close?(): Promise<void>;
 }
 
 export class SandboxError extends Error {

@@ -3,7 +3,7 @@
  * (cached in <repo>/data/images, built on first use), with a temp data dir per run.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -89,6 +89,7 @@ before(async () => {
 
 after(async () => {
   for (const sb of made) await sb.destroy().catch(() => undefined);
+  await driver.close?.(); // unmounts the disks it held ready
   rmSync(dataDir, { recursive: true, force: true });
 });
 
@@ -159,7 +160,7 @@ describe('a box is isolated', () => {
   it('writes land in its own writable layer, owned by the shifted uid', async () => {
     const r = await sh(sb, 'echo data > ~/file.txt && mkdir -p /tmp/d && echo ok');
     assert.equal(r.out, 'ok\n', r.err);
-    const st = statSync(join(dataDir, 'boxes', 'iso', 'upper', 'home', 'user', 'file.txt'));
+    const st = statSync(join(dataDir, 'boxes', 'iso', 'disk', 'upper', 'home', 'user', 'file.txt'));
     assert.equal(st.uid, 1_001_000);
   });
 
@@ -232,6 +233,34 @@ describe('limits', () => {
     p.stderr.resume();
     await p.exited;
     assert.ok(Number(out) > 0 && Number(out) < 20, `forked ${out.trim()} children under pids.max=20`);
+  });
+});
+
+describe('disk', () => {
+  it('is a filesystem of the box\'s size: ENOSPC at it, df and stats show it', async () => {
+    const sb = await create('small-disk', { limits: { cpuCores: 1, memoryBytes: 256 * MiB, diskBytes: 64 * MiB, pids: 64 } });
+    const df = await sh(sb, 'df -B1 --output=size,itotal / | tail -1');
+    const [size, inodes] = df.out.trim().split(/\s+/).map(Number);
+    assert.ok(Math.abs(size! - 64 * MiB) < 2 * MiB, `df size ${size}`);
+    assert.ok(inodes! >= 8192 && inodes! < 9000, `df inodes ${inodes}`);
+    const r = await sh(sb, 'head -c 100M /dev/zero > f; echo "rc=$?"');
+    assert.match(r.err, /No space left on device/);
+    assert.notEqual(r.out.trim(), 'rc=0');
+    const used = (await sb.stats()).diskBytes;
+    assert.ok(used > 60 * MiB && used <= 64 * MiB, `stats diskBytes ${used}`);
+  });
+
+  it('has I/O caps on its own device', async () => {
+    const sb = await create('io-caps');
+    const slot = realpathSync(join(dataDir, 'boxes', 'io-caps', 'disk'));
+    const line = readFileSync('/proc/self/mountinfo', 'utf8').split('\n').find((l) => l.split(' ')[4] === slot);
+    const dev = line!.split(' ')[2]!;
+    assert.equal(readFileSync(`/sys/class/bdi/${dev}/strict_limit`, 'utf8').trim(), '1');
+    const v1 = '/sys/fs/cgroup/blkio/blkio.throttle.write_bps_device';
+    const rules = existsSync(v1) ? readFileSync(v1, 'utf8') : readFileSync(`/sys/fs/cgroup/devboxd/io-caps/io.max`, 'utf8');
+    assert.match(rules, new RegExp(`^${dev} (209715200|.*wbps=209715200)`, 'm'));
+    await sb.destroy();
+    if (existsSync(v1)) assert.doesNotMatch(readFileSync(v1, 'utf8'), new RegExp(`^${dev} `, 'm'));
   });
 });
 

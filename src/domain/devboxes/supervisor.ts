@@ -8,8 +8,9 @@ const TICK_MS = 1000;
 const STATS_EVERY = 2;
 
 /**
- * Background duties over live boxes: keep-alive and idle timers, OOM and disk-quota checks (one timer for
- * all boxes, so a thousand idle boxes cost one interval), and reconciliation at start.
+ * Background duties over live boxes: keep-alive and idle timers, OOM checks (one timer for all boxes, so a
+ * thousand idle boxes cost one interval), and reconciliation at start. The disk quota needs no check: the
+ * runtime's kernel refuses writes past it (ENOSPC in the box), and a full box keeps running.
  */
 export class Supervisor {
   private timer: NodeJS.Timeout | undefined;
@@ -77,8 +78,6 @@ export class Supervisor {
     if (!stats) return;
     if (stats.oomKills > box.oomKills) {
       await this.lifecycle.end(id, { status: 'failure', reason: 'out_of_memory' }, `a process was killed for exceeding the memory limit of ${d.sandbox.limits.memoryBytes} bytes`);
-    } else if (stats.diskBytes > d.sandbox.limits.diskBytes) {
-      await this.lifecycle.end(id, { status: 'failure', reason: 'out_of_disk' }, `the disk holds ${stats.diskBytes} bytes, over the quota of ${d.sandbox.limits.diskBytes}`);
     }
   }
 

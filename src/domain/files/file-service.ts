@@ -2,13 +2,16 @@ import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { DomainError, ERRORS } from '../errors.js';
 import type { Logger } from '../../lib/logger.js';
-import type { BoxProcess, Sandbox } from '../../runtime/driver.js';
+import type { BoxProcess, ProcessExit } from '../../runtime/driver.js';
 import type { DevboxService } from '../devboxes/devbox-service.js';
-import { EXIT, MOVE_SCRIPT, READ_SCRIPT, READY, WRITE_SCRIPT } from './box-scripts.js';
+import { firstByte, hasData } from './box-io.js';
+import { EXIT, READ_SCRIPT, READY, READY_IN_PLACE, TOKEN_LENGTH, WRITE_SCRIPT } from './box-scripts.js';
+import { BoxWrite, type PendingWrite } from './box-write.js';
+import { checkPath } from './paths.js';
+
+export type { PendingWrite } from './box-write.js';
 
 const STDERR_KEEP = 4096;
-/** PATH_MAX of Linux. */
-const MAX_PATH = 4096;
 
 /** A file being read out of a box: `stream` carries its bytes; `done` settles when the transfer ends. */
 export interface FileDownload {
@@ -16,10 +19,19 @@ export interface FileDownload {
   done: Promise<void>;
 }
 
+/** Which transfer a box process serves: the error messages name it. */
+interface Target {
+  accountId: string;
+  id: string;
+  path: string;
+  what: 'write' | 'read' | 'move';
+}
+
 /** A box process past its path checks (READY seen), with what it wrote to stderr so far. */
 interface Opened {
   proc: BoxProcess;
-  stderr: () => string;
+  ready: string;
+  failure: (exit: ProcessExit) => DomainError;
   /** Releases the abort listener and the box's busy mark. */
   close: () => void;
 }
@@ -27,83 +39,81 @@ interface Opened {
 /**
  * Files in and out of a running box, streamed through a process in the box (never through host paths), with
  * back-pressure both ways so memory does not grow with the file. Path problems are found before a byte of
- * content moves: missing → 404, directory → 400, permission denied → 403, empty path → 400.
+ * content moves: missing → 404, directory → 400, permission denied → 403, empty path → 400. Writes land in a
+ * temporary file renamed over the destination once complete (see WRITE_SCRIPT); a transfer cut by the box
+ * stopping is a 409.
  */
 export class FileService {
+  /** Writes in flight per devbox, so a suspend can end them cleanly before it stops the box. */
+  private readonly writes = new Map<string, Set<PendingWrite>>();
+
   constructor(
     private readonly devboxes: DevboxService,
     private readonly log: Logger,
+    /** stallMs: how long an upload's client may send nothing while the server waits for its bytes. */
+    readonly limits: { stallMs: number } = { stallMs: 60_000 },
   ) {}
 
   /** Writes `source` to `path` (relative to the home directory), creating parent directories. */
   async write(accountId: string, id: string, path: string, source: Readable | Buffer | string, signal?: AbortSignal): Promise<void> {
-    const sandbox = this.sandbox(accountId, id, path);
-    const opened = await this.open(id, sandbox, WRITE_SCRIPT, [path], path, signal);
-    try {
-      opened.proc.stdout.resume();
-      if (typeof source === 'string' || Buffer.isBuffer(source)) opened.proc.stdin.end(source);
-      else await pump(source, opened.proc);
-      await this.finished(opened, path, 'write');
-    } catch (err) {
-      opened.proc.signal('SIGKILL', true);
-      throw err;
-    } finally {
-      opened.close();
-    }
+    const w = await this.begin(accountId, id, path, typeof source === 'string' ? Buffer.from(source) : source, signal);
+    await w.commit();
   }
 
   /**
-   * Uploads whose path arrives after their bytes land in a staging file in the home directory first;
-   * `place` then moves it where it belongs (or `discard` drops it).
+   * Streams `source` into a temporary file next to `path`; resolves once every byte is in the box, with
+   * the write still pending: `commit` renames it into place, `abort` removes it.
    */
-  async stage(accountId: string, id: string, source: Readable, signal?: AbortSignal): Promise<string> {
-    const staged = `.devboxd-upload-${randomBytes(8).toString('hex')}`;
-    await this.write(accountId, id, staged, source, signal);
-    return staged;
+  async begin(accountId: string, id: string, path: string, source: Readable | Buffer, signal?: AbortSignal): Promise<PendingWrite> {
+    const w = await this.openWrite({ accountId, id, path, what: 'write' }, [], signal);
+    await w.receive(source, () => ERRORS.invalid(`the upload of ${path} was cut off before its end; the file is unchanged`));
+    return w;
   }
 
+  /** A name in the home directory for an upload whose path arrives after its bytes (see `place`). */
+  stagingName(): string {
+    return `.upload.devboxd-${randomBytes(8).toString('hex')}`;
+  }
+
+  /** Moves a committed staging file to `path`, as atomically as a write (the staging file goes either way). */
   async place(accountId: string, id: string, staged: string, path: string): Promise<void> {
-    const sandbox = this.sandbox(accountId, id, path);
-    const opened = await this.open(id, sandbox, MOVE_SCRIPT, [staged, path], path);
-    try {
-      opened.proc.stdout.resume();
-      await this.finished(opened, path, 'move');
-    } finally {
-      opened.close();
-    }
+    const w = await this.openWrite({ accountId, id, path, what: 'move' }, [staged]);
+    await w.commit();
   }
 
-  async discard(accountId: string, id: string, staged: string): Promise<void> {
-    const { sandbox } = this.devboxes.requireRunning(accountId, id);
-    const p = sandbox.spawn({ argv: ['rm', '-f', '--', staged] });
-    p.stdin.end();
-    p.stdout.resume();
-    p.stderr.resume();
-    await p.exited;
+  /** Ends every write in flight on a box (before a suspend stops it): their temporary files go, no file changes. */
+  async stopWrites(id: string): Promise<void> {
+    await Promise.all([...(this.writes.get(id) ?? [])].map((w) => w.abort()));
   }
 
   /**
-   * Opens `path` for reading. Resolves once the path checks passed (so the caller can still answer with an
-   * error status); the bytes then flow through `stream` as fast as the reader takes them.
+   * Opens `path` for reading. Resolves once the path checks passed and the first bytes are there (so the
+   * caller can still answer with an error status); the bytes then flow through `stream` as fast as the
+   * reader takes them.
    */
   async read(accountId: string, id: string, path: string, signal?: AbortSignal): Promise<FileDownload> {
-    const sandbox = this.sandbox(accountId, id, path);
-    const opened = await this.open(id, sandbox, READ_SCRIPT, [path], path, signal);
+    const opened = await this.open({ accountId, id, path, what: 'read' }, READ_SCRIPT, [path], signal, 'SIGKILL');
     const stream = opened.proc.stdout;
-    const done = this.finished(opened, path, 'read').then(
-      () => opened.close(),
-      (err: Error) => {
-        opened.close();
-        // A failure mid-file must not look like a complete (short) file to the reader.
-        if (!stream.readableEnded) stream.destroy(err);
-        throw err;
-      },
-    );
-    done.catch(() => undefined);
     // A reader that goes away (client disconnect) ends the box process too.
     stream.once('close', () => {
       if (!stream.readableEnded) opened.proc.signal('SIGKILL', true);
     });
+    if (!(await hasData(stream))) {
+      const exit = await opened.proc.exited;
+      if (exit.exitCode !== 0) {
+        opened.close();
+        throw opened.failure(exit);
+      }
+    }
+    const done = opened.proc.exited.then((exit) => {
+      opened.close();
+      if (exit.exitCode === 0) return;
+      const err = opened.failure(exit);
+      // A failure mid-file must not look like a complete (short) file to the reader.
+      if (!stream.readableEnded) stream.destroy(err);
+      throw err;
+    });
+    done.catch(() => undefined);
     return { stream, done };
   }
 
@@ -124,25 +134,42 @@ export class FileService {
     return Buffer.concat(chunks).toString('utf8');
   }
 
-  private sandbox(accountId: string, id: string, path: string): Sandbox {
-    const { sandbox } = this.devboxes.requireRunning(accountId, id);
-    if (path.length === 0) throw ERRORS.invalid('path must not be empty');
-    if (path.includes('\0')) throw ERRORS.invalid('path must not contain NUL characters');
-    if (path.length > MAX_PATH) throw ERRORS.invalid(`path is ${path.length} characters long; at most ${MAX_PATH} are allowed`);
-    return sandbox;
+  private async openWrite(t: Target, staged: string[], signal?: AbortSignal): Promise<BoxWrite> {
+    const token = randomBytes(TOKEN_LENGTH / 2).toString('hex');
+    const args = [t.path, randomBytes(8).toString('hex'), token, ...staged];
+    const opened = await this.open(t, WRITE_SCRIPT, args, signal, 'SIGTERM');
+    const set = this.writes.get(t.id) ?? new Set<PendingWrite>();
+    this.writes.set(t.id, set);
+    const w: BoxWrite = new BoxWrite({
+      proc: opened.proc,
+      atomic: opened.ready === READY,
+      token,
+      failure: opened.failure,
+      release: () => {
+        opened.close();
+        set.delete(w);
+        if (set.size === 0 && this.writes.get(t.id) === set) this.writes.delete(t.id);
+      },
+    });
+    set.add(w);
+    opened.proc.stdout.resume();
+    if (staged.length > 0) opened.proc.stdin.end();
+    return w;
   }
 
   /** Starts `script` in the box and waits for its READY byte (path checks passed) or its exit (they failed). */
-  private async open(id: string, sandbox: Sandbox, script: string, args: string[], path: string, signal?: AbortSignal): Promise<Opened> {
+  private async open(t: Target, script: string, args: string[], signal: AbortSignal | undefined, stopWith: NodeJS.Signals): Promise<Opened> {
+    checkPath(t.path, 'path');
+    const { sandbox } = this.devboxes.requireRunning(t.accountId, t.id);
     if (signal?.aborted) throw ERRORS.invalid('the client went away');
     let proc: BoxProcess;
     try {
       proc = sandbox.spawn({ argv: ['sh', '-c', script, 'sh', ...args] });
     } catch (err) {
-      throw ERRORS.badState(`devbox ${id} is not running: ${(err as Error).message}`);
+      throw ERRORS.conflict(`devbox ${t.id} is not running: ${(err as Error).message}`);
     }
-    this.devboxes.busy(id, 1);
-    const onAbort = () => proc.signal('SIGKILL', true);
+    this.devboxes.busy(t.id, 1);
+    const onAbort = () => proc.signal(stopWith, true);
     signal?.addEventListener('abort', onAbort, { once: true });
     let stderr = '';
     proc.stderr.on('data', (c: Buffer) => {
@@ -153,25 +180,20 @@ export class FileService {
       if (closed) return;
       closed = true;
       signal?.removeEventListener('abort', onAbort);
-      this.devboxes.busy(id, -1);
+      this.devboxes.busy(t.id, -1);
     };
+    const failure = (exit: ProcessExit) => this.failure(t, exit.exitCode, stderr);
     const ready = await firstByte(proc.stdout);
-    if (ready !== READY) {
+    if (ready !== READY && ready !== READY_IN_PLACE) {
       close();
       proc.stdin.destroy();
-      const exit = await proc.exited;
-      throw this.failure(exit.exitCode, stderr, path, ready === null ? 'open' : 'start');
+      throw failure(await proc.exited);
     }
-    return { proc, stderr: () => stderr, close };
+    return { proc, ready, failure, close };
   }
 
-  /** Waits for the process and turns a bad exit into a domain error. */
-  private async finished(opened: Opened, path: string, what: string): Promise<void> {
-    const exit = await opened.proc.exited;
-    if (exit.exitCode !== 0) throw this.failure(exit.exitCode, opened.stderr(), path, what);
-  }
-
-  private failure(code: number | null, stderr: string, path: string, what: string): DomainError {
+  private failure(t: Target, code: number | null, stderr: string): DomainError {
+    const { path, what } = t;
     switch (code) {
       case EXIT.notFound:
         return ERRORS.fileNotFound(path);
@@ -183,97 +205,28 @@ export class FileService {
         return ERRORS.invalid('path must not be empty');
       case EXIT.parentNotDirectory:
         return ERRORS.badState(`cannot create ${path}: a parent is not a directory`);
-      default: {
-        const detail = stderr.trim().split('\n').slice(-3).join('; ') || (code === null ? 'the process was killed' : `exit status ${code}`);
-        if (/no space left/i.test(detail)) return ERRORS.tooLarge(`${what} of ${path} failed: the devbox disk is full`);
-        this.log.warn({ path, code, stderr: detail }, `file ${what} failed`);
-        return new DomainError('internal', `${what} of ${path} failed: ${detail}`, false);
-      }
+      case EXIT.notRegular:
+        return ERRORS.badState(`${path} is not a regular file`);
     }
+    const status = this.devboxes.get(t.accountId, t.id).status;
+    if (status !== 'running') return ERRORS.conflict(`the devbox stopped (it is ${status}) during the ${what} of ${path}`);
+    if (code === EXIT.cut) return ERRORS.invalid(`the upload of ${path} was cut off before its end; the file is unchanged`);
+    const detail = stderr.trim().split('\n').slice(-3).join('; ') || (code === null ? 'the process was killed' : `exit status ${code}`);
+    const known = fromErrno(detail, path, what);
+    if (known) return known;
+    this.log.warn({ path, code, stderr: detail }, `file ${what} failed`);
+    return new DomainError('internal', `${what} of ${path} failed: ${detail}`, false);
   }
 }
 
-/** Reads exactly one byte (as a string) from `stream`, leaving the rest unread; null if it ends first. */
-function firstByte(stream: Readable): Promise<string | null> {
-  return new Promise((resolve) => {
-    const finish = (v: string | null) => {
-      stream.off('readable', onReadable);
-      stream.off('end', onEnd);
-      stream.off('close', onEnd);
-      stream.off('error', onEnd);
-      resolve(v);
-    };
-    const onReadable = () => {
-      const b = stream.read(1) as Buffer | null;
-      if (b !== null) finish(b.toString('latin1'));
-    };
-    const onEnd = () => finish(null);
-    stream.on('readable', onReadable);
-    stream.once('end', onEnd);
-    stream.once('close', onEnd);
-    stream.once('error', onEnd);
-  });
+/** Maps the message of a failed system call (as coreutils print it) to the answer a client can act on. */
+function fromErrno(detail: string, path: string, what: string): DomainError | null {
+  if (/no space left|quota exceeded/i.test(detail)) return ERRORS.tooLarge(`${what} of ${path} failed: the devbox disk is full`);
+  if (/permission denied|operation not permitted|read-only file system/i.test(detail)) return ERRORS.forbidden(`permission denied: ${path}`);
+  if (/file name too long/i.test(detail)) return ERRORS.invalid(`path ${path} is too long for the devbox (a name or the resolved path exceeds the kernel limit)`);
+  if (/too many levels of symbolic links/i.test(detail)) return ERRORS.invalid(`path ${path} has too many levels of symbolic links`);
+  if (/not a directory/i.test(detail)) return ERRORS.badState(`cannot use ${path}: a parent is not a directory`);
+  if (/is a directory/i.test(detail)) return ERRORS.badState(`${path} is a directory`);
+  if (/no such file/i.test(detail)) return ERRORS.fileNotFound(path);
+  return null;
 }
-
-/**
- * Copies `source` into the process's stdin with back-pressure, batched into writes of at least BATCH bytes
- * (HTTP/2 delivers 16 KiB frames; fewer, larger writes into the box cost far less). A batch is written
- * corked, so it leaves as one writev of the chunks as they came (no copy into a joined buffer). stdin is
- * closed only after the source ended cleanly: a source that fails (client gone) kills the process first, so
- * `cat` never sees an EOF for a transfer that did not finish. A process that dies early ends the copy.
- */
-function pump(source: Readable, proc: BoxProcess): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const stdin = proc.stdin;
-    let parts: Buffer[] = [];
-    let size = 0;
-    let settled = false;
-    const flush = (): boolean => {
-      if (parts.length === 0) return true;
-      let ok = true;
-      stdin.cork();
-      for (const part of parts) ok = stdin.write(part);
-      stdin.uncork();
-      parts = [];
-      size = 0;
-      return ok;
-    };
-    const onDrain = () => source.resume();
-    const onData = (chunk: Buffer) => {
-      parts.push(chunk);
-      size += chunk.length;
-      if (size >= BATCH && !flush()) {
-        source.pause();
-        stdin.once('drain', onDrain);
-      }
-    };
-    const settle = (err?: Error) => {
-      if (settled) return;
-      settled = true;
-      source.off('data', onData);
-      stdin.off('drain', onDrain);
-      source.pause();
-      if (err) reject(err);
-      else resolve();
-    };
-    const abort = (err: Error) => {
-      proc.signal('SIGKILL', true);
-      settle(err);
-    };
-    source.once('error', abort);
-    source.once('close', () => {
-      if (!source.readableEnded) abort(new Error('the upload was cut off'));
-    });
-    source.once('end', () => {
-      if (settled) return;
-      flush();
-      stdin.end();
-      settle();
-    });
-    // Settles the copy when the process is gone first; `finished` then reports why.
-    void proc.exited.then(() => settle());
-    source.on('data', onData);
-  });
-}
-
-const BATCH = 256 * 1024;

@@ -21,6 +21,8 @@ export class SuspendService {
     private readonly lifecycle: Lifecycle,
     private readonly snapshots: SnapshotService,
     private readonly log: Logger,
+    /** Ends what must not be cut by the stop (file writes remove their temporary files); bounded by its owner. */
+    private readonly beforeStop: (devboxId: string) => Promise<void> = async () => undefined,
   ) {}
 
   /** running → suspending at once; the rest continues in the background. */
@@ -50,6 +52,7 @@ export class SuspendService {
     const d = this.store.getById(id);
     if (!d || d.status !== 'suspending') return;
     await this.runSuspendCommands(d, sandbox);
+    await this.beforeStop(id).catch((err) => this.log.warn({ err, devbox: id }, 'ending file writes before suspend failed'));
     const before = this.store.getById(id);
     if (!before || before.status !== 'suspending' || this.lifecycle.detach(id) !== sandbox) return;
     let snap: Snapshot | null;

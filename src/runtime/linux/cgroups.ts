@@ -5,6 +5,9 @@
  */
 import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
+import { DISK_CAPS } from './iolimit.js';
+
+type DiskCaps = typeof DISK_CAPS;
 
 type Controller = 'cpu' | 'cpuacct' | 'cpuset' | 'memory' | 'pids' | 'freezer';
 const CONTROLLERS: Controller[] = ['cpu', 'cpuacct', 'cpuset', 'memory', 'pids', 'freezer'];
@@ -19,6 +22,8 @@ export interface CgroupLayout {
   byController: Map<Controller, Hierarchy>;
   /** Distinct hierarchies in use (each gets a box group). */
   hierarchies: Hierarchy[];
+  /** The blkio (v1) or io (v2) controller, when the host has one. */
+  io?: Hierarchy;
 }
 
 const CPU_PERIOD_US = 100_000;
@@ -40,6 +45,7 @@ function tryWrite(path: string, value: string): boolean {
 export function detectLayout(): CgroupLayout {
   const byController = new Map<Controller, Hierarchy>();
   let unified: string | undefined;
+  let io: Hierarchy | undefined;
   for (const line of read('/proc/self/mountinfo').split('\n')) {
     const [pre, post] = line.split(' - ');
     if (!pre || !post) continue;
@@ -48,6 +54,7 @@ export function detectLayout(): CgroupLayout {
     if (fstype === 'cgroup2' && !unified) unified = mount;
     if (fstype !== 'cgroup') continue;
     const opts = superOpts.split(',');
+    if (opts.includes('blkio') && !io) io = { mount, v2: false };
     for (const c of CONTROLLERS) if (opts.includes(c) && !byController.has(c)) byController.set(c, { mount, v2: false });
   }
   if (unified) {
@@ -63,7 +70,10 @@ export function detectLayout(): CgroupLayout {
     if (!byController.has(c)) throw new Error(`cgroup controller ${c} is not available on this host`);
   }
   const hierarchies = [...new Set(byController.values())];
-  return { byController, hierarchies };
+  if (!io && unified && hierarchies.some((h) => h.v2) && read(join(unified, 'cgroup.controllers')).split(/\s+/).includes('io')) {
+    io = hierarchies.find((h) => h.v2);
+  }
+  return { byController, hierarchies, io };
 }
 
 /** Prepares the `devboxd` parent group in each hierarchy once (controllers delegated, cpusets filled). */
@@ -73,6 +83,7 @@ export function prepareParents(layout: CgroupLayout): void {
     mkdirSync(parent, { recursive: true });
     if (h.v2) {
       const want = ['cpu', 'memory', 'pids', 'cpuset'].filter((c) => layout.byController.get(c as Controller) === h);
+      if (layout.io === h) want.push('io');
       for (const dir of [h.mount, parent]) for (const c of want) tryWrite(join(dir, 'cgroup.subtree_control'), `+${c}`);
     } else if (layout.byController.get('cpuset') === h) {
       // A v1 cpuset group takes no task until its cpus and mems are set.
@@ -193,6 +204,28 @@ export class BoxCgroup {
     tryWrite(join(cs.dir, 'cpuset.cpus'), chosen.join(','));
   }
 
+  /**
+   * Caps the I/O of the box's own disk device `dev` (MAJOR:MINOR). On v1 the rule goes on the root group:
+   * v1 charges buffered writeback to the root, not to the box, and the device carries only this box's I/O,
+   * so a rule for the device bounds everything the box writes. On v2 it is the box group's io.max.
+   */
+  limitDisk(dev: string, caps: DiskCaps = DISK_CAPS): void {
+    const io = this.layout.io;
+    if (!io) return;
+    if (io.v2) {
+      tryWrite(join(io.mount, 'devboxd', this.id, 'io.max'), `${dev} rbps=${caps.readBps} wbps=${caps.writeBps} riops=${caps.readIops} wiops=${caps.writeIops}`);
+      return;
+    }
+    for (const [file, v] of v1Rules(caps)) tryWrite(join(io.mount, file), `${dev} ${v}`);
+  }
+
+  /** Drops the v1 rules of a device the box no longer holds (a loop device is reused by the next disk). */
+  unlimitDisk(dev: string): void {
+    const io = this.layout.io;
+    if (!io || io.v2) return;
+    for (const [file] of v1Rules(DISK_CAPS)) tryWrite(join(io.mount, file), `${dev} 0`);
+  }
+
   usage(): CgroupUsage {
     const mem = this.dir('memory')!;
     const cpu = this.dir('cpuacct') ?? this.dir('cpu')!;
@@ -295,6 +328,15 @@ export class BoxCgroup {
       }
     }
   }
+}
+
+function v1Rules(caps: DiskCaps): [string, number][] {
+  return [
+    ['blkio.throttle.read_bps_device', caps.readBps],
+    ['blkio.throttle.write_bps_device', caps.writeBps],
+    ['blkio.throttle.read_iops_device', caps.readIops],
+    ['blkio.throttle.write_iops_device', caps.writeIops],
+  ];
 }
 
 function sleep(ms: number): Promise<void> {

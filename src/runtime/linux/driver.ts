@@ -4,13 +4,16 @@
  * layer per box), limited by cgroups, with a detached init (native/boxinit) that outlives the server.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { rename, rm, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { SandboxError, type RuntimeDriver, type Sandbox, type SandboxSpec } from '../driver.js';
 import { BoxCgroup, detectLayout, prepareParents, type CgroupLayout } from './cgroups.js';
 import { ExecDaemon } from './execd.js';
+import { attachLayer, detachDisk, isMountPoint, mountedLayers } from './disk.js';
+import { DiskPool, slotOf } from './diskpool.js';
 import { diskUsage } from './fsutil.js';
+import { limitDirty } from './iolimit.js';
 import { BaseImage } from './image.js';
 import { LivenessWatcher } from './liveness.js';
 import type { RuntimeLogger } from './logger.js';
@@ -40,11 +43,15 @@ export class LinuxDriver implements RuntimeDriver {
   private layoutCache: CgroupLayout | undefined;
   private prepared: Promise<void> | undefined;
   private readonly execd: ExecDaemon | undefined;
+  private readonly disks: DiskPool;
+  /** Image layers being mounted, so concurrent creates on one layer mount it once. */
+  private readonly mounting = new Map<string, Promise<string>>();
 
   constructor(opts: LinuxDriverOptions) {
     this.paths = new DataPaths(opts.dataDir);
     this.log = opts.logger;
     this.image = new BaseImage(opts.imageDir, opts.logger);
+    this.disks = new DiskPool(this.paths.pool, this.paths.disks, opts.logger);
     // A unix socket path holds at most 107 bytes; past that commands take the spawn path.
     const socket = join(this.paths.run, `execd-${process.pid}-${driverSeq++}.sock`);
     if (opts.execDaemon !== false && Buffer.byteLength(socket) < 100) this.execd = new ExecDaemon(socket, opts.logger);
@@ -72,6 +79,8 @@ export class LinuxDriver implements RuntimeDriver {
         if (name.startsWith('.tmp-') || name.startsWith('.del-')) void rm(join(this.paths.layers, name), { recursive: true, force: true }).catch(() => undefined);
       }
       void this.layout;
+      const linked = new Set(readdirSync(this.paths.boxes).map((id) => slotOf(this.paths.boxDisk(id))).filter((s): s is string => s !== null));
+      await this.disks.sweep(linked);
       if (this.execd) {
         await this.execd.start().catch((err: Error) => this.log.warn({ err: err.message }, 'boxexecd did not start; commands spawn boxexec'));
       }
@@ -86,10 +95,7 @@ export class LinuxDriver implements RuntimeDriver {
   async create(spec: SandboxSpec): Promise<Sandbox> {
     await this.prepare();
     if (!isSafeId(spec.id)) throw new SandboxError('failed', `invalid sandbox id ${JSON.stringify(spec.id)}`);
-    const lowers = spec.layers.map((l) => {
-      if (!isSafeId(l) || !existsSync(this.paths.layer(l))) throw new SandboxError('not_found', `layer ${l} does not exist`);
-      return this.paths.layer(l);
-    });
+    const lowers = await Promise.all(spec.layers.map((l) => this.lowerDir(l)));
     lowers.push(this.image.root);
     const boxDir = this.paths.box(spec.id);
     try {
@@ -100,11 +106,17 @@ export class LinuxDriver implements RuntimeDriver {
     }
     const cgroup = new BoxCgroup(this.layout, spec.id);
     try {
-      const [upper, work, root] = ['upper', 'work', 'root'].map((d) => join(boxDir, d)) as [string, string, string];
-      for (const d of [upper, work, root]) mkdirSync(d);
+      const root = join(boxDir, 'root');
+      mkdirSync(root);
+      const disk = await this.disks.take(spec.limits.diskBytes);
+      symlinkSync(relative(boxDir, disk.dir), this.paths.boxDisk(spec.id));
+      const dev = disk.dev;
+      const [upper, work] = [join(disk.dir, 'upper'), join(disk.dir, 'work')];
       const hostname = cleanHostname(spec.hostname);
       const user = seedUpper(upper, lowers, hostname, spec.user);
       cgroup.create(spec.limits);
+      cgroup.limitDisk(dev);
+      limitDirty(dev);
       const pid = await this.startInit(['-r', root, '-o', `lowerdir=${lowers.join(':')},upperdir=${upper},workdir=${work}`, '-n', hostname,
         ...cgroup.procsFiles.flatMap((f) => ['-c', f]), ...cgroup.binds.flatMap((b) => ['-b', b])]);
       const info = procInfo(pid);
@@ -119,6 +131,34 @@ export class LinuxDriver implements RuntimeDriver {
       if (err instanceof SandboxError) throw err;
       throw new SandboxError('failed', `creating sandbox ${spec.id} failed: ${(err as Error).message}`);
     }
+  }
+
+  /**
+   * The directory a layer contributes to an overlay: the layer itself, or for an image layer (a suspended
+   * box's disk) the writable layer inside its read-only mount.
+   */
+  private async lowerDir(id: string): Promise<string> {
+    if (isSafeId(id) && existsSync(this.paths.layer(id))) return this.paths.layer(id);
+    if (!isSafeId(id) || !existsSync(this.paths.layerImage(id))) throw new SandboxError('not_found', `layer ${id} does not exist`);
+    const mnt = this.paths.layerMount(id);
+    if (isMountPoint(mnt)) return join(mnt, 'upper');
+    let p = this.mounting.get(id);
+    if (!p) {
+      p = (async () => {
+        mkdirSync(mnt, { recursive: true, mode: 0o700 });
+        await attachLayer(this.paths.layerImage(id), mnt);
+        return join(mnt, 'upper');
+      })().finally(() => this.mounting.delete(id));
+      this.mounting.set(id, p);
+    }
+    return p;
+  }
+
+  /** Unmounts the image layers once no box is left on this host (a box standing on one keeps them). */
+  async close(): Promise<void> {
+    await this.disks.close();
+    if ((await this.listSandboxes()).length > 0) return;
+    for (const mnt of mountedLayers(join(this.paths.layers, '.mnt'))) await detachDisk(mnt).catch(() => undefined);
   }
 
   /** Sockets of exec daemons whose server is gone (the pid is in the name). */
@@ -214,11 +254,18 @@ export class LinuxDriver implements RuntimeDriver {
   }
 
   async layerExists(layerId: string): Promise<boolean> {
-    return isSafeId(layerId) && existsSync(this.paths.layer(layerId));
+    return isSafeId(layerId) && (existsSync(this.paths.layer(layerId)) || existsSync(this.paths.layerImage(layerId)));
   }
 
   async deleteLayer(layerId: string): Promise<void> {
     if (!isSafeId(layerId)) return;
+    if (existsSync(this.paths.layerImage(layerId))) {
+      // No box stands on it any more: unmount, then remove the image.
+      await detachDisk(this.paths.layerMount(layerId));
+      await rm(this.paths.layerMount(layerId), { recursive: true, force: true });
+      await rm(this.paths.layerImage(layerId), { force: true });
+      return;
+    }
     // Renamed first so the layer disappears at once and never half-deleted under its name.
     const doomed = join(this.paths.layers, `.del-${layerId}-${Date.now()}`);
     try {
@@ -232,6 +279,9 @@ export class LinuxDriver implements RuntimeDriver {
 
   async layerSize(layerId: string): Promise<number> {
     if (!isSafeId(layerId)) throw new SandboxError('not_found', `layer ${layerId} does not exist`);
+    // An image layer: the blocks its image holds (what the box wrote, plus ~300 KiB of filesystem).
+    const img = await stat(this.paths.layerImage(layerId)).catch(() => null);
+    if (img) return img.blocks * 512;
     try {
       await stat(this.paths.layer(layerId));
     } catch {

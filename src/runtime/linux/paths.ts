@@ -9,6 +9,7 @@ export const native = {
   boxinit: join(nativeDir, 'build', 'boxinit'),
   boxexec: join(nativeDir, 'build', 'boxexec'),
   boxexecd: join(nativeDir, 'build', 'boxexecd'),
+  boxdisk: join(nativeDir, 'build', 'boxdisk'),
   mkimage: join(nativeDir, 'mkimage.sh'),
 };
 
@@ -31,8 +32,32 @@ export class DataPaths {
     return join(this.dataDir, 'layers');
   }
 
+  /** Formatted disk templates, one per size. */
+  get disks(): string {
+    return join(this.dataDir, 'disks');
+  }
+
+  /** Box disks, mounted (diskpool.ts). */
+  get pool(): string {
+    return join(this.dataDir, 'disks', 'pool');
+  }
+
   box(id: string): string {
     return join(this.boxes, id);
+  }
+
+  /** A symlink to the box's disk (a pool slot); the writable layer is `upper` in there. */
+  boxDisk(id: string): string {
+    return join(this.boxes, id, 'disk');
+  }
+
+  /** A layer that was a suspended box's disk: its image, and where it is mounted read-only. */
+  layerImage(id: string): string {
+    return join(this.layers, `${id}.img`);
+  }
+
+  layerMount(id: string): string {
+    return join(this.layers, '.mnt', id);
   }
 
   layer(id: string): string {

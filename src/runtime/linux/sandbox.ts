@@ -1,12 +1,15 @@
 /** One running box: its init process, cgroup and writable layer. */
-import { existsSync } from 'node:fs';
-import { rename, rm } from 'node:fs/promises';
+import { existsSync, statSync } from 'node:fs';
+import { rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SandboxError, type BoxProcess, type Sandbox, type SandboxStats, type SpawnSpec } from '../driver.js';
 import type { BoxCgroup } from './cgroups.js';
 import { execInBox } from './exec.js';
 import type { ExecDaemon } from './execd.js';
+import { detachDisk, usedBytes } from './disk.js';
+import { releaseSlot, slotOf } from './diskpool.js';
 import { diskUsage, fsyncDir, run } from './fsutil.js';
+import { unlimitDirty } from './iolimit.js';
 import type { LivenessWatcher } from './liveness.js';
 import type { RuntimeLogger } from './logger.js';
 import { isSafeId, type DataPaths } from './paths.js';
@@ -24,8 +27,8 @@ export interface BoxState {
 }
 
 /**
- * The writable layer is measured at most this often, and at most 10% of the time for a big layer
- * (the walk takes ~70 µs a file); stats() returns the last figure meanwhile.
+ * A writable layer without a disk of its own (a box created before box disks) is measured by a walk, at
+ * most this often; stats() returns the last figure meanwhile.
  */
 const DISK_TTL_MS = 5_000;
 
@@ -41,7 +44,7 @@ export interface SandboxContext {
 export class LinuxSandbox implements Sandbox {
   readonly died: Promise<void>;
   private destroying: Promise<void> | undefined;
-  private disk = { bytes: 0, at: 0, ttl: DISK_TTL_MS };
+  private walked = { bytes: 0, at: 0, ttl: DISK_TTL_MS };
   private diskPending: Promise<number> | undefined;
 
   constructor(
@@ -52,8 +55,13 @@ export class LinuxSandbox implements Sandbox {
     this.died = new Promise((resolve) => ctx.watcher.watch(id, state.pid, state.startTime, resolve));
   }
 
+  /** The box's disk (every box this driver creates has one; see disk.ts), or null. */
+  private get disk(): string | null {
+    return slotOf(this.ctx.paths.boxDisk(this.id));
+  }
+
   private get upper(): string {
-    return join(this.ctx.paths.box(this.id), 'upper');
+    return join(this.disk ?? this.ctx.paths.box(this.id), 'upper');
   }
 
   spawn(spec: SpawnSpec): BoxProcess {
@@ -70,6 +78,8 @@ export class LinuxSandbox implements Sandbox {
     const { paths, cgroup } = this.ctx;
     const final = paths.layer(layerId);
     const tmp = join(paths.layers, `.tmp-${layerId}`);
+    const disk = this.disk;
+    if (disk) return this.snapshotDisk(layerId, disk, !!opts.stop);
     if (existsSync(final)) throw new SandboxError('failed', `layer ${layerId} already exists`);
     await rm(tmp, { recursive: true, force: true });
     try {
@@ -99,6 +109,43 @@ export class LinuxSandbox implements Sandbox {
     return { sizeBytes: await diskUsage(final) };
   }
 
+  /**
+   * A snapshot of a box with a disk of its own is an image layer: a copy of its disk image, taken while the
+   * box is frozen and its filesystem synced (a reflink where the data dir's filesystem has them: XFS,
+   * btrfs). Suspend stops every process, unmounts the disk (which writes it back whole) and renames the
+   * image into the layer: no copy.
+   */
+  private async snapshotDisk(layerId: string, disk: string, stop: boolean): Promise<{ sizeBytes: number }> {
+    const { paths, cgroup } = this.ctx;
+    const final = paths.layerImage(layerId);
+    const tmp = join(paths.layers, `.tmp-${layerId}.img`);
+    if (existsSync(final) || existsSync(paths.layer(layerId))) throw new SandboxError('failed', `layer ${layerId} already exists`);
+    await rm(tmp, { force: true });
+    try {
+      if (stop) {
+        this.ctx.watcher.unwatch(this.id);
+        await stopProcesses(cgroup, this.state);
+        await unmountDisk(disk, cgroup);
+        await rename(`${disk}.img`, tmp);
+      } else {
+        await cgroup.freeze();
+        try {
+          await run('sync', ['-f', join(disk, 'upper')]);
+          await run('cp', ['--reflink=auto', '--sparse=always', '--', `${disk}.img`, tmp]);
+        } finally {
+          cgroup.thaw();
+        }
+      }
+      await run('sync', ['-f', tmp]);
+      await rename(tmp, final);
+      await fsyncDir(paths.layers);
+    } catch (err) {
+      await rm(tmp, { force: true }).catch(() => undefined);
+      throw new SandboxError('failed', `${stop ? 'suspend' : 'snapshot'} of ${this.id} failed: ${(err as Error).message}`);
+    }
+    return { sizeBytes: (await stat(final)).blocks * 512 };
+  }
+
   async stats(): Promise<SandboxStats> {
     let usage;
     try {
@@ -109,12 +156,14 @@ export class LinuxSandbox implements Sandbox {
     return { ...usage, diskBytes: await this.diskBytes() };
   }
 
-  /** Bytes of the writable layer, cached (see DISK_TTL_MS); concurrent callers share one walk. */
+  /** Bytes on the box's disk (a statfs); for a box without one, a cached walk (see DISK_TTL_MS). */
   private diskBytes(): Promise<number> {
-    if (Date.now() - this.disk.at < this.disk.ttl) return Promise.resolve(this.disk.bytes);
+    const disk = this.disk;
+    if (disk) return usedBytes(disk).catch(() => 0);
+    if (Date.now() - this.walked.at < this.walked.ttl) return Promise.resolve(this.walked.bytes);
     const started = Date.now();
     this.diskPending ??= diskUsage(this.upper).then((bytes) => {
-      this.disk = { bytes, at: Date.now(), ttl: Math.max(DISK_TTL_MS, (Date.now() - started) * 10) };
+      this.walked = { bytes, at: Date.now(), ttl: Math.max(DISK_TTL_MS, (Date.now() - started) * 10) };
       this.diskPending = undefined;
       return bytes;
     });
@@ -133,7 +182,36 @@ export class LinuxSandbox implements Sandbox {
 /** Kills a box's processes, removes its cgroups and its directory (writable layer included). */
 export async function teardown(paths: DataPaths, cgroup: BoxCgroup, state: Pick<BoxState, 'pid' | 'startTime'> | null): Promise<void> {
   await stopProcesses(cgroup, state);
+  const disk = slotOf(paths.boxDisk(cgroup.id));
+  if (disk) {
+    await unmountDisk(disk, cgroup);
+    await releaseSlot(disk);
+  }
   await rm(paths.box(cgroup.id), { recursive: true, force: true, maxRetries: 3 });
+}
+
+/** Unmounts a box's disk and drops its device's limits (the loop device goes back to the free ones). */
+async function unmountDisk(disk: string, cgroup: BoxCgroup): Promise<void> {
+  let dev: string | undefined;
+  try {
+    const st = statSync(disk);
+    if (st.dev !== statSync(join(disk, '..')).dev) dev = devName(st.dev);
+  } catch {
+    return; // gone already
+  }
+  await detachDisk(disk);
+  if (dev) {
+    cgroup.unlimitDisk(dev);
+    unlimitDirty(dev);
+  }
+}
+
+/** MAJOR:MINOR of a dev_t as Linux encodes it (glibc's gnu_dev_major/minor). */
+function devName(dev: number): string {
+  const d = BigInt(dev);
+  const major = ((d >> 8n) & 0xfffn) | ((d >> 32n) & ~0xfffn);
+  const minor = (d & 0xffn) | ((d >> 12n) & ~0xffn);
+  return `${major}:${minor}`;
 }
 
 /**

@@ -4,6 +4,7 @@ import { StringDecoder } from 'node:string_decoder';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { ERRORS } from '../../../domain/errors.js';
+import { checkPath } from '../../../domain/files/paths.js';
 import type { Gate } from '../../../lib/gate.js';
 import { clientGone } from '../../request-signal.js';
 import type { Api } from '../../resource-module.js';
@@ -36,6 +37,7 @@ export function contentRoutes(app: Api, { files, devboxes, contentsGate }: FileR
     async (req, reply) => {
       const { id } = req.params;
       const { file_path } = req.body;
+      checkPath(file_path, 'file_path');
       const chunks = await readWhole(files, req.principal.accountId, id, file_path, clientGone(reply));
       devboxes.touch(id);
       const size = chunks.reduce((n, c) => n + c.length, 0);
@@ -54,6 +56,7 @@ export function contentRoutes(app: Api, { files, devboxes, contentsGate }: FileR
     async (req, reply) => {
       const { id } = req.params;
       const { file_path, contents } = req.body;
+      checkPath(file_path, 'file_path');
       await files.write(req.principal.accountId, id, file_path, contents, clientGone(reply));
       devboxes.touch(id);
       return { devbox_id: id, exit_status: 0, stdout: '', stderr: '' };

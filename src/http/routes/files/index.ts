@@ -41,8 +41,9 @@ export const fileRoutes = resourceModule('RESOURCE_TYPE_DEVBOXES', async (scope,
     widenWindows((req.raw as { stream?: ServerHttp2Stream }).stream?.session as ServerHttp2Session | undefined);
   });
   // Uploads stream straight into the box, so no size cap beyond the box's disk; the JSON body limit is separate.
+  // Two files pass the parser so the route itself can refuse the second with a 400 before anything is replaced.
   await scope.register(multipart, {
-    limits: { fileSize: Number.MAX_SAFE_INTEGER, files: 1, fields: 8, fieldSize: 64 * 1024, parts: 16 },
+    limits: { fileSize: Number.MAX_SAFE_INTEGER, files: 2, fields: 8, fieldSize: 64 * 1024, parts: 16 },
   });
   uploadRoutes(scope, opts);
   downloadRoutes(scope, opts);

@@ -1,61 +1,77 @@
-import type { Readable } from 'node:stream';
-import { ERRORS } from '../../../domain/errors.js';
+import type { Multipart } from '@fastify/multipart';
+import type { FastifyRequest } from 'fastify';
+import { DomainError, ERRORS } from '../../../domain/errors.js';
+import { Upload } from '../../../domain/files/upload.js';
 import { clientGone } from '../../request-signal.js';
 import type { Api } from '../../resource-module.js';
 import { EmptyObject, replies } from '../../schemas/common.js';
 import { DevboxIdParams } from '../devboxes/schemas.js';
 import type { FileRouteOptions } from './index.js';
+import { StallWatch } from './stall.js';
 
-/** Reads a stream to its end without keeping it, so the request can finish after an early error. */
-function drain(stream: Readable): Promise<void> {
-  if (stream.readableEnded || stream.destroyed) return Promise.resolve();
-  return new Promise((resolve) => {
-    stream.once('end', resolve);
-    stream.once('close', resolve);
-    stream.once('error', () => resolve());
-    stream.resume();
-  });
+/**
+ * Lets the rest of a refused request's body go by unread: the answer goes out at once (not after a large
+ * file arrived for nothing) and an HTTP/1.1 connection stays usable for the next request.
+ */
+function discardBody(req: FastifyRequest): void {
+  req.raw.unpipe();
+  req.raw.resume();
+}
+
+/**
+ * The request's parts, with every parser failure (no or wrong boundary, garbage, a body that ends before
+ * its closing boundary, too many parts) turned into a 400 that says so: none of them is the server's fault.
+ */
+async function* parts(req: FastifyRequest, watch: StallWatch): AsyncGenerator<Multipart> {
+  const it = req.parts()[Symbol.asyncIterator]();
+  for (let first = true; ; first = false) {
+    let next: IteratorResult<Multipart>;
+    try {
+      const pending = it.next();
+      // The first call pipes the body into the parser; only then may the watch listen to it.
+      if (first) watch.start();
+      next = await Promise.race([pending, watch.stalled]);
+    } catch (err) {
+      if (err instanceof DomainError) throw err;
+      throw ERRORS.invalid(`malformed multipart body: ${(err as Error).message}`);
+    }
+    if (next.done) return;
+    yield next.value;
+  }
 }
 
 export function uploadRoutes(app: Api, { files, devboxes }: FileRouteOptions): void {
   // multipart/form-data: `path` (relative to the home directory) and `file`. The SDK sends the path first,
-  // so the bytes stream straight to it; a file sent before its path is staged in the box and moved after.
+  // so the bytes stream straight next to it; a file sent before its path is staged in the box and moved after.
   const schema = { params: DevboxIdParams, consumes: ['multipart/form-data'], response: replies(EmptyObject) };
   app.post('/v1/devboxes/:id/upload_file', { schema, config: { idempotent: false } }, async (req, reply) => {
     const { id } = req.params;
     const accountId = req.principal.accountId;
     if (!req.isMultipart()) throw ERRORS.invalid('upload_file takes multipart/form-data with the fields path and file');
     devboxes.requireRunning(accountId, id);
-    const signal = clientGone(reply);
-    let path: string | undefined;
-    let staged: string | undefined;
-    let received = false;
-    for await (const part of req.parts()) {
-      if (part.type === 'field') {
-        if (part.fieldname === 'path') path = String(part.value);
-        continue;
+    const upload = new Upload(files, accountId, id, clientGone(reply));
+    const watch = new StallWatch(req.raw, files.limits.stallMs);
+    try {
+      for await (const part of parts(req, watch)) {
+        if (!part.fieldname) throw ERRORS.invalid('a multipart part has no name; upload_file takes the fields path and file');
+        if (part.type === 'field') {
+          if (part.fieldname !== 'path') throw ERRORS.invalid(`unknown multipart field ${part.fieldname}; upload_file takes path and file`);
+          if (part.valueTruncated) throw ERRORS.invalid('the multipart field path is too long');
+          upload.setPath(String(part.value));
+          continue;
+        }
+        if (part.fieldname !== 'file') throw ERRORS.invalid(`unknown multipart file part ${part.fieldname}; upload_file takes path and file`);
+        watch.follow(part.file);
+        await upload.receive(part.file);
       }
-      if (part.fieldname !== 'file' || received) {
-        await drain(part.file);
-        continue;
-      }
-      received = true;
-      try {
-        if (path !== undefined) await files.write(accountId, id, path, part.file, signal);
-        else staged = await files.stage(accountId, id, part.file, signal);
-      } catch (err) {
-        await drain(part.file);
-        throw err;
-      }
+      await upload.finish();
+    } catch (err) {
+      discardBody(req);
+      await upload.abort();
+      throw err;
+    } finally {
+      watch.stop();
     }
-    if (staged !== undefined) {
-      if (path === undefined) {
-        await files.discard(accountId, id, staged);
-        throw ERRORS.invalid('the multipart field path is missing');
-      }
-      await files.place(accountId, id, staged, path);
-    }
-    if (!received) throw ERRORS.invalid(path === undefined ? 'the multipart fields path and file are missing' : 'the multipart field file is missing');
     devboxes.touch(id);
     return {};
   });

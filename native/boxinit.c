@@ -7,7 +7,9 @@
  * writes (box 0..65535 = host BOX_ID_BASE..), drops every privilege and reaps zombies forever.
  * The launcher prints the init's host pid and exits, so the box outlives the server.
  *
- * usage: boxinit -r ROOTDIR -o OVERLAY_OPTS -n HOSTNAME [-c CGROUP_PROCS_FILE]... [-b HOSTDIR:SUBDIR]...
+ * usage: boxinit -r ROOTDIR -o OVERLAY_OPTS -n HOSTNAME [-d LAYERDIR] [-c CGROUP_PROCS_FILE]... [-b HOSTDIR:SUBDIR]...
+ *   -d: the directory OVERLAY_OPTS's relative paths start from. The box reads the options back in
+ *       /proc/self/mountinfo, so relative names there keep the host's paths out of its sight.
  *   -b bind-mounts a host cgroup directory read-only at /sys/fs/cgroup/SUBDIR ("" = /sys/fs/cgroup).
  */
 #define _GNU_SOURCE
@@ -35,7 +37,7 @@
 
 #define MAX_LIST 16
 
-static const char *root_dir, *overlay_opts, *hostname;
+static const char *root_dir, *overlay_opts, *hostname, *layer_dir;
 static const char *cgroup_procs[MAX_LIST];
 static char *cgroup_binds[MAX_LIST];
 static int n_procs, n_binds;
@@ -93,17 +95,33 @@ static void bind_cgroups(void) {
   if (need_tmpfs) must_mount(NULL, "sys/fs/cgroup", NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=755");
 }
 
+/* What the box must not read of the host: runc's masked paths, and the kernel's boot arguments. Files are
+ * covered with /dev/null, directories with an empty read-only tmpfs; absent ones are skipped. */
+static void mask_paths(void) {
+  static const char *masked[] = {"proc/cmdline", "proc/kcore", "proc/keys", "proc/key-users", "proc/latency_stats",
+                                 "proc/timer_list", "proc/timer_stats", "proc/sched_debug", "proc/acpi",
+                                 "proc/asound", "proc/scsi", "sys/firmware", "sys/devices/virtual/powercap"};
+  for (size_t i = 0; i < sizeof masked / sizeof masked[0]; i++) {
+    struct stat st;
+    if (lstat(masked[i], &st) != 0) continue;
+    if (S_ISDIR(st.st_mode)) must_mount("tmpfs", masked[i], "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=0");
+    else must_mount("dev/null", masked[i], NULL, MS_BIND, NULL);
+  }
+}
+
 /* Runs as host root inside the new mount namespace: assembles the root filesystem and pivots into it,
  * so nothing of the host's tree stays reachable. */
 static void setup_root(void) {
   const unsigned long kernfs = MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY;
   must_mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL);
+  if (layer_dir && chdir(layer_dir) != 0) die(1, "chdir %s", layer_dir);
   must_mount("overlay", root_dir, "overlay", 0, overlay_opts);
   if (chdir(root_dir) != 0) die(1, "chdir %s", root_dir);
   must_mount("proc", "proc", "proc", kernfs, NULL);
   must_mount("sysfs", "sys", "sysfs", kernfs, NULL);
   bind_cgroups();
   make_dev();
+  mask_paths();
   if (syscall(SYS_pivot_root, ".", ".") != 0) die(1, "pivot_root");
   if (umount2(".", MNT_DETACH) != 0) die(1, "detach the host root");
   if (chdir("/") != 0) die(1, "chdir /");
@@ -195,11 +213,12 @@ int main(int argc, char **argv) {
   progname = "boxinit";
   args_end = argv[argc - 1] + strlen(argv[argc - 1]) + 1;
   int opt;
-  while ((opt = getopt(argc, argv, "r:o:n:c:b:")) != -1) {
+  while ((opt = getopt(argc, argv, "r:o:n:d:c:b:")) != -1) {
     switch (opt) {
       case 'r': root_dir = optarg; break;
       case 'o': overlay_opts = optarg; break;
       case 'n': hostname = optarg; break;
+      case 'd': layer_dir = optarg; break;
       case 'c': if (n_procs < MAX_LIST) cgroup_procs[n_procs++] = optarg; break;
       case 'b':
         if (n_binds < MAX_LIST && strchr(optarg, ':')) cgroup_binds[n_binds++] = optarg;

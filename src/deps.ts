@@ -102,7 +102,13 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     files,
     snapshots,
     suspend,
-    fileContentsGate: new Gate(config.fileContentsConcurrency, config.fileContentsQueue),
+    // One account holds at most half the slots and half the queue: others always get a turn.
+    fileContentsGate: new Gate(
+      config.fileContentsConcurrency,
+      config.fileContentsQueue,
+      Math.max(1, Math.floor(config.fileContentsConcurrency / 2)),
+      Math.max(1, Math.floor(config.fileContentsQueue / 2)),
+    ),
     async close() {
       supervisor.stop();
       outputs.stop();

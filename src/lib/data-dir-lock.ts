@@ -25,8 +25,9 @@ export interface DataDirLock {
  * running server.
  */
 export async function lockDataDir(dataDir: string): Promise<DataDirLock> {
-  fs.mkdirSync(dataDir, { recursive: true });
+  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const file = path.join(dataDir, 'devboxd.lock');
+  fs.closeSync(fs.openSync(file, 'a', 0o600));
   if (!fs.existsSync(DIRLOCK)) throw new Error(`${DIRLOCK} is missing: run scripts/setup.sh (npm start does)`);
   const child = spawn(DIRLOCK, [file, String(process.pid)], { stdio: ['pipe', 'pipe', 'inherit'] });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));

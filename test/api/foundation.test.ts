@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import Runloop from '@runloop/api-client';
@@ -91,11 +92,14 @@ test('empty JSON bodies read as {}; oversize bodies get 413', async () => {
   assert.equal(big.status, 413);
 });
 
-test('a retried POST with the same x-request-id creates one key', async () => {
+test('a key secret never rests in the database, not even in the x-request-id replay cache', async () => {
   const headers = { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json', 'x-request-id': 'retry-1' };
-  const a = (await (await fetch(`${server.url}/v1/apikeys`, { method: 'POST', headers, body: '{}' })).json()) as { id: string };
-  const b = (await (await fetch(`${server.url}/v1/apikeys`, { method: 'POST', headers, body: '{}' })).json()) as { id: string };
-  assert.equal(a.id, b.id);
+  const created = (await (await fetch(`${server.url}/v1/apikeys`, { method: 'POST', headers, body: '{}' })).json()) as { key_secret: string };
+  assert.match(created.key_secret, /^ak_/);
+  for (const file of ['devboxd.db', 'devboxd.db-wal']) {
+    const p = path.join(server.dataDir, file);
+    if (fs.existsSync(p)) assert.equal(fs.readFileSync(p).includes(created.key_secret), false, file);
+  }
 });
 
 test('health, metrics and OpenAPI answer without a key', async () => {

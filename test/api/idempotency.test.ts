@@ -128,7 +128,7 @@ describe('x-request-id while a request is in flight', () => {
   });
 
   test('an x-request-id over 255 characters is a 400 naming the header', async () => {
-    const long = await post('/v1/apikeys', {}, 'x'.repeat(256));
+    const long = await post('/v1/devboxes/dbx_nope', {}, 'x'.repeat(256));
     assert.equal(long.status, 400, long.text);
     assert.match(String(long.json.message), /x-request-id/);
   });
@@ -146,8 +146,9 @@ describe('x-request-id while a request is in flight', () => {
 
   test('request logs carry the client x-request-id', async () => {
     const requestId = `log-${randomUUID()}`;
-    await post('/v1/apikeys', {}, requestId);
-    await post('/v1/apikeys', {}, requestId);
+    const box = await newBox('idem-log');
+    await post(`/v1/devboxes/${box.id}`, { name: 'logged' }, requestId);
+    await post(`/v1/devboxes/${box.id}`, { name: 'logged' }, requestId);
     type Line = { request_id?: string; reqId?: string; msg?: string; res?: { statusCode: number } };
     let lines: Line[] = [];
     for (let i = 0; i < 40 && lines.filter((l) => l.msg === 'request completed').length < 2; i++) {

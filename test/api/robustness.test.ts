@@ -16,7 +16,12 @@ before(async () => {
   api = server.client({ maxRetries: 0 });
   boxId = (await server.sdk().devbox.create({ name: 'robust' })).id;
 });
-after(async () => server?.stop());
+after(async () => {
+  const out = server?.output() ?? '';
+  await server?.stop();
+  // Escaped errors are logged and survived by design: none may have happened during these attacks.
+  assert.doesNotMatch(out, /\(contained\)/, 'an error escaped a request path');
+});
 
 const headers = { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' };
 

@@ -115,10 +115,9 @@ export class Lifecycle {
     const box = this.active.get(id);
     this.active.delete(id);
     const d = this.finish(id, why, message);
-    if (box) {
-      this.hooks?.onBoxStopped(id);
-      await box.sandbox.destroy().catch((err) => this.log.error({ err, devbox: id }, 'sandbox destroy failed'));
-    }
+    // Also for a box with no sandbox (suspended): what it left behind (execution output) goes with it.
+    this.hooks?.onBoxStopped(id);
+    if (box) await box.sandbox.destroy().catch((err) => this.log.error({ err, devbox: id }, 'sandbox destroy failed'));
     return d;
   }
 

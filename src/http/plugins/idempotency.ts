@@ -29,7 +29,8 @@ interface Held {
   renewal: NodeJS.Timeout;
 }
 
-const routeOf = (req: FastifyRequest) => `${req.method} ${req.url}`;
+/** Per key, not only per account: a replay must never hand one key the answer another key's call earned. */
+const routeOf = (req: FastifyRequest) => `${req.principal.keyId} ${req.method} ${req.url}`;
 const waitKey = (k: IdempotencyKey) => JSON.stringify([k.accountId, k.requestId, k.route]);
 const hashOf = (body: unknown) => createHash('sha256').update(JSON.stringify(body ?? null)).digest('hex');
 

@@ -11,7 +11,7 @@
  * `layers/.mnt/<id>` while boxes stand on it.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { statfs } from 'node:fs/promises';
 import { join } from 'node:path';
 import { run } from './fsutil.js';
@@ -54,6 +54,7 @@ export class DiskTemplates {
     // Sized so that the data blocks alone make the quota: ext4 counts its inode tables as overhead.
     const size = Math.ceil((bytes + inodes * INODE_SIZE) / 4096) * 4096;
     await run('truncate', ['-s', String(size), tmp]);
+    chmodSync(tmp, 0o600); // every box disk is copied from it: root's alone, like the disks themselves
     // No journal: a box's disk never outlives a host crash (the box is gone then), and suspend unmounts it
     // cleanly first. No reserved blocks, no resize inode: the whole size is the box's.
     await run('mkfs.ext4', ['-q', '-F', '-b', '4096', '-m', '0', '-I', String(INODE_SIZE), '-N', String(inodes),

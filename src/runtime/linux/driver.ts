@@ -4,7 +4,7 @@
  * layer per box), limited by cgroups, with a detached init (native/boxinit) that outlives the server.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { rename, rm, stat } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { SandboxError, type RuntimeDriver, type Sandbox, type SandboxSpec } from '../driver.js';
@@ -46,9 +46,11 @@ export class LinuxDriver implements RuntimeDriver {
   private readonly disks: DiskPool;
   /** Image layers being mounted, so concurrent creates on one layer mount it once. */
   private readonly mounting = new Map<string, Promise<string>>();
+  private readonly imageDir: string;
 
   constructor(opts: LinuxDriverOptions) {
     this.paths = new DataPaths(opts.dataDir);
+    this.imageDir = opts.imageDir;
     this.log = opts.logger;
     this.image = new BaseImage(opts.imageDir, opts.logger);
     this.disks = new DiskPool(this.paths.pool, this.paths.disks, opts.logger);
@@ -70,13 +72,18 @@ export class LinuxDriver implements RuntimeDriver {
       for (const bin of [native.boxinit, native.boxexec]) {
         if (!existsSync(bin)) throw new SandboxError('failed', `${bin} is missing: run scripts/setup.sh`);
       }
-      mkdirSync(this.paths.boxes, { recursive: true });
-      mkdirSync(this.paths.layers, { recursive: true });
-      mkdirSync(this.paths.run, { recursive: true, mode: 0o700 });
+      // Tenant data and the image's setuid binaries (owned by box ids) are for root only: other host users
+      // can neither read a box's files nor run its binaries as a box uid.
+      for (const dir of [this.paths.dataDir, this.imageDir, this.paths.boxes, this.paths.layers, this.paths.run]) {
+        mkdirSync(dir, { recursive: true, mode: 0o700 });
+        chmodSync(dir, 0o700);
+      }
       this.removeStaleSockets();
       // Half-made snapshots and half-deleted layers of an earlier run: never valid, removed in the background.
+      // A suspend's moved disk is whole (it was unmounted first): it becomes its layer, so the box resumes.
       for (const name of readdirSync(this.paths.layers)) {
         if (name.startsWith('.tmp-') || name.startsWith('.del-')) void rm(join(this.paths.layers, name), { recursive: true, force: true }).catch(() => undefined);
+        else if (name.startsWith('.suspend-') && name.endsWith('.img')) renameSync(join(this.paths.layers, name), join(this.paths.layers, name.slice('.suspend-'.length)));
       }
       void this.layout;
       const linked = new Set(readdirSync(this.paths.boxes).map((id) => slotOf(this.paths.boxDisk(id))).filter((s): s is string => s !== null));
@@ -99,7 +106,7 @@ export class LinuxDriver implements RuntimeDriver {
     lowers.push(this.image.root);
     const boxDir = this.paths.box(spec.id);
     try {
-      mkdirSync(boxDir);
+      mkdirSync(boxDir, { mode: 0o700 });
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw new SandboxError('failed', `sandbox ${spec.id} already exists`);
       throw err;
@@ -111,19 +118,24 @@ export class LinuxDriver implements RuntimeDriver {
       const disk = await this.disks.take(spec.limits.diskBytes);
       symlinkSync(relative(boxDir, disk.dir), this.paths.boxDisk(spec.id));
       const dev = disk.dev;
-      const [upper, work] = [join(disk.dir, 'upper'), join(disk.dir, 'work')];
+      const upper = join(disk.dir, 'upper');
+      // The overlay names its layers by links in the box dir, relative to it: the box reads these names
+      // in /proc/self/mountinfo, never a host path (the writable layer is reached through the disk link).
+      mkdirSync(join(boxDir, 'lower'), { mode: 0o700 });
+      lowers.forEach((dir, i) => symlinkSync(dir, join(boxDir, 'lower', String(i))));
+      const lowerNames = lowers.map((_, i) => `lower/${i}`).join(':');
       const hostname = cleanHostname(spec.hostname);
       const user = seedUpper(upper, lowers, hostname, spec.user);
       cgroup.create(spec.limits);
       cgroup.limitDisk(dev);
       limitDirty(dev);
-      const pid = await this.startInit(['-r', root, '-o', `lowerdir=${lowers.join(':')},upperdir=${upper},workdir=${work}`, '-n', hostname,
+      const pid = await this.startInit(['-r', root, '-d', boxDir, '-o', `lowerdir=${lowerNames},upperdir=disk/upper,workdir=disk/work`, '-n', hostname,
         ...cgroup.procsFiles.flatMap((f) => ['-c', f]), ...cgroup.binds.flatMap((b) => ['-b', b])]);
       const info = procInfo(pid);
       if (!info) throw new Error('the box init died at start');
       const state: BoxState = { pid, startTime: info.startTime, user, hostname, createdAt: new Date().toISOString() };
       const statePath = join(boxDir, 'state.json');
-      writeFileSync(`${statePath}.tmp`, JSON.stringify(state));
+      writeFileSync(`${statePath}.tmp`, JSON.stringify(state), { mode: 0o600 });
       renameSync(`${statePath}.tmp`, statePath);
       return new LinuxSandbox(spec.id, this.context(cgroup), state);
     } catch (err) {

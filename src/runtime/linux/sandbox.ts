@@ -118,15 +118,19 @@ export class LinuxSandbox implements Sandbox {
   private async snapshotDisk(layerId: string, disk: string, stop: boolean): Promise<{ sizeBytes: number }> {
     const { paths, cgroup } = this.ctx;
     const final = paths.layerImage(layerId);
-    const tmp = join(paths.layers, `.tmp-${layerId}.img`);
+    // A suspend moves the box's whole, unmounted disk: `.suspend-*` is complete and a restart finishes it into
+    // the layer. A live snapshot's `.tmp-*` copy may be partial and is dropped.
+    const tmp = join(paths.layers, stop ? `.suspend-${layerId}.img` : `.tmp-${layerId}.img`);
     if (existsSync(final) || existsSync(paths.layer(layerId))) throw new SandboxError('failed', `layer ${layerId} already exists`);
     await rm(tmp, { force: true });
+    let moved = false;
     try {
       if (stop) {
         this.ctx.watcher.unwatch(this.id);
         await stopProcesses(cgroup, this.state);
         await unmountDisk(disk, cgroup);
         await rename(`${disk}.img`, tmp);
+        moved = true;
       } else {
         await cgroup.freeze();
         try {
@@ -140,7 +144,9 @@ export class LinuxSandbox implements Sandbox {
       await rename(tmp, final);
       await fsyncDir(paths.layers);
     } catch (err) {
-      await rm(tmp, { force: true }).catch(() => undefined);
+      // On suspend the moved image is the box's only disk: it goes back, never away.
+      if (moved) await rename(tmp, `${disk}.img`).catch(() => undefined);
+      else await rm(tmp, { force: true }).catch(() => undefined);
       throw new SandboxError('failed', `${stop ? 'suspend' : 'snapshot'} of ${this.id} failed: ${(err as Error).message}`);
     }
     return { sizeBytes: (await stat(final)).blocks * 512 };
@@ -199,11 +205,13 @@ async function unmountDisk(disk: string, cgroup: BoxCgroup): Promise<void> {
   } catch {
     return; // gone already
   }
-  await detachDisk(disk);
+  // Limits go first, while the mount still pins the loop device: once it is detached, its number can be
+  // handed to another box's disk, whose fresh limits a late cleanup would wipe.
   if (dev) {
     cgroup.unlimitDisk(dev);
     unlimitDirty(dev);
   }
+  await detachDisk(disk);
 }
 
 /** MAJOR:MINOR of a dev_t as Linux encodes it (glibc's gnu_dev_major/minor). */

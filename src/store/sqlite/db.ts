@@ -10,9 +10,13 @@ export type Db = Database.Database;
  * HTTP answer leaves, so `kill -9` loses nothing. Migrations run by `user_version`, in one transaction each.
  */
 export function openDatabase(dataDir: string): Db {
-  fs.mkdirSync(dataDir, { recursive: true });
-  const db = new Database(path.join(dataDir, 'devboxd.db'));
+  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const file = path.join(dataDir, 'devboxd.db');
+  const db = new Database(file);
+  // Tenant data: root only. SQLite creates the -wal and -shm files with the database file's mode.
+  fs.chmodSync(file, 0o600);
   db.pragma('journal_mode = WAL');
+  for (const f of [`${file}-wal`, `${file}-shm`]) if (fs.existsSync(f)) fs.chmodSync(f, 0o600);
   db.pragma('synchronous = FULL');
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 5000');

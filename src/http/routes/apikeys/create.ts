@@ -19,7 +19,9 @@ const RestrictedBody = Body({
 
 /** Minting keys; the caller's key bounds what it may mint (a restricted key never mints a wider one). */
 export function createRoutes(app: Api, accounts: AccountService): void {
-  app.post('/v1/apikeys', { schema: { body: KeyBody, response: replies(CreatedKeySchema) } }, async (req) => {
+  // Outside x-request-id replay: a stored answer would keep a key's secret in the database (only digests
+  // are stored). A retried create may mint a second key; the list shows it and it can be revoked.
+  app.post('/v1/apikeys', { schema: { body: KeyBody, response: replies(CreatedKeySchema) }, config: { idempotent: false } }, async (req) => {
     const body = req.body ?? {};
     const { key, secret } = accounts.createKey(
       req.principal.accountId,
@@ -29,7 +31,8 @@ export function createRoutes(app: Api, accounts: AccountService): void {
     return { id: key.id, name: key.name ?? undefined, key_secret: secret, expires_at_ms: key.expiresAtMs };
   });
 
-  app.post('/v1/restricted_keys', { schema: { body: RestrictedBody, response: replies(CreatedKeySchema) } }, async (req) => {
+  const restricted = { schema: { body: RestrictedBody, response: replies(CreatedKeySchema) }, config: { idempotent: false } };
+  app.post('/v1/restricted_keys', restricted, async (req) => {
     const body = req.body ?? {};
     const { key, secret } = accounts.createKey(
       req.principal.accountId,

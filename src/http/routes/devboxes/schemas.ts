@@ -26,7 +26,7 @@ export const LaunchParametersSchema = Type.Object(
     resource_size_request: Opt(StringEnum(['X_SMALL', 'SMALL', 'MEDIUM', 'LARGE', 'X_LARGE', 'XX_LARGE', 'CUSTOM_SIZE'])),
     custom_cpu_cores: Opt(Type.Number({ exclusiveMinimum: 0, maximum: 64 })),
     custom_gb_memory: Opt(Type.Number({ exclusiveMinimum: 0, maximum: 256 })),
-    custom_disk_size: Opt(Type.Number({ exclusiveMinimum: 0, maximum: 4096 })),
+    custom_disk_size: Opt(Type.Integer({ minimum: 1, maximum: 4096 })),
     keep_alive_time_seconds: Opt(Seconds),
     after_idle: Opt(AfterIdle),
     architecture: Opt(StringEnum(['x86_64', 'arm64'])),

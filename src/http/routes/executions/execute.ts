@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { Type, type Static } from 'typebox';
 import type { ExecutionService } from '../../../domain/executions/execution-service.js';
+import { ERRORS } from '../../../domain/errors.js';
 import { clientGone } from '../../request-signal.js';
 import type { Api } from '../../resource-module.js';
 import { ArgString, Body, Opt, replies } from '../../schemas/common.js';
@@ -67,6 +68,8 @@ export function executeRoutes(app: Api, executions: ExecutionService): void {
     const { id } = req.params;
     const body = req.body;
     const accountId = req.principal.accountId;
+    // Nothing could ever write to its stdin (the call answers once the command is done): refused, not dropped.
+    if (body.attach_stdin) throw ERRORS.invalid('attach_stdin is only available with execute_async');
     const started = executions.start(accountId, id, { command: body.command, shellName: body.shell_name });
     const e = (await executions.waitFor(accountId, id, started.id, ['completed'], MAX_HOLD_S * 1000, clientGone(reply))) ?? executions.get(accountId, id, started.id);
     return toSyncView(e, await executions.output(e, DEFAULT_LAST_N));

@@ -17,6 +17,9 @@ import type { FileRouteOptions } from './index.js';
 const MAX_TEXT_BYTES = 64 * 1024 * 1024;
 const EMPTY = Buffer.alloc(0);
 
+/** Longest a request may hold a slot, body and answer included: 64 MiB at ≥ 0.5 MiB/s. */
+const SLOT_HOLD_MS = 120_000;
+
 const ReadBody = Body({ file_path: Type.String({ maxLength: 4096 }) });
 const WriteBody = Body({ file_path: Type.String({ maxLength: 4096 }), contents: Type.String() });
 const TextReplies = {
@@ -70,11 +73,19 @@ export function contentRoutes(app: Api, { files, devboxes, contentsGate }: FileR
  */
 function holdSlot(gate: Gate) {
   return async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
-    const release = await gate.enter(clientGone(reply));
+    const release = await gate.enter(clientGone(reply), req.principal.accountId);
     if (!release) {
-      throw ERRORS.busy(`too many file contents requests in progress (${gate.concurrency} running, ${gate.queue} waiting); retry shortly`);
+      throw ERRORS.busy(
+        `too many file contents requests in progress (${gate.concurrency} running, ${gate.queue} waiting, at most ${gate.perKey} running per account); retry shortly`,
+      );
     }
-    reply.raw.once('close', release);
+    // A client that never reads its answer (or trickles its body) must not hold the slot for ever.
+    const deadline = setTimeout(() => reply.raw.destroy(), SLOT_HOLD_MS);
+    deadline.unref();
+    reply.raw.once('close', () => {
+      clearTimeout(deadline);
+      release();
+    });
     return payload;
   };
 }

@@ -99,14 +99,14 @@ export class DevboxService {
     const d = this.get(accountId, id);
     if (TERMINAL.has(d.status)) return d;
     if (!force && this.snapshots?.inProgressFor(id)) {
-      throw ERRORS.conflict(`devbox ${id} has a snapshot in progress; wait for it or shut down with force=true`);
+      throw ERRORS.snapshotInProgress(`devbox ${id} has a snapshot in progress; wait for it or shut down with force=true`);
     }
     return (await this.lifecycle.end(id, { status: 'shutdown', reason: 'api_shutdown' })) ?? d;
   }
 
   keepAlive(accountId: string, id: string): void {
     const d = this.get(accountId, id);
-    if (TERMINAL.has(d.status)) throw ERRORS.badState(`devbox ${id} is ${d.status}`);
+    if (TERMINAL.has(d.status)) throw ERRORS.devboxEnded(id, d.status);
     d.keepAliveAtMs = Date.now();
     this.store.update(d);
     this.touch(id);
@@ -144,7 +144,7 @@ export class DevboxService {
     const devbox = this.get(accountId, id);
     const box = this.lifecycle.active.get(id);
     if (devbox.status !== 'running' || !box) {
-      throw ERRORS.badState(`devbox ${id} is ${devbox.status}, not running`);
+      throw ERRORS.devboxNotRunning(id, devbox.status);
     }
     return { devbox, sandbox: box.sandbox };
   }

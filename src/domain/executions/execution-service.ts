@@ -203,14 +203,14 @@ export class ExecutionService implements BoxProcessHooks {
   sendStdin(accountId: string, devboxId: string, id: string, input: { text?: string | null; signal?: 'EOF' | 'INTERRUPT' | null }): Execution {
     const e = this.get(accountId, devboxId, id);
     const live = this.live.get(id);
-    if (e.status === 'completed' || !live) throw ERRORS.badState(`execution ${id} is completed`);
+    if (e.status === 'completed' || !live) throw ERRORS.executionCompleted(id);
     if (input.signal === 'INTERRUPT') {
       if (live.proc) live.proc.signal('SIGINT', true);
       else this.finish(live, 130);
       return live.exec;
     }
     if (!live.attachStdin && (input.text || input.signal === 'EOF')) {
-      throw ERRORS.badState(`execution ${id} has no stdin attached; start it with execute_async and attach_stdin: true`);
+      throw ERRORS.stdinNotAttached(id);
     }
     if (input.text) this.stdin(live, { text: input.text });
     if (input.signal === 'EOF') this.stdin(live, { eof: true });

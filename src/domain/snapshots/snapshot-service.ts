@@ -61,7 +61,7 @@ export class SnapshotService implements SnapshotLookup {
       throw ERRORS.invalid(`commit_message is ${input.commitMessage.length} characters; at most ${COMMIT_MESSAGE_MAX} are allowed`);
     }
     const busy = this.store.inProgressFor(devbox.id);
-    if (busy) throw ERRORS.conflict(`devbox ${devbox.id} already has a snapshot in progress (${busy.id})`);
+    if (busy) throw ERRORS.snapshotInProgress(`devbox ${devbox.id} already has a snapshot in progress (${busy.id})`);
     const id = newId('snp');
     const s: Snapshot = {
       id,
@@ -171,7 +171,7 @@ export class SnapshotService implements SnapshotLookup {
 
   async delete(accountId: string, id: string): Promise<Snapshot> {
     const s = this.get(accountId, id);
-    if (s.status === 'in_progress') throw ERRORS.conflict(`snapshot ${id} is still in progress; delete it once it completes`);
+    if (s.status === 'in_progress') throw ERRORS.snapshotInProgress(`snapshot ${id} is still in progress; delete it once it completes`);
     s.status = 'deleted';
     this.store.update(s);
     await this.collectLayers(s.layers);
@@ -180,7 +180,7 @@ export class SnapshotService implements SnapshotLookup {
 
   layersOf(accountId: string, snapshotId: string): { layers: string[]; sourceBlueprintId: string | null } {
     const s = this.get(accountId, snapshotId);
-    if (s.status !== 'complete') throw ERRORS.badState(`snapshot ${snapshotId} is ${s.status}, not complete`);
+    if (s.status !== 'complete') throw ERRORS.snapshotNotComplete(snapshotId, s.status);
     return { layers: s.layers, sourceBlueprintId: s.sourceBlueprintId };
   }
 

@@ -41,8 +41,8 @@ export class SuspendService {
 
   private startSuspend(d: Devbox): Devbox {
     const box = this.lifecycle.active.get(d.id);
-    if (!box) throw ERRORS.badState(`devbox ${d.id} is ${d.status}, not running`);
-    if (this.snapshots.inProgressFor(d.id)) throw ERRORS.conflict(`devbox ${d.id} has a snapshot in progress; suspend it once that completes`);
+    if (!box) throw ERRORS.devboxNotRunning(d.id, d.status);
+    if (this.snapshots.inProgressFor(d.id)) throw ERRORS.snapshotInProgress(`devbox ${d.id} has a snapshot in progress; suspend it once that completes`);
     this.lifecycle.transition(d, 'suspending');
     void this.finishSuspend(d.id, box.sandbox).catch((err) => this.log.error({ err, devbox: d.id }, 'suspend failed'));
     return d;
@@ -99,7 +99,7 @@ export class SuspendService {
   /** suspended → resuming → running on the same disk; launch commands run again. */
   resume(accountId: string, id: string): Devbox {
     const d = this.devboxes.get(accountId, id);
-    if (d.status !== 'suspended') throw ERRORS.badState(`devbox ${id} is ${d.status}, not suspended`);
+    if (d.status !== 'suspended') throw ERRORS.devboxNotSuspended(id, d.status);
     this.lifecycle.transition(d, 'resuming');
     void this.lifecycle.boot(d, { resuming: true }).catch((err) => this.log.error({ err, devbox: id }, 'resume failed'));
     return d;

@@ -56,7 +56,8 @@ try {
   row('bare `child_process.spawn("true")` on the host', bare);
   const state = JSON.parse(fs.readFileSync(path.join(server.dataDir, 'boxes', box.id, 'state.json'), 'utf8'));
   const boxexec = path.join(ROOT, 'native/build/boxexec');
-  const args = ['-p', String(state.pid), '-s', String(state.startTime), '-u', String(state.user.uid), '-g', String(state.user.gid), '-d', state.user.home, '-h', '--', 'bash', '-c', 'echo hi'];
+  const forker = path.join(server.dataDir, 'boxes', box.id, 'exec.sock');
+  const args = ['-x', forker, '-u', String(state.user.uid), '-g', String(state.user.gid), '-d', state.user.home, '-h', '--', 'bash', '-c', 'echo hi'];
   const bareBox: number[] = [];
   for (let i = 0; i < N; i++) bareBox.push(await run(boxexec, args));
   row('bare `boxexec … bash -c "echo hi"` into the box', bareBox, 'what a spawn costs without HTTP, DB, files');

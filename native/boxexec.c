@@ -4,7 +4,7 @@
  * and exits with the command's status, or dies of the command's signal. boxexecd is the faster
  * path the server uses; this is the plain one (fallback, debugging).
  *
- * usage: boxexec -p PID -s STARTTIME -u UID -g GID [-d CWD] [-h] [-R] [-c CGROUP_PROCS]... [-e K=V]...
+ * usage: boxexec -x FORKER_SOCKET -u UID -g GID [-d CWD] [-h] [-R] [-e K=V]...
  *                -- ARGV...
  *   -h: CWD is the default home (fall back to / when it is missing); -R: run as box root.
  * Exit codes of its own: 125 box setup failed, 126 command not executable, 127 command not found.
@@ -24,8 +24,8 @@
 
 static struct launch l;
 
-static void __attribute__((noreturn)) relay(pid_t child, int sfd) {
-  struct pollfd fds[2] = {{.fd = sfd, .events = POLLIN}, {.fd = 3, .events = POLLIN}};
+static void __attribute__((noreturn)) relay(struct started *s) {
+  struct pollfd fds[2] = {{.fd = s->conn, .events = POLLIN}, {.fd = 3, .events = POLLIN}};
   if (fcntl(3, F_GETFD) < 0) fds[1].fd = -1; /* started without a control channel */
   for (;;) {
     if (poll(fds, 2, -1) < 0 && errno != EINTR) die(1, "poll");
@@ -33,17 +33,10 @@ static void __attribute__((noreturn)) relay(pid_t child, int sfd) {
       unsigned char buf[64];
       ssize_t n = read(3, buf, sizeof buf);
       if (n <= 0) fds[1].fd = -1; /* the server went away; the command keeps running */
-      for (ssize_t i = 0; i + 1 < n; i += 2) {
-        /* A group signal before the child's setsid() finds no group yet: signal the child itself. */
-        if (!buf[i + 1] || kill(-child, buf[i]) != 0) kill(child, buf[i]);
-      }
-    }
-    if (fds[0].revents) {
-      struct signalfd_siginfo si;
-      if (read(sfd, &si, sizeof si) < 0 && errno != EAGAIN) die(1, "signalfd");
+      for (ssize_t i = 0; i + 1 < n; i += 2) launch_signal(s, buf[i], buf[i + 1]);
     }
     int status;
-    if (waitpid(child, &status, WNOHANG) == child) mirror_status(status);
+    if (fds[0].revents && launch_wait(s, &status)) mirror_status(status);
   }
 }
 
@@ -52,14 +45,12 @@ int main(int argc, char **argv) {
   char err[256];
   errno = 0;
   if (launch_parse(&l, argc, argv, err, sizeof err) != 0) die(125, "%s", err);
-  sigset_t chld;
-  sigemptyset(&chld);
-  sigaddset(&chld, SIGCHLD);
-  sigprocmask(SIG_BLOCK, &chld, NULL);
-  int sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
-  if (sfd < 0) die(125, "signalfd");
+  signal(SIGPIPE, SIG_IGN);
   const int stdio[3] = {0, 1, 2};
-  pid_t child = launch_start(&l, stdio, err, sizeof err);
-  if (child < 0) die(125, "%s", err);
-  relay(child, sfd);
+  struct started s;
+  int status = 0;
+  int r = launch_start(&l, stdio, &s, &status, err, sizeof err);
+  if (r < 0) die(125, "%s", err);
+  if (r == 1) mirror_status(status);
+  relay(&s);
 }

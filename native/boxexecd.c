@@ -80,6 +80,9 @@ static int read_full(int fd, void *buf, size_t len) {
   return 0;
 }
 
+static void __attribute__((noreturn)) finish(int c);
+
+/* Ends the connection with a line on stderr and status 125. */
 static void __attribute__((noreturn)) fail(int c, const char *msg) {
   unsigned char out[512];
   size_t len = strnlen(msg, 400);
@@ -90,16 +93,21 @@ static void __attribute__((noreturn)) fail(int c, const char *msg) {
   put_header(out + 6 + len, 'X', 8);
   memcpy(out + 11 + len, status, 8);
   if (write(c, out, 19 + len) < 0) _exit(1);
-  _exit(0);
+  finish(c);
 }
 
-static void apply_control(pid_t child, int *in_w) {
+/* The command: started by the box's forker ('R', `cmd`), or boxinit forked here ('B', `child`). */
+static struct started cmd = {.pid = -1, .pidfd = -1, .conn = -1};
+static pid_t child = -1;
+
+static void apply_control(int *in_w) {
   char type = (char)ihead[0];
   if (type == 'E' && *in_w >= 0) {
     close(*in_w);
     *in_w = -1;
   } else if (type == 'K' && ipos >= 2) {
-    if (!ipay[1] || kill(-child, ipay[0]) != 0) kill(child, ipay[0]);
+    if (cmd.pid > 0) launch_signal(&cmd, ipay[0], ipay[1]);
+    else if (child > 0 && (!ipay[1] || kill(-child, ipay[0]) != 0)) kill(child, ipay[0]);
   }
 }
 
@@ -107,7 +115,7 @@ static void apply_control(pid_t child, int *in_w) {
  * full (WAIT_STDIN): a command that does not read its stdin stops the server's writes, frames behind
  * its stdin bytes included. 'I' payloads move from the connection to the stdin pipe with splice (the
  * pages are handed on, not copied through this process); a closed stdin drops them. */
-static int pump_in(int c, pid_t child, int *in_w) {
+static int pump_in(int c, int *in_w) {
   for (;;) {
     if (plen) { /* copied stdin bytes still to write */
       ssize_t n = write(*in_w, pbuf + poff, plen - poff);
@@ -174,7 +182,7 @@ static int pump_in(int c, pid_t child, int *in_w) {
       ileft -= (uint32_t)n;
     }
     if (ileft == 0 && !plen) { /* the frame is complete */
-      if (ihead[0] != 'I') apply_control(child, in_w);
+      if (ihead[0] != 'I') apply_control(in_w);
       ihlen = 0;
     }
   }
@@ -276,9 +284,15 @@ static void __attribute__((noreturn)) serve(int c) {
   sigprocmask(SIG_BLOCK, &chld, NULL);
   int sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
   const int stdio[3] = {in[0], out[1], er[1]};
-  pid_t child;
+  int exited = 0, status = 0;
   if (hdr[0] == 'R') {
-    child = launch_start(&l, stdio, err, sizeof err);
+    int r = launch_start(&l, stdio, &cmd, &status, err, sizeof err);
+    if (r < 0) {
+      snprintf(msg, sizeof msg, "devboxd: %s", err);
+      fail(c, msg);
+    }
+    exited = r == 1;
+    child = 0;
   } else if ((child = fork()) == 0) {
     /* boxinit in a session of its own, like the server's detached spawn */
     for (int i = 0; i < 3; i++) dup2(stdio[i], i);
@@ -300,14 +314,14 @@ static void __attribute__((noreturn)) serve(int c) {
   close(in[0]);
   close(out[1]);
   close(er[1]);
-  int in_w = in[1], pipes[2] = {out[0], er[0]}, exited = 0, sent_exit = 0, status = 0, in_wait = WAIT_CONN;
+  int in_w = in[1], pipes[2] = {out[0], er[0]}, sent_exit = 0, in_wait = WAIT_CONN;
   fcntl(c, F_SETFL, O_NONBLOCK);
   fcntl(in_w, F_SETFL, O_NONBLOCK);
   for (int i = 0; i < 2; i++) fcntl(pipes[i], F_SETFL, O_NONBLOCK);
   int sndbuf = SOCK_BUF;
   if (setsockopt(c, SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof sndbuf) != 0)
     setsockopt(c, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
-  if (waitpid(child, &status, WNOHANG) == child) exited = 1;
+  if (child > 0 && waitpid(child, &status, WNOHANG) == child) exited = 1;
   for (;;) {
     int idle = olen == 0 && body_left == 0;
     if (idle && exited && !sent_exit) {
@@ -320,16 +334,17 @@ static void __attribute__((noreturn)) serve(int c) {
       idle = 0;
     }
     if (idle && sent_exit && pipes[0] < 0 && pipes[1] < 0) finish(c);
-    struct pollfd p[5] = {
+    struct pollfd p[6] = {
         {.fd = c, .events = (short)((in_wait == WAIT_CONN ? POLLIN : 0) | (idle ? 0 : POLLOUT))},
         {.fd = in_wait == WAIT_STDIN ? in_w : -1, .events = POLLOUT},
         {.fd = idle ? pipes[0] : -1, .events = POLLIN},
         {.fd = idle ? pipes[1] : -1, .events = POLLIN},
         {.fd = sfd, .events = POLLIN},
+        {.fd = exited ? -1 : cmd.conn, .events = POLLIN},
     };
-    if (poll(p, 5, -1) < 0 && errno != EINTR) _exit(1);
+    if (poll(p, 6, -1) < 0 && errno != EINTR) _exit(1);
     if (p[0].revents & (POLLERR | POLLHUP)) _exit(0); /* the server hung up: nobody reads any more */
-    if ((p[0].revents & POLLIN) || p[1].revents) in_wait = pump_in(c, child, &in_w);
+    if ((p[0].revents & POLLIN) || p[1].revents) in_wait = pump_in(c, &in_w);
     if (p[0].revents & POLLOUT) flush_out(c);
     /* Output: a frame of what a pipe holds, written at once; while the connection takes it whole, the
      * next one follows without polling (a few rounds, so stdin and signals are never starved). */
@@ -347,15 +362,65 @@ static void __attribute__((noreturn)) serve(int c) {
       struct signalfd_siginfo si;
       while (read(sfd, &si, sizeof si) > 0) {
       }
-      if (!exited && waitpid(child, &status, WNOHANG) == child) exited = 1;
+      if (!exited && child > 0 && waitpid(child, &status, WNOHANG) == child) exited = 1;
     }
+    if (p[5].revents && !exited) exited = launch_wait(&cmd, &status);
+  }
+}
+
+/* Relays running now; past max_relays a connection gets its refusal from the daemon itself. */
+static volatile sig_atomic_t relays;
+
+static void on_child(int sig) {
+  (void)sig;
+  int e = errno;
+  while (waitpid(-1, NULL, WNOHANG) > 0) relays--;
+  errno = e;
+}
+
+/* Refused connections stay open until the server closes them: closing over the server's unread frames
+ * would reset the connection before it reads the refusal. At most MAX_REFUSED are held (oldest go). */
+#define MAX_REFUSED 256
+static int refused[MAX_REFUSED], n_refused;
+
+static void refuse(int c) {
+  static const char msg[] = "devboxd: the host runs as many commands as it takes at once: the command cannot start\n";
+  unsigned char out[sizeof msg + 5 + 13];
+  size_t len = sizeof msg - 1;
+  put_header(out, '2', (uint32_t)len);
+  memcpy(out + 5, msg, len);
+  int32_t status[2] = {125, 0};
+  put_header(out + 5 + len, 'X', 8);
+  memcpy(out + 10 + len, status, 8);
+  if (send(c, out, 18 + len, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
+    /* the server sees the connection end early instead */
+  }
+  shutdown(c, SHUT_WR);
+  if (n_refused == MAX_REFUSED) {
+    close(refused[0]);
+    memmove(refused, refused + 1, sizeof refused[0] * (MAX_REFUSED - 1));
+    n_refused--;
+  }
+  refused[n_refused++] = c;
+}
+
+/* Drops what the server still sends on refused connections; closes those it closed. */
+static void drain_refused(const struct pollfd *p) {
+  for (int i = n_refused - 1; i >= 0; i--) {
+    if (!p[i].revents) continue;
+    char buf[4096];
+    ssize_t k = recv(refused[i], buf, sizeof buf, MSG_DONTWAIT);
+    if (k > 0 || (k < 0 && (errno == EAGAIN || errno == EINTR))) continue;
+    close(refused[i]);
+    refused[i] = refused[--n_refused];
   }
 }
 
 int main(int argc, char **argv) {
   progname = "boxexecd";
   errno = 0;
-  if (argc != 2) die(2, "usage: boxexecd SOCKET_PATH");
+  if (argc != 2 && argc != 3) die(2, "usage: boxexecd SOCKET_PATH [MAX_RELAYS]");
+  long max_relays = argc == 3 ? atol(argv[2]) : 4096;
   /* boxinit lives next to this binary */
   ssize_t n = readlink("/proc/self/exe", boxinit_path, sizeof boxinit_path - 16);
   if (n <= 0) die(1, "readlink /proc/self/exe");
@@ -365,7 +430,11 @@ int main(int argc, char **argv) {
   prctl(PR_SET_PDEATHSIG, SIGTERM);
   if (getppid() != parent) return 0;
   signal(SIGPIPE, SIG_IGN);
-  signal(SIGCHLD, SIG_IGN); /* relays are reaped by the kernel */
+  struct sigaction sa = {.sa_handler = on_child, .sa_flags = SA_RESTART | SA_NOCLDSTOP};
+  sigaction(SIGCHLD, &sa, NULL);
+  sigset_t chld;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
   struct sockaddr_un addr = {.sun_family = AF_UNIX};
   if (strlen(argv[1]) >= sizeof addr.sun_path) die(2, "socket path too long");
   strcpy(addr.sun_path, argv[1]);
@@ -376,14 +445,29 @@ int main(int argc, char **argv) {
   umask(old);
   printf("ready\n");
   fflush(stdout);
+  static struct pollfd p[1 + MAX_REFUSED];
   for (;;) {
+    p[0] = (struct pollfd){.fd = s, .events = POLLIN};
+    for (int i = 0; i < n_refused; i++) p[1 + i] = (struct pollfd){.fd = refused[i], .events = POLLIN};
+    if (poll(p, (nfds_t)(1 + n_refused), -1) < 0) continue; /* EINTR: a relay ended */
+    drain_refused(p + 1);
+    if (!(p[0].revents & POLLIN)) continue;
     int c = accept4(s, NULL, NULL, SOCK_CLOEXEC);
     if (c < 0) continue;
+    if (relays >= max_relays) {
+      refuse(c);
+      continue;
+    }
+    sigprocmask(SIG_BLOCK, &chld, NULL);
     pid_t pid = fork();
     if (pid == 0) {
+      sigprocmask(SIG_UNBLOCK, &chld, NULL);
       close(s);
+      for (int i = 0; i < n_refused; i++) close(refused[i]);
       serve(c);
     }
+    if (pid > 0) relays++;
+    sigprocmask(SIG_UNBLOCK, &chld, NULL);
     close(c);
   }
 }

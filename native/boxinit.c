@@ -14,6 +14,9 @@
  */
 #define _GNU_SOURCE
 #include "common.h"
+#include "forkd.h"
+#include "idmap.h"
+#include "launch.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -37,8 +40,11 @@
 
 #define MAX_LIST 16
 
-static const char *root_dir, *overlay_opts, *hostname, *layer_dir;
-static const char *cgroup_procs[MAX_LIST];
+static const char *root_dir, *overlay_opts, *hostname, *layer_dir, *forkd_sock;
+static const char *cgroup_procs[MAX_LIST], *idmapped[MAX_LIST];
+static int n_idmapped, max_commands = 256, idmap_fd = -1;
+/* Host uid/gid that box id 0 maps to: the box's own range (BOX_ID_BASE, the canonical range, without -i). */
+static long id_base = BOX_ID_BASE;
 static char *cgroup_binds[MAX_LIST];
 static int n_procs, n_binds;
 
@@ -53,19 +59,19 @@ static void make_dev(void) {
       {"dev/null", 1, 3}, {"dev/zero", 1, 5}, {"dev/full", 1, 7},
       {"dev/random", 1, 8}, {"dev/urandom", 1, 9}, {"dev/tty", 5, 0}};
   char opts[96];
-  snprintf(opts, sizeof opts, "mode=755,size=1m,uid=%d,gid=%d", BOX_ID_BASE, BOX_ID_BASE);
+  snprintf(opts, sizeof opts, "mode=755,size=1m,uid=%d,gid=%d", (int)id_base, (int)id_base);
   must_mount("tmpfs", "dev", "tmpfs", MS_NOSUID | MS_NOEXEC, opts);
   for (size_t i = 0; i < sizeof nodes / sizeof nodes[0]; i++) {
     if (mknod(nodes[i].name, S_IFCHR | 0666, makedev(nodes[i].maj, nodes[i].min)) != 0)
       die(1, "mknod %s", nodes[i].name);
-    if (lchown(nodes[i].name, BOX_ID_BASE, BOX_ID_BASE) != 0) die(1, "chown %s", nodes[i].name);
+    if (lchown(nodes[i].name, (int)id_base, (int)id_base) != 0) die(1, "chown %s", nodes[i].name);
   }
   if (mkdir("dev/pts", 0755) || mkdir("dev/shm", 01777) || mkdir("dev/mqueue", 01777))
     die(1, "mkdir /dev/*");
   /* The tty group (5) as the box sees it; the mount resolves ids in the host's namespace. */
-  snprintf(opts, sizeof opts, "newinstance,ptmxmode=0666,mode=0620,gid=%d", BOX_ID_BASE + 5);
+  snprintf(opts, sizeof opts, "newinstance,ptmxmode=0666,mode=0620,gid=%d", (int)id_base + 5);
   must_mount("devpts", "dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, opts);
-  snprintf(opts, sizeof opts, "mode=1777,uid=%d,gid=%d", BOX_ID_BASE, BOX_ID_BASE);
+  snprintf(opts, sizeof opts, "mode=1777,uid=%d,gid=%d", (int)id_base, (int)id_base);
   must_mount("tmpfs", "dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, opts);
   must_mount("mqueue", "dev/mqueue", "mqueue", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
   if (symlink("pts/ptmx", "dev/ptmx") || symlink("/proc/self/fd", "dev/fd") ||
@@ -75,7 +81,7 @@ static void make_dev(void) {
   static const char *owned[] = {"dev/pts", "dev/shm", "dev/mqueue", "dev/ptmx", "dev/fd",
                                 "dev/stdin", "dev/stdout", "dev/stderr"};
   for (size_t i = 0; i < sizeof owned / sizeof owned[0]; i++)
-    if (lchown(owned[i], BOX_ID_BASE, BOX_ID_BASE) != 0) die(1, "chown %s", owned[i]);
+    if (lchown(owned[i], (int)id_base, (int)id_base) != 0) die(1, "chown %s", owned[i]);
 }
 
 /* Shows the box its own cgroup (read-only) at /sys/fs/cgroup, the way a container sees it. */
@@ -114,6 +120,7 @@ static void mask_paths(void) {
 static void setup_root(void) {
   const unsigned long kernfs = MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY;
   must_mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL);
+  for (int i = 0; i < n_idmapped; i++) idmap_dir(idmapped[i], idmap_fd);
   if (layer_dir && chdir(layer_dir) != 0) die(1, "chdir %s", layer_dir);
   must_mount("overlay", root_dir, "overlay", 0, overlay_opts);
   if (chdir(root_dir) != 0) die(1, "chdir %s", root_dir);
@@ -181,6 +188,10 @@ static void __attribute__((noreturn)) init_main(int ready_fd, int go_fd, char **
   if (sethostname(hostname, strlen(hostname)) != 0) die(1, "sethostname");
   loopback_up();
   hide_args(argv); /* the options are used up: everything above read them */
+  /* The user namespace belongs to the box's own host root uid, not to host root: per-user kernel counts
+   * (inotify instances, mqueue bytes, processes) of everything in the box are charged to that uid. */
+  if (setgroups(0, NULL) || setresgid(id_base, id_base, id_base) || setresuid(id_base, id_base, id_base))
+    die(1, "become the box's host uid");
   if (unshare(CLONE_NEWUSER) != 0) die(1, "unshare user namespace");
   char c = 'u';
   if (write(ready_fd, &c, 1) != 1 || read(go_fd, &c, 1) != 1) die(1, "launcher gone");
@@ -202,23 +213,46 @@ static void __attribute__((noreturn)) init_main(int ready_fd, int go_fd, char **
 
 static void write_id_maps(pid_t pid) {
   char path[64], map[64];
-  snprintf(map, sizeof map, "0 %d %d\n", BOX_ID_BASE, BOX_ID_COUNT);
+  snprintf(map, sizeof map, "0 %ld %d\n", id_base, BOX_ID_COUNT);
   snprintf(path, sizeof path, "/proc/%d/uid_map", pid);
   if (write_file(path, map) != 0) die(1, "write %s", path);
   snprintf(path, sizeof path, "/proc/%d/gid_map", pid);
   if (write_file(path, map) != 0) die(1, "write %s", path);
 }
 
+/* The box's forker (forkd.c): forked from this launcher, which sits in the box's cgroups, back in the
+ * host's PID namespace; it listens before the box is reported ready. */
+static void start_forkd(pid_t init, int host_pidns, char **argv) {
+  int pidfd = (int)syscall(SYS_pidfd_open, init, 0);
+  int lfd = unix_socket_at(forkd_sock, 512);
+  if (pidfd < 0 || lfd < 0) die(1, "forker socket %s", forkd_sock);
+  if (setns(host_pidns, CLONE_NEWPID) != 0) die(1, "back to the host pid namespace");
+  pid_t f = fork();
+  if (f < 0) die(1, "fork the forker");
+  if (f > 0) return;
+  setsid();
+  int null = open("/dev/null", O_RDWR);
+  if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0 || dup2(lfd, 3) < 0 || dup2(pidfd, 4) < 0)
+    _exit(1);
+  syscall(SYS_close_range, 5, ~0U, 0);
+  hide_args(argv);
+  forkd_run(3, 4, max_commands);
+}
+
 int main(int argc, char **argv) {
   progname = "boxinit";
   args_end = argv[argc - 1] + strlen(argv[argc - 1]) + 1;
   int opt;
-  while ((opt = getopt(argc, argv, "r:o:n:d:c:b:")) != -1) {
+  while ((opt = getopt(argc, argv, "r:o:n:d:c:b:i:m:x:N:")) != -1) {
     switch (opt) {
       case 'r': root_dir = optarg; break;
       case 'o': overlay_opts = optarg; break;
       case 'n': hostname = optarg; break;
       case 'd': layer_dir = optarg; break;
+      case 'i': id_base = atol(optarg); break;
+      case 'm': if (n_idmapped < MAX_LIST) idmapped[n_idmapped++] = optarg; break;
+      case 'x': forkd_sock = optarg; break;
+      case 'N': max_commands = atoi(optarg); break;
       case 'c': if (n_procs < MAX_LIST) cgroup_procs[n_procs++] = optarg; break;
       case 'b':
         if (n_binds < MAX_LIST && strchr(optarg, ':')) cgroup_binds[n_binds++] = optarg;
@@ -228,12 +262,18 @@ int main(int argc, char **argv) {
   }
   errno = 0;
   if (!root_dir || !overlay_opts || !hostname) die(2, "-r, -o and -n are required");
+  if (id_base < BOX_ID_BASE || id_base > 0x7fff0000L || (n_idmapped && id_base == BOX_ID_BASE)) die(2, "bad -i");
   umask(0);
+  int host_pidns = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
+  if (host_pidns < 0) die(1, "open /proc/self/ns/pid");
 
   char self[16];
   snprintf(self, sizeof self, "%d", getpid());
   for (int i = 0; i < n_procs; i++)
     if (write_file(cgroup_procs[i], self) != 0) die(1, "join cgroup %s", cgroup_procs[i]);
+  /* After joining: a fork and kill before a cgroup migration makes the migration wait for an RCU grace
+   * period (about 10 ms); the helper's one transient slot is the box's, which holds nothing yet. */
+  if (n_idmapped) idmap_fd = idmap_userns(id_base);
   /* Only the PID namespace here (it applies to the next child); the init unshares the rest itself,
    * so that its pivot_root leaves this launcher in the host's tree, where it writes the id maps. */
   if (unshare(CLONE_NEWPID) != 0) die(1, "unshare pid namespace");
@@ -262,6 +302,7 @@ int main(int argc, char **argv) {
     errno = 0;
     die(1, "init failed after the id maps");
   }
+  if (forkd_sock) start_forkd(pid, host_pidns, argv);
   printf("%d\n", pid);
   return 0;
 }

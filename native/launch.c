@@ -1,12 +1,16 @@
 /* Starting one command inside a running box, fast enough for interactive exec.
  *
- * The launcher pins the box init with a pidfd (a recycled pid is never joined) and checks its start time.
- * A first child, still in the host's PID namespace and so invisible to the box, joins the box cgroups and
- * every namespace of the init, hides the launcher's command line, becomes the box user with no
- * capabilities (or box root with a container-like set), sets no_new_privs and the seccomp filter; only
- * then does it fork the command, the first process the box can see, and exit. The launcher is a child
- * subreaper, so the command comes back to it as its own child. The launcher stays outside the box and its
- * cgroup. */
+ * Every process of a command is forked by a process already inside the box's cgroups, so the box's
+ * pids.max bounds commands too (a process that joins a cgroup by writing cgroup.procs is never refused).
+ * That process is the box's forker (forkd.c): the relay (boxexec, boxexecd's per-command process, on
+ * the host and outside the box's cgroups) connects to the forker's socket and hands it the request and
+ * the command's stdio. The forker forks a first child, still in the host's PID namespace and so invisible
+ * to the box, which enters every namespace of the init, hides the forker's command line, becomes the box
+ * user with no capabilities (or box root with a container-like set), sets no_new_privs and the seccomp
+ * filter; only then does it fork the command, the first process the box can see, and exit. The forker
+ * is a child subreaper: the command comes back to it, and it sends the command's pid (with a pidfd for
+ * signals) and later its wait status to the relay (relay.c). A fork refused at pids.max ends the command
+ * with status 125 and a line on its stderr. */
 #define _GNU_SOURCE
 #include "launch.h"
 #include "common.h"
@@ -17,61 +21,60 @@
 #include <linux/capability.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 extern char **environ;
 
+#define NO_SLOT_MSG "devboxd: the box is at its process limit (pids.max): the command cannot start\n"
+
 int launch_parse(struct launch *l, int argc, char **argv, char *err, size_t errlen) {
   memset(l, 0, sizeof *l);
   l->uid = l->gid = -1;
+  l->args = argv + 1;
+  l->nargs = argc - 1;
   int opt;
   optind = 1;
-  while ((opt = getopt(argc, argv, "+p:s:u:g:d:hRc:e:")) != -1) {
+  while ((opt = getopt(argc, argv, "+x:u:g:d:hRe:")) != -1) {
     switch (opt) {
-      case 'p': l->pid = (pid_t)atol(optarg); break;
-      case 's': l->start = strtoull(optarg, NULL, 10); break;
+      case 'x': l->sock = optarg; break;
       case 'u': l->uid = atol(optarg); break;
       case 'g': l->gid = atol(optarg); break;
       case 'd': l->cwd = optarg; break;
       case 'h': l->cwd_is_home = 1; break;
       case 'R': l->as_root = 1; break;
-      case 'c': if (l->n_cgroups < MAX_CGROUPS) l->cgroups[l->n_cgroups++] = optarg; break;
       case 'e': if (l->n_env < MAX_ENV) l->env[l->n_env++] = optarg; break;
       default: snprintf(err, errlen, "bad arguments"); return -1;
     }
   }
   l->env[l->n_env] = NULL;
-  if (l->pid <= 1 || optind >= argc || l->uid < 0 || l->uid >= BOX_ID_COUNT || l->gid < 0 || l->gid >= BOX_ID_COUNT) {
-    snprintf(err, errlen, "-p, -u, -g and a command are required");
+  if (!l->sock || optind >= argc || l->uid < 0 || l->uid >= BOX_ID_COUNT || l->gid < 0 || l->gid >= BOX_ID_COUNT) {
+    snprintf(err, errlen, "-x, -u, -g and a command are required");
     return -1;
   }
   l->argv = argv + optind;
   return 0;
 }
 
-/* Field 22 of /proc/PID/stat: the start time that, with the pid, names a process uniquely. */
-static unsigned long long start_time(pid_t pid) {
-  char path[64], buf[1024];
-  snprintf(path, sizeof path, "/proc/%d/stat", pid);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  ssize_t n = read(fd, buf, sizeof buf - 1);
-  close(fd);
-  if (n <= 0) return 0;
-  buf[n] = '\0';
-  char *p = strrchr(buf, ')');
-  unsigned long long v = 0;
-  /* after ")": state is field 3, start time field 22 */
-  if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu", &v) != 1)
-    return 0;
-  return v;
+static void __attribute__((noreturn)) no_slot(void) {
+  if (write(2, NO_SLOT_MSG, sizeof NO_SLOT_MSG - 1) < 0) _exit(125);
+  _exit(125);
+}
+
+static int read_full(int fd, void *buf, size_t len) {
+  for (size_t got = 0; got < len;) {
+    ssize_t n = read(fd, (char *)buf + got, len - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return -1;
+    got += (size_t)n;
+  }
+  return 0;
 }
 
 /* Fields 48 and 49 of /proc/PID/stat: where the command line lies in memory. */
@@ -106,7 +109,6 @@ static void hide_args(struct launch *l) {
   if (args_area(&start, &end) != 0) die(125, "read /proc/self/stat");
   for (int i = 0; l->argv[i]; i++) l->argv[i] = copy(l->argv[i]);
   for (int i = 0; i < l->n_env; i++) l->env[i] = copy(l->env[i]);
-  for (int i = 0; i < l->n_cgroups; i++) l->cgroups[i] = copy(l->cgroups[i]);
   if (l->cwd) l->cwd = copy(l->cwd);
   memset(start, 0, (size_t)(end - start));
   if (end - start > 8) memcpy(start, "boxexec", 8);
@@ -127,7 +129,7 @@ static void set_caps(int as_root) {
   if (syscall(SYS_capset, &hdr, data) != 0) die(125, "capset");
 }
 
-/* The first child: host pid namespace, box everything else; forks the command and reports its pid. */
+/* The forker's child: host pid namespace, box everything else; forks the command and reports its pid. */
 static void __attribute__((noreturn)) child_main(struct launch *l, int pidfd, const int fds[3], int report) {
   for (int i = 0; i < 3; i++)
     if (fds[i] != i && dup2(fds[i], i) < 0) die(125, "stdio");
@@ -136,8 +138,6 @@ static void __attribute__((noreturn)) child_main(struct launch *l, int pidfd, co
   sigprocmask(SIG_SETMASK, &none, NULL);
   signal(SIGPIPE, SIG_DFL);
   hide_args(l);
-  for (int i = 0; i < l->n_cgroups; i++)
-    if (write_file(l->cgroups[i], "0") != 0) die(125, "join cgroup %s", l->cgroups[i]);
   /* The PID namespace applies to children only: the command forked below. */
   if (setns(pidfd, CLONE_NEWPID) != 0) die(125, "enter the box's pid namespace");
   if (setns(pidfd, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP) != 0)
@@ -152,6 +152,7 @@ static void __attribute__((noreturn)) child_main(struct launch *l, int pidfd, co
   set_no_new_privs();
   install_seccomp();
   pid_t cmd = fork();
+  if (cmd < 0 && errno == EAGAIN) no_slot();
   if (cmd < 0) die(125, "fork into the box");
   if (cmd == 0) {
     setsid(); /* own session and process group: a group signal reaches everything the command starts */
@@ -164,56 +165,35 @@ static void __attribute__((noreturn)) child_main(struct launch *l, int pidfd, co
   _exit(0);
 }
 
-pid_t launch_start(const struct launch *l, const int fds[3], char *err, size_t errlen) {
-  int pidfd = (int)syscall(SYS_pidfd_open, l->pid, 0);
-  if (pidfd < 0 || start_time(l->pid) != l->start) {
-    snprintf(err, errlen, "the box is not running (init %d)", l->pid);
-    if (pidfd >= 0) close(pidfd);
-    return -1;
-  }
-  int report[2];
-  if (pipe2(report, O_CLOEXEC) != 0 || prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) {
-    snprintf(err, errlen, "launcher set-up: %s", strerror(errno));
-    close(pidfd);
-    return -1;
-  }
-  fflush(NULL);
-  pid_t child = fork();
-  if (child == 0) {
-    close(report[0]);
-    child_main((struct launch *)l, pidfd, fds, report[1]); /* its own copy of *l */
-  }
-  int fork_err = errno;
-  close(pidfd);
-  close(report[1]);
-  if (child < 0) {
-    close(report[0]);
-    snprintf(err, errlen, "fork: %s", strerror(fork_err));
-    return -1;
-  }
-  pid_t cmd;
+void launch_child(int conn, int report, int init_pidfd) {
+  uint32_t len = 0;
+  int fds[3];
+  char cbuf[CMSG_SPACE(sizeof fds)];
+  struct iovec iov = {.iov_base = &len, .iov_len = sizeof len};
+  struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf};
   ssize_t n;
-  while ((n = read(report[0], &cmd, sizeof cmd)) < 0 && errno == EINTR) {
+  while ((n = recvmsg(conn, &m, MSG_WAITALL | MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {
   }
-  close(report[0]);
-  /* Without a pid the first child failed and exits 125 with the reason on the command's stderr: the
-   * caller waits for it as it would for the command. */
-  if (n != sizeof cmd) return child;
-  while (waitpid(child, NULL, 0) < 0 && errno == EINTR) {
+  struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+  if (n != sizeof len || !c || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(sizeof fds)) _exit(125);
+  memcpy(fds, CMSG_DATA(c), sizeof fds);
+  if (len == 0 || len > MAX_LAUNCH_REQUEST) _exit(125);
+  char *req = malloc(len + 1);
+  char **argv = malloc(sizeof(char *) * (len + 2));
+  if (!req || !argv || read_full(conn, req, len) != 0) _exit(125);
+  req[len] = '\0';
+  int argc = 0;
+  argv[argc++] = "boxforkd";
+  for (size_t i = 0; i < len; i += strlen(req + i) + 1) argv[argc++] = req + i;
+  argv[argc] = NULL;
+  struct launch l;
+  char err[300];
+  for (int i = 0; i < 3; i++)
+    if (dup2(fds[i], i) < 0) _exit(125);
+  if (launch_parse(&l, argc, argv, err, sizeof err) != 0) {
+    errno = 0;
+    die(125, "%s", err);
   }
-  return cmd;
-}
-
-void mirror_status(int status) {
-  if (WIFEXITED(status)) _exit(WEXITSTATUS(status));
-  int sig = WTERMSIG(status);
-  struct rlimit no_core = {0, 0};
-  setrlimit(RLIMIT_CORE, &no_core);
-  signal(sig, SIG_DFL);
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, sig);
-  sigprocmask(SIG_UNBLOCK, &set, NULL);
-  kill(getpid(), sig);
-  _exit(128 + sig);
+  const int stdio[3] = {0, 1, 2};
+  child_main(&l, init_pidfd, stdio, report);
 }

@@ -35,6 +35,10 @@ export interface Config {
   fileContentsQueue: number;
   /** DEVBOXD_UPLOAD_STALL_MS: an upload whose client sends no byte for this long (while the server waits) gets 408. */
   uploadStallMs: number;
+  /** DEVBOXD_MAX_EXECUTIONS_PER_DEVBOX: commands one devbox runs at once; past it `execute` gets 429. */
+  maxExecutionsPerDevbox: number;
+  /** DEVBOXD_MAX_EXECUTIONS: commands all devboxes run at once (one host relay each); past it a command ends with 125. */
+  maxExecutions: number;
 }
 
 const MiB = 1024 * 1024;
@@ -79,5 +83,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     fileContentsConcurrency: int('DEVBOXD_FILE_CONTENTS_CONCURRENCY', env.DEVBOXD_FILE_CONTENTS_CONCURRENCY, 4, 1, 1024),
     fileContentsQueue: int('DEVBOXD_FILE_CONTENTS_QUEUE', env.DEVBOXD_FILE_CONTENTS_QUEUE, 64, 0, 100_000),
     uploadStallMs: int('DEVBOXD_UPLOAD_STALL_MS', env.DEVBOXD_UPLOAD_STALL_MS, 60_000, 100, 3_600_000),
+    maxExecutionsPerDevbox: int('DEVBOXD_MAX_EXECUTIONS_PER_DEVBOX', env.DEVBOXD_MAX_EXECUTIONS_PER_DEVBOX, 256, 1, 65536),
+    maxExecutions: int('DEVBOXD_MAX_EXECUTIONS', env.DEVBOXD_MAX_EXECUTIONS, 4096, 1, 1 << 20),
   });
 }

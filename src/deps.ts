@@ -48,7 +48,14 @@ export interface Deps {
 export async function buildDeps(config: Config, logger: Logger, opts: { runtime?: RuntimeDriver } = {}): Promise<Deps> {
   const db = openDatabase(config.dataDir);
   const runtime =
-    opts.runtime ?? createRuntime({ dataDir: config.dataDir, imageDir: config.imageDir, logger: logger.child({ component: 'runtime' }) });
+    opts.runtime ??
+    createRuntime({
+      dataDir: config.dataDir,
+      imageDir: config.imageDir,
+      logger: logger.child({ component: 'runtime' }),
+      maxCommandsPerBox: config.maxExecutionsPerDevbox,
+      maxCommands: config.maxExecutions,
+    });
   await runtime.prepare();
 
   const accounts = new AccountService(new SqliteAccountStore(db));
@@ -73,7 +80,8 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     const d = devboxStore.getById(id);
     return d && { ended: TERMINAL.has(d.status), endTimeMs: d.endTimeMs };
   };
-  const executions = new ExecutionService(new SqliteExecutionStore(db), devboxLog, devboxes, outputs, boxState, logger.child({ component: 'executions' }));
+  const executions = new ExecutionService(new SqliteExecutionStore(db), devboxLog, devboxes, outputs, boxState, logger.child({ component: 'executions' }),
+    config.maxExecutionsPerDevbox);
   lifecycle.setHooks(executions);
   executions.reconcile();
   const files = new FileService(devboxes, logger.child({ component: 'files' }), { stallMs: config.uploadStallMs });

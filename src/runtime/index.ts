@@ -11,6 +11,10 @@ export interface RuntimeOptions {
   /** Where the cached base image is built and kept. */
   imageDir: string;
   logger: RuntimeLogger;
+  /** Commands one box runs at once (the box refuses more); see LinuxDriverOptions. */
+  maxCommandsPerBox?: number;
+  /** Commands all boxes run at once. */
+  maxCommands?: number;
 }
 
 export function createRuntime(opts: RuntimeOptions): RuntimeDriver {

@@ -3,7 +3,8 @@
  * (cached in <repo>/data/images, built on first use), with a temp data dir per run.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +13,7 @@ import type { RuntimeDriver, Sandbox, SandboxSpec, SpawnSpec } from '../../src/r
 import { createRuntime } from '../../src/runtime/index.js';
 import { LinuxDriver } from '../../src/runtime/linux/driver.js';
 import { ROOT } from '../helpers/server.js';
+import { DEFAULT_RANGE_DIR } from '../../src/runtime/linux/idranges.js';
 
 const quiet = { info() {}, warn() {}, error() {} };
 const MiB = 1024 * 1024;
@@ -284,6 +286,32 @@ describe('lifecycle', () => {
     await dst.destroy();
     await driver.deleteLayer('layer-a');
     assert.equal(await driver.layerExists('layer-a'), false);
+  });
+
+  it('commands are forked inside the box: pids.max refuses them, the cap on concurrent ones holds, the forker ends with the box', async () => {
+    const sb = await create('forker', { limits: { cpuCores: 1, memoryBytes: 256 * MiB, diskBytes: 1024 * MiB, pids: 40 } });
+    const group = cgroupDirs('forker').find((d) => existsSync(join(d, 'pids.max')))!;
+    const bomb = 'import os, time\nwhile True:\n  try: pid = os.fork()\n  except OSError: break\n  if pid == 0: os.execv("/bin/sleep", ["sleep", "60"])\nprint("held", flush=True)\ntime.sleep(60)';
+    const held = sb.spawn({ argv: ['python3', '-c', bomb] });
+    held.stdin.end();
+    await new Promise((r) => held.stdout.once('data', r));
+    assert.equal(readFileSync(join(group, 'pids.current'), 'utf8').trim(), '40');
+    const r = await sh(sb, 'echo never');
+    assert.equal(r.code, 125);
+    assert.match(r.err, /process limit \(pids\.max\)/);
+    assert.equal(readFileSync(join(group, 'pids.current'), 'utf8').trim(), '40', 'the refused command took no slot');
+    held.signal('SIGKILL', true);
+    await held.exited;
+
+    const state = JSON.parse(readFileSync(join(dataDir, 'boxes', 'forker', 'state.json'), 'utf8')) as { idBase: number };
+    const slot = join(DEFAULT_RANGE_DIR, String((state.idBase - 1_000_000) / 65_536));
+    assert.equal(readlinkSync(slot), join(dataDir, 'boxes', 'forker'), 'the box holds its id range');
+    const forker = spawnSync('pgrep', ['-x', 'boxforkd'], { encoding: 'utf8' }).stdout.trim().split('\n').filter((pid) =>
+      readFileSync(`/proc/${pid}/cgroup`, 'utf8').includes('/devboxd/forker\n'));
+    assert.equal(forker.length, 1, 'one forker, in the box cgroup');
+    await sb.destroy();
+    assert.equal(hostAlive(Number(forker[0])), false, 'the forker ended with the box');
+    assert.equal(existsSync(slot), false, 'the id range is free again');
   });
 
   it('destroy leaves nothing behind and is idempotent', async () => {

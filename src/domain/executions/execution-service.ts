@@ -88,6 +88,8 @@ export class ExecutionService implements BoxProcessHooks {
     private readonly outputs: OutputBudget,
     private readonly boxState: BoxLookup,
     private readonly log: Logger,
+    /** Executions (queued on a shell or running) one devbox holds at once. */
+    private readonly maxPerDevbox = 256,
   ) {}
 
   /** At start: executions a previous server process left unfinished end now, their outcome unknown. */
@@ -122,6 +124,11 @@ export class ExecutionService implements BoxProcessHooks {
     const { devbox, sandbox } = this.devboxes.requireRunning(accountId, devboxId);
     if (Buffer.byteLength(input.command) > MAX_COMMAND_BYTES) {
       throw ERRORS.invalid(`command is longer than ${MAX_COMMAND_BYTES} bytes; upload a script and run that instead`);
+    }
+    let held = 0;
+    for (const l of this.live.values()) if (l.exec.devboxId === devboxId && l.exec.kind === 'exec' && l.exec.status !== 'completed') held++;
+    if (held >= this.maxPerDevbox) {
+      throw ERRORS.busy(`devbox ${devboxId} runs ${held} executions, the most it runs at once (DEVBOXD_MAX_EXECUTIONS_PER_DEVBOX); wait for one to finish`);
     }
     const e = this.newExecution(devbox, input.command, 'exec', input.shellName ?? null, input.commandId ?? null);
     this.launch(devbox, sandbox, e, input.attachStdin ?? false);

@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { rename, rm, stat } from 'node:fs/promises';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { SandboxError, type RuntimeDriver, type Sandbox, type SandboxSpec } from '../driver.js';
 import { BoxCgroup, detectLayout, prepareParents, type CgroupLayout } from './cgroups.js';
 import { ExecDaemon } from './execd.js';
@@ -20,7 +20,8 @@ import type { RuntimeLogger } from './logger.js';
 import { DataPaths, isSafeId, native } from './paths.js';
 import { isAlive, pidExists, procInfo } from './proc.js';
 import { cleanHostname, seedUpper } from './rootfs.js';
-import { LinuxSandbox, teardown, type BoxState } from './sandbox.js';
+import { IdRanges } from './idranges.js';
+import { forkerSocket, LinuxSandbox, teardown, type BoxState } from './sandbox.js';
 
 export interface LinuxDriverOptions {
   dataDir: string;
@@ -29,7 +30,19 @@ export interface LinuxDriverOptions {
   logger: RuntimeLogger;
   /** Run commands through the boxexecd daemon (default) rather than spawning boxexec per command. */
   execDaemon?: boolean;
+  /** Executions one box runs at once; its forker refuses commands past this plus INTERNAL_COMMANDS. */
+  maxCommandsPerBox?: number;
+  /** Commands all boxes run at once (relays of the exec daemon); default MAX_COMMANDS. */
+  maxCommands?: number;
+  /** Where boxes claim their host id ranges (shared by every server on the host); tests may move it. */
+  idRangeDir?: string;
 }
+
+/** Room in a box's forker, past the executions the domain admits, for file transfers and launch steps. */
+const INTERNAL_COMMANDS = 64;
+/** Defaults of the caps on concurrent commands (see README). */
+export const MAX_COMMANDS_PER_BOX = 256;
+export const MAX_COMMANDS = 4096;
 
 const INIT_TIMEOUT_MS = 10_000;
 /** Numbers the exec daemons of the drivers in this process (tests make several). */
@@ -46,17 +59,21 @@ export class LinuxDriver implements RuntimeDriver {
   private readonly disks: DiskPool;
   /** Image layers being mounted, so concurrent creates on one layer mount it once. */
   private readonly mounting = new Map<string, Promise<string>>();
+  private readonly ranges: IdRanges;
+  private readonly maxPerBox: number;
   private readonly imageDir: string;
 
   constructor(opts: LinuxDriverOptions) {
     this.paths = new DataPaths(opts.dataDir);
     this.imageDir = opts.imageDir;
     this.log = opts.logger;
+    this.ranges = new IdRanges(opts.idRangeDir);
+    this.maxPerBox = opts.maxCommandsPerBox ?? MAX_COMMANDS_PER_BOX;
     this.image = new BaseImage(opts.imageDir, opts.logger);
     this.disks = new DiskPool(this.paths.pool, this.paths.disks, opts.logger);
     // A unix socket path holds at most 107 bytes; past that commands take the spawn path.
     const socket = join(this.paths.run, `execd-${process.pid}-${driverSeq++}.sock`);
-    if (opts.execDaemon !== false && Buffer.byteLength(socket) < 100) this.execd = new ExecDaemon(socket, opts.logger);
+    if (opts.execDaemon !== false && Buffer.byteLength(socket) < 100) this.execd = new ExecDaemon(socket, opts.logger, opts.maxCommands ?? MAX_COMMANDS);
   }
 
   private get layout(): CgroupLayout {
@@ -112,7 +129,9 @@ export class LinuxDriver implements RuntimeDriver {
       throw err;
     }
     const cgroup = new BoxCgroup(this.layout, spec.id);
+    let idBase: number | undefined;
     try {
+      idBase = this.ranges.claim(boxDir);
       const root = join(boxDir, 'root');
       mkdirSync(root);
       const disk = await this.disks.take(spec.limits.diskBytes);
@@ -129,17 +148,21 @@ export class LinuxDriver implements RuntimeDriver {
       cgroup.create(spec.limits);
       cgroup.limitDisk(dev);
       limitDirty(dev);
+      // Layers keep canonical owners on disk; the box sees each layer and its disk (which holds the
+      // writable layer) through an idmapped mount in its own id range.
+      const idmapped = [...lowers, dirname(upper)].flatMap((d) => ['-m', d]);
       const pid = await this.startInit(['-r', root, '-d', boxDir, '-o', `lowerdir=${lowerNames},upperdir=disk/upper,workdir=disk/work`, '-n', hostname,
+        '-i', String(idBase), ...idmapped, '-x', forkerSocket(this.paths, spec.id), '-N', String(this.maxPerBox + INTERNAL_COMMANDS),
         ...cgroup.procsFiles.flatMap((f) => ['-c', f]), ...cgroup.binds.flatMap((b) => ['-b', b])]);
       const info = procInfo(pid);
       if (!info) throw new Error('the box init died at start');
-      const state: BoxState = { pid, startTime: info.startTime, user, hostname, createdAt: new Date().toISOString() };
+      const state: BoxState = { pid, startTime: info.startTime, user, hostname, createdAt: new Date().toISOString(), idBase };
       const statePath = join(boxDir, 'state.json');
       writeFileSync(`${statePath}.tmp`, JSON.stringify(state), { mode: 0o600 });
       renameSync(`${statePath}.tmp`, statePath);
       return new LinuxSandbox(spec.id, this.context(cgroup), state);
     } catch (err) {
-      await teardown(this.paths, cgroup, null).catch(() => undefined);
+      await teardown(this.paths, cgroup, idBase ? { pid: 0, startTime: 0, idBase } : null, this.ranges).catch(() => undefined);
       if (err instanceof SandboxError) throw err;
       throw new SandboxError('failed', `creating sandbox ${spec.id} failed: ${(err as Error).message}`);
     }
@@ -222,7 +245,7 @@ export class LinuxDriver implements RuntimeDriver {
   }
 
   private context(cgroup: BoxCgroup) {
-    return { paths: this.paths, cgroup, watcher: this.watcher, log: this.log, execd: this.execd };
+    return { paths: this.paths, cgroup, watcher: this.watcher, log: this.log, execd: this.execd, ranges: this.ranges };
   }
 
   private readState(id: string): BoxState | null {
@@ -262,7 +285,7 @@ export class LinuxDriver implements RuntimeDriver {
   async remove(id: string): Promise<void> {
     if (!isSafeId(id)) return;
     this.watcher.unwatch(id);
-    await teardown(this.paths, new BoxCgroup(this.layout, id), this.readState(id));
+    await teardown(this.paths, new BoxCgroup(this.layout, id), this.readState(id), this.ranges);
   }
 
   async layerExists(layerId: string): Promise<boolean> {

@@ -1,8 +1,8 @@
 /**
- * Commands inside a box, through native/boxexec: one small static binary per command that joins the
- * box's namespaces and cgroup, drops privileges and execs. Its stdio are the command's pipes; fd 3 is a
- * control channel for signals ({signal number, group flag} byte pairs), since the command's pid lives
- * in the box's PID namespace.
+ * Commands inside a box, through native/boxexec: one small static binary per command that asks the box's
+ * forker (native/forkd.c, a process inside the box's cgroups, so pids.max bounds every command) to start
+ * it. Its stdio are the command's pipes; fd 3 is a control channel for signals ({signal number, group
+ * flag} byte pairs), since the command's pid lives in the box's PID namespace.
  */
 import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
@@ -15,10 +15,9 @@ import { ROOT_USER, type BoxUser } from './rootfs.js';
 const PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 export interface ExecTarget {
-  initPid: number;
-  initStartTime: number;
+  /** The box's forker socket. */
+  forker: string;
   user: BoxUser;
-  cgroupProcs: string[];
 }
 
 function boxEnv(user: BoxUser, extra: Record<string, string> | undefined): string[] {
@@ -41,11 +40,10 @@ function boxEnv(user: BoxUser, extra: Record<string, string> | undefined): strin
 function execArgs(target: ExecTarget, spec: SpawnSpec): string[] {
   if (spec.argv.length === 0) throw new TypeError('argv must not be empty');
   const user = spec.asRoot ? ROOT_USER : target.user;
-  const args = ['-p', String(target.initPid), '-s', String(target.initStartTime), '-u', String(user.uid), '-g', String(user.gid)];
+  const args = ['-x', target.forker, '-u', String(user.uid), '-g', String(user.gid)];
   if (spec.cwd) args.push('-d', spec.cwd);
   else args.push('-d', user.home, '-h');
   if (spec.asRoot) args.push('-R');
-  for (const f of target.cgroupProcs) args.push('-c', f);
   // The environment travels as arguments: boxexec itself runs on the host and must not see LD_* etc.
   for (const e of boxEnv(user, spec.env)) args.push('-e', e);
   args.push('--', ...spec.argv);

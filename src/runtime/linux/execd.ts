@@ -74,6 +74,8 @@ export class ExecDaemon {
   constructor(
     readonly socketPath: string,
     private readonly log: RuntimeLogger,
+    /** Relays (commands) the daemon runs at once; past it a command ends at once with status 125. */
+    private readonly maxRelays: number,
   ) {}
 
   get alive(): boolean {
@@ -83,7 +85,7 @@ export class ExecDaemon {
   /** Starts the daemon (again, if it died); resolves once it listens. */
   start(): Promise<void> {
     this.starting ??= new Promise<void>((resolve, reject) => {
-      const child = spawn(native.boxexecd, [this.socketPath], { stdio: ['ignore', 'pipe', 'pipe'], env: {} });
+      const child = spawn(native.boxexecd, [this.socketPath, String(this.maxRelays)], { stdio: ['ignore', 'pipe', 'pipe'], env: {} });
       let err = '';
       child.stderr.on('data', (d: Buffer) => (err += d.toString()));
       createInterface({ input: child.stdout }).once('line', () => {

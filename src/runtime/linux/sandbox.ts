@@ -13,6 +13,7 @@ import { unlimitDirty } from './iolimit.js';
 import type { LivenessWatcher } from './liveness.js';
 import type { RuntimeLogger } from './logger.js';
 import { isSafeId, type DataPaths } from './paths.js';
+import type { IdRanges } from './idranges.js';
 import { isAlive } from './proc.js';
 import type { BoxUser } from './rootfs.js';
 
@@ -24,6 +25,8 @@ export interface BoxState {
   user: BoxUser;
   hostname: string;
   createdAt: string;
+  /** First host id of the box's id range (idranges.ts); absent for boxes made before ranges. */
+  idBase?: number;
 }
 
 /**
@@ -39,6 +42,12 @@ export interface SandboxContext {
   log: RuntimeLogger;
   /** The fast exec path; absent or dead means commands spawn boxexec directly. */
   execd?: ExecDaemon;
+  ranges: IdRanges;
+}
+
+/** The socket of a box's forker (native/forkd.c), in the box's directory. */
+export function forkerSocket(paths: DataPaths, id: string): string {
+  return join(paths.box(id), 'exec.sock');
 }
 
 export class LinuxSandbox implements Sandbox {
@@ -67,7 +76,7 @@ export class LinuxSandbox implements Sandbox {
   spawn(spec: SpawnSpec): BoxProcess {
     if (this.destroying) throw new SandboxError('not_found', `sandbox ${this.id} is destroyed`);
     return execInBox(
-      { initPid: this.state.pid, initStartTime: this.state.startTime, user: this.state.user, cgroupProcs: this.ctx.cgroup.procsFiles },
+      { forker: forkerSocket(this.ctx.paths, this.id), user: this.state.user },
       spec,
       this.ctx.execd,
     );
@@ -179,14 +188,19 @@ export class LinuxSandbox implements Sandbox {
   destroy(): Promise<void> {
     this.destroying ??= (async () => {
       this.ctx.watcher.unwatch(this.id);
-      await teardown(this.ctx.paths, this.ctx.cgroup, this.state);
+      await teardown(this.ctx.paths, this.ctx.cgroup, this.state, this.ctx.ranges);
     })();
     return this.destroying;
   }
 }
 
 /** Kills a box's processes, removes its cgroups and its directory (writable layer included). */
-export async function teardown(paths: DataPaths, cgroup: BoxCgroup, state: Pick<BoxState, 'pid' | 'startTime'> | null): Promise<void> {
+export async function teardown(
+  paths: DataPaths,
+  cgroup: BoxCgroup,
+  state: Pick<BoxState, 'pid' | 'startTime' | 'idBase'> | null,
+  ranges: IdRanges,
+): Promise<void> {
   await stopProcesses(cgroup, state);
   const disk = slotOf(paths.boxDisk(cgroup.id));
   if (disk) {
@@ -194,6 +208,8 @@ export async function teardown(paths: DataPaths, cgroup: BoxCgroup, state: Pick<
     await releaseSlot(disk);
   }
   await rm(paths.box(cgroup.id), { recursive: true, force: true, maxRetries: 3 });
+  // No process of the box is left (the cgroup is empty): its host ids may serve another box.
+  if (state?.idBase) ranges.release(state.idBase, paths.box(cgroup.id));
 }
 
 /** Unmounts a box's disk and drops its device's limits (the loop device goes back to the free ones). */

@@ -1,30 +1,16 @@
 // Requests/s and latency of authenticated GETs (/v1/accounts/me, /v1/devboxes/{id}) against a bare Fastify
 // route, over HTTP/1.1 and h2c, measured in the same run. Run: node --import tsx bench/http.ts
-import { spawn } from 'node:child_process';
-import path from 'node:path';
-import { ADMIN_KEY, ROOT, startTestServer } from '../test/helpers/server.js';
+import { ADMIN_KEY, startTestServer } from '../test/helpers/server.js';
+import { startBaseline } from './lib/baseline.js';
 import { load, type LoadResult } from './lib/load.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
 
-async function baseline(): Promise<{ url: string; stop: () => void }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench/baseline-fastify.ts')], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
-  const url = await new Promise<string>((resolve) => {
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /listening on (\S+)/.exec(out);
-      if (m) resolve(m[1]!);
-    });
-  });
-  return { url, stop: () => child.kill() };
-}
-
 const fmt = (r: LoadResult) => `${Math.round(r.rps)} | ${r.p50ms.toFixed(2)} | ${r.p99ms.toFixed(2)} | ${r.errors}`;
 
 const server = await startTestServer({ DEVBOXD_LOG_LEVEL: 'warn' });
-const base = await baseline();
+const base = await startBaseline();
 const box = await server.client().devboxes.createAndAwaitRunning({ name: 'bench-http' });
 const rows: string[] = [];
 for (const protocol of ['h1', 'h2'] as const) {

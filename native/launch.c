@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -137,6 +138,8 @@ static void __attribute__((noreturn)) child_main(struct launch *l, int pidfd, co
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, NULL);
   signal(SIGPIPE, SIG_DFL);
+  /* The forker inherits the box init's umask 0 (it sets up mounts); a command starts with the usual 022. */
+  umask(022);
   hide_args(l);
   /* The PID namespace applies to children only: the command forked below. */
   if (setns(pidfd, CLONE_NEWPID) != 0) die(125, "enter the box's pid namespace");

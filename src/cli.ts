@@ -1,7 +1,7 @@
-import { loadConfig } from './config.js';
+import { loadConfig, type Config } from './config.js';
 import { AccountService } from './domain/accounts/account-service.js';
-import { openDatabase } from './store/sqlite/db.js';
-import { SqliteAccountStore } from './store/sqlite/account-store.js';
+import { openStore } from './store/open.js';
+import type { Store } from './store/types.js';
 import { startServer } from './main.js';
 
 const USAGE = `usage:
@@ -11,7 +11,10 @@ const USAGE = `usage:
   devboxd keys list ACCOUNT_NAME        the account's keys that are not revoked (never their secrets)
   devboxd keys revoke KEY_ID            revoke a key at once: the next request with it gets 401`;
 
-/** The operator CLI; account commands open the same database the server uses (DEVBOXD_DATA_DIR). */
+/**
+ * The operator CLI; account commands open the same database the server uses (DEVBOXD_DATABASE_URL, else
+ * SQLite in DEVBOXD_DATA_DIR).
+ */
 export async function runCli(argv: string[]): Promise<number> {
   const [cmd, sub, arg] = argv;
   const config = loadConfig();
@@ -28,40 +31,43 @@ export async function runCli(argv: string[]): Promise<number> {
     return -1;
   }
   if (cmd === 'accounts' && sub === 'create' && arg) {
-    const db = openDatabase(config.dataDir);
-    const { account, secret } = new AccountService(new SqliteAccountStore(db)).createAccount(arg);
-    db.close();
-    process.stdout.write(`created account ${account.name} (${account.id})\n${secret}\n`);
-    return 0;
+    return withStore(config, async (store) => {
+      const { account, secret } = await new AccountService(store).createAccount(arg);
+      process.stdout.write(`created account ${account.name} (${account.id})\n${secret}\n`);
+      return 0;
+    });
   }
   if (cmd === 'keys' && sub === 'create' && arg) {
-    const db = openDatabase(config.dataDir);
-    const store = new SqliteAccountStore(db);
-    const account = store.findAccountByName(arg);
-    if (!account) {
-      process.stderr.write(`no account named ${arg}\n`);
-      return 1;
-    }
-    const { secret } = new AccountService(store).createKey(account.id, { name: 'cli', kind: 'standard' });
-    db.close();
-    process.stdout.write(`created a standard key for ${account.name}\n${secret}\n`);
-    return 0;
+    return withStore(config, async (store) => {
+      const account = await store.accounts.findAccountByName(arg);
+      if (!account) {
+        process.stderr.write(`no account named ${arg}\n`);
+        return 1;
+      }
+      const { secret } = await new AccountService(store).createKey(account.id, { name: 'cli', kind: 'standard' });
+      process.stdout.write(`created a standard key for ${account.name}\n${secret}\n`);
+      return 0;
+    });
   }
   if (cmd === 'keys' && (sub === 'list' || sub === 'revoke') && arg) {
-    const db = openDatabase(config.dataDir);
-    try {
-      return sub === 'list' ? listKeys(new SqliteAccountStore(db), arg) : revokeKey(new SqliteAccountStore(db), arg);
-    } finally {
-      db.close();
-    }
+    return withStore(config, (store) => (sub === 'list' ? listKeys(store, arg) : revokeKey(store, arg)));
   }
   process.stderr.write(`${USAGE}\n`);
   return 2;
 }
 
+async function withStore(config: Config, fn: (store: Store) => Promise<number>): Promise<number> {
+  const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+  try {
+    return await fn(store);
+  } finally {
+    await store.close();
+  }
+}
+
 /** One line per key: id, kind, last 4 characters, creation, expiry, scopes, name. */
-function listKeys(store: SqliteAccountStore, accountName: string): number {
-  const account = store.findAccountByName(accountName);
+async function listKeys(store: Store, accountName: string): Promise<number> {
+  const account = await store.accounts.findAccountByName(accountName);
   if (!account) {
     process.stderr.write(`no account named ${accountName}\n`);
     return 1;
@@ -71,7 +77,7 @@ function listKeys(store: SqliteAccountStore, accountName: string): number {
   process.stdout.write('ID\tKIND\tLAST4\tCREATED\tEXPIRES\tSCOPES\tNAME\n');
   let startingAfter: string | undefined;
   for (;;) {
-    const page = service.listKeys(account.id, { limit: 500, startingAfter, includeTotalCount: false });
+    const page = await service.listKeys(account.id, { limit: 500, startingAfter, includeTotalCount: false });
     for (const k of page.items) {
       const scopes = k.kind === 'standard' ? 'all' : k.scopes.map((s) => `${s.resourceType.replace('RESOURCE_TYPE_', '')}:${s.accessLevel}`).join(',') || 'none';
       const cells = [k.id, k.kind, k.secretLast4 ?? '-', iso(k.createTimeMs), iso(k.expiresAtMs), scopes, k.name ?? ''];
@@ -82,11 +88,11 @@ function listKeys(store: SqliteAccountStore, accountName: string): number {
   }
 }
 
-function revokeKey(store: SqliteAccountStore, keyId: string): number {
+async function revokeKey(store: Store, keyId: string): Promise<number> {
   const service = new AccountService(store);
-  const before = store.getKey(keyId);
-  const key = service.revokeKey(null, keyId);
-  const account = store.getAccount(key.accountId);
+  const before = await store.accounts.getKey(keyId);
+  const key = await service.revokeKey(null, keyId);
+  const account = await store.accounts.getAccount(key.accountId);
   const already = before?.revokedAtMs != null ? ' (it was already revoked)' : '';
   process.stdout.write(`revoked key ${key.id} of ${account?.name ?? key.accountId}${already}\n`);
   return 0;

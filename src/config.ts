@@ -23,6 +23,10 @@ export interface Config {
   maxCpuCores: number;
   /** DEVBOXD_MAX_MEMORY_GB: the most memory (GiB) one devbox may ask for; default the host's memory. */
   maxMemoryGiB: number;
+  /** DEVBOXD_DATABASE_URL: postgres://… selects PostgreSQL (shared by several servers); unset, SQLite in the data dir. */
+  databaseUrl: string | undefined;
+  /** DEVBOXD_NODE_NAME: this server's name in a shared database; it reconciles and supervises only its own boxes. */
+  nodeName: string;
   /** DEVBOXD_EXECUTION_OUTPUT_MAX_BYTES: output kept per stream of one execution (its first eighth and the most recent bytes). */
   executionOutputMaxBytes: number;
   /** DEVBOXD_EXECUTION_OUTPUT_BOX_MAX_BYTES: output kept for all executions of one box; finished ones' output goes oldest first past it. */
@@ -33,6 +37,10 @@ export interface Config {
   fileContentsConcurrency: number;
   /** DEVBOXD_FILE_CONTENTS_QUEUE: such requests that may wait; past it they get 429 with Retry-After. */
   fileContentsQueue: number;
+  /** DEVBOXD_FILE_TRANSFER_CONCURRENCY: upload_file / download_file streams running at once; more wait in a queue. */
+  fileTransferConcurrency: number;
+  /** DEVBOXD_FILE_TRANSFER_QUEUE: such transfers that may wait; past it they get 429 with Retry-After. */
+  fileTransferQueue: number;
   /** DEVBOXD_UPLOAD_STALL_MS: an upload whose client sends no byte for this long (while the server waits) gets 408. */
   uploadStallMs: number;
   /** DEVBOXD_MAX_EXECUTIONS_PER_DEVBOX: commands one devbox runs at once; past it `execute` gets 429. */
@@ -65,6 +73,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (adminKey !== undefined && !/^ak_[A-Za-z0-9_-]{16,}$/.test(adminKey)) {
     throw new ConfigError('DEVBOXD_ADMIN_KEY must look like ak_ followed by at least 16 letters, digits, _ or -');
   }
+  const databaseUrl = env.DEVBOXD_DATABASE_URL || undefined;
+  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('DEVBOXD_DATABASE_URL must start with postgres:// or postgresql://');
+  }
+  const nodeName = env.DEVBOXD_NODE_NAME || os.hostname();
+  if (!/^[A-Za-z0-9._-]{1,253}$/.test(nodeName)) {
+    throw new ConfigError(`DEVBOXD_NODE_NAME must be 1 to 253 letters, digits, ".", "_" or "-", got "${nodeName}"`);
+  }
   const outputMax = int('DEVBOXD_EXECUTION_OUTPUT_MAX_BYTES', env.DEVBOXD_EXECUTION_OUTPUT_MAX_BYTES, 64 * MiB, 64 * 1024, 2 ** 40);
   return Object.freeze({
     host: env.DEVBOXD_HOST || '127.0.0.1',
@@ -77,11 +93,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyTimeoutMs: int('DEVBOXD_BODY_TIMEOUT_MS', env.DEVBOXD_BODY_TIMEOUT_MS, 30_000, 100, 3_600_000),
     maxCpuCores: int('DEVBOXD_MAX_CPU_CORES', env.DEVBOXD_MAX_CPU_CORES, os.availableParallelism(), 1, 1024),
     maxMemoryGiB: int('DEVBOXD_MAX_MEMORY_GB', env.DEVBOXD_MAX_MEMORY_GB, Math.floor(os.totalmem() / 1024 ** 3), 1, 65536),
+    databaseUrl,
+    nodeName,
     executionOutputMaxBytes: outputMax,
     executionOutputBoxMaxBytes: int('DEVBOXD_EXECUTION_OUTPUT_BOX_MAX_BYTES', env.DEVBOXD_EXECUTION_OUTPUT_BOX_MAX_BYTES, Math.max(4 * outputMax, 256 * MiB), outputMax, 2 ** 50),
     executionOutputRetentionSeconds: int('DEVBOXD_EXECUTION_OUTPUT_RETENTION', env.DEVBOXD_EXECUTION_OUTPUT_RETENTION, 0, 0, 7 * 24 * 3600),
     fileContentsConcurrency: int('DEVBOXD_FILE_CONTENTS_CONCURRENCY', env.DEVBOXD_FILE_CONTENTS_CONCURRENCY, 4, 1, 1024),
     fileContentsQueue: int('DEVBOXD_FILE_CONTENTS_QUEUE', env.DEVBOXD_FILE_CONTENTS_QUEUE, 64, 0, 100_000),
+    fileTransferConcurrency: int('DEVBOXD_FILE_TRANSFER_CONCURRENCY', env.DEVBOXD_FILE_TRANSFER_CONCURRENCY, 32, 1, 65536),
+    fileTransferQueue: int('DEVBOXD_FILE_TRANSFER_QUEUE', env.DEVBOXD_FILE_TRANSFER_QUEUE, 256, 0, 1_000_000),
     uploadStallMs: int('DEVBOXD_UPLOAD_STALL_MS', env.DEVBOXD_UPLOAD_STALL_MS, 60_000, 100, 3_600_000),
     maxExecutionsPerDevbox: int('DEVBOXD_MAX_EXECUTIONS_PER_DEVBOX', env.DEVBOXD_MAX_EXECUTIONS_PER_DEVBOX, 256, 1, 65536),
     maxExecutions: int('DEVBOXD_MAX_EXECUTIONS', env.DEVBOXD_MAX_EXECUTIONS, 4096, 1, 1 << 20),

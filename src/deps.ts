@@ -16,18 +16,14 @@ import { Gate } from './lib/gate.js';
 import type { Logger } from './lib/logger.js';
 import type { RuntimeDriver } from './runtime/driver.js';
 import { createRuntime } from './runtime/index.js';
-import { openDatabase, type Db } from './store/sqlite/db.js';
-import { SqliteAccountStore } from './store/sqlite/account-store.js';
-import { SqliteDevboxStore } from './store/sqlite/devbox-store.js';
-import { SqliteExecutionStore } from './store/sqlite/execution-store.js';
-import { SqliteLogStore } from './store/sqlite/log-store.js';
-import { SqliteIdempotencyStore } from './store/sqlite/idempotency-store.js';
-import { SqliteSnapshotStore } from './store/sqlite/snapshot-store.js';
-import type { IdempotencyStore } from './store/types.js';
+import { openStore } from './store/open.js';
+import type { IdempotencyStore, Store } from './store/types.js';
 
 /** The composition root: every store, driver and service is built once, here, with explicit arguments. */
 export interface Deps {
-  db: Db;
+  store: Store;
+  /** DEVBOXD_NODE_NAME: the devboxes, snapshots and x-request-id markers this server owns. */
+  node: string;
   runtime: RuntimeDriver;
   accounts: AccountService;
   idempotency: IdempotencyStore;
@@ -40,13 +36,16 @@ export interface Deps {
   suspend: SuspendService;
   /** Bounds the read_file_contents / write_file_contents requests held in memory at once. */
   fileContentsGate: Gate;
+  /** Bounds the upload_file / download_file streams running at once (each holds stream buffers). */
+  fileTransferGate: Gate;
   /** Stops background work and closes what was opened, in reverse order. Devboxes keep running. */
   close(): Promise<void>;
 }
 
 /** `runtime` replaces the shipped driver (fast tests pass a stub; never the server itself). */
 export async function buildDeps(config: Config, logger: Logger, opts: { runtime?: RuntimeDriver } = {}): Promise<Deps> {
-  const db = openDatabase(config.dataDir);
+  const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+  const node = config.nodeName;
   const runtime =
     opts.runtime ??
     createRuntime({
@@ -58,48 +57,50 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     });
   await runtime.prepare();
 
-  const accounts = new AccountService(new SqliteAccountStore(db));
-  const idempotency = new SqliteIdempotencyStore(db);
+  const accounts = new AccountService(store);
+  const idempotency = store.idempotency;
   const events = new StatusEvents();
-  const devboxStore = new SqliteDevboxStore(db);
+  const devboxStore = store.devboxes;
   const lifecycle = new Lifecycle(devboxStore, runtime, events, logger.child({ component: 'lifecycle' }));
   const devboxes = new DevboxService(devboxStore, lifecycle, events, logger.child({ component: 'devboxes' }), {
     maxCpuCores: config.maxCpuCores,
     maxMemoryGiB: config.maxMemoryGiB,
-  });
-  const supervisor = new Supervisor(devboxStore, runtime, lifecycle, logger.child({ component: 'supervisor' }));
+  }, node);
+  const supervisor = new Supervisor(devboxStore, runtime, lifecycle, logger.child({ component: 'supervisor' }), node);
 
   // Services that plug into the lifecycle (executions, snapshots) are wired here, before reconcile.
-  const devboxLog = new DevboxLog(new SqliteLogStore(db), logger.child({ component: 'devbox-log' }));
+  const devboxLog = new DevboxLog(store.logs, logger.child({ component: 'devbox-log' }));
   const outputs = new OutputBudget(path.join(config.dataDir, 'executions'), {
     streamMaxBytes: config.executionOutputMaxBytes,
     boxMaxBytes: config.executionOutputBoxMaxBytes,
     retentionMs: config.executionOutputRetentionSeconds * 1000,
   }, logger.child({ component: 'execution-output' }));
-  const boxState = (id: string) => {
-    const d = devboxStore.getById(id);
+  const boxState = async (id: string) => {
+    const d = await devboxStore.getById(id);
     return d && { ended: TERMINAL.has(d.status), endTimeMs: d.endTimeMs };
   };
-  const executions = new ExecutionService(new SqliteExecutionStore(db), devboxLog, devboxes, outputs, boxState, logger.child({ component: 'executions' }),
-    config.maxExecutionsPerDevbox);
+  const executions = new ExecutionService(store.executions, devboxLog, devboxes, outputs, boxState, logger.child({ component: 'executions' }),
+    node, config.maxExecutionsPerDevbox);
   lifecycle.setHooks(executions);
-  executions.reconcile();
+  await executions.reconcile();
   const files = new FileService(devboxes, logger.child({ component: 'files' }), { stallMs: config.uploadStallMs });
-  const snapshots = new SnapshotService(new SqliteSnapshotStore(db), devboxStore, devboxes, runtime, logger.child({ component: 'snapshots' }), {
+  const snapshots = new SnapshotService(store.snapshots, devboxStore, devboxes, runtime, logger.child({ component: 'snapshots' }), {
     layersDir: path.join(config.dataDir, 'layers'),
+    node,
   });
   devboxes.setSnapshotLookup(snapshots);
   const suspend = new SuspendService(devboxes, devboxStore, lifecycle, snapshots, logger.child({ component: 'suspend' }), (id) => files.stopWrites(id));
   supervisor.setSuspender((d) => suspend.suspendIdle(d));
   await snapshots.reconcile();
-  suspend.reconcile();
+  await suspend.reconcile(node);
   snapshots.startCollector();
 
   await supervisor.reconcile();
-  executions.reconcileOutput();
+  await executions.reconcileOutput();
   supervisor.start();
   return {
-    db,
+    store,
+    node,
     runtime,
     accounts,
     idempotency,
@@ -117,12 +118,18 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
       Math.max(1, Math.floor(config.fileContentsConcurrency / 2)),
       Math.max(1, Math.floor(config.fileContentsQueue / 2)),
     ),
+    fileTransferGate: new Gate(
+      config.fileTransferConcurrency,
+      config.fileTransferQueue,
+      Math.max(1, Math.floor(config.fileTransferConcurrency / 2)),
+      Math.max(1, Math.floor(config.fileTransferQueue / 2)),
+    ),
     async close() {
       supervisor.stop();
       outputs.stop();
       snapshots.stop();
-      devboxLog.flush();
-      db.close();
+      await devboxLog.flush();
+      await store.close();
       await runtime.close?.();
     },
   };

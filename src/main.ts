@@ -32,7 +32,7 @@ export async function startServer(config: Config): Promise<Running> {
   const logger = createLogger(config.logLevel);
   containCrashes(logger);
   const deps = await buildDeps(config, logger);
-  const { createdSecret } = deps.accounts.bootstrap(config.adminKey);
+  const { createdSecret } = await deps.accounts.bootstrap(config.adminKey);
   const app = await buildApp(deps, { logger, bodyLimit: config.bodyLimit, bodyTimeoutMs: config.bodyTimeoutMs });
   await app.listen({ host: config.host, port: config.port });
   const addr = app.server.address();

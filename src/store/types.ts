@@ -1,7 +1,7 @@
 /**
- * Store interfaces. The SQLite implementations live in `sqlite/`; a PostgreSQL implementation satisfies the
- * same shapes later (every method is synchronous-looking here only in SQLite; the interfaces return values a
- * pooled async driver can also produce through the services, which never hold transactions across awaits).
+ * The store port. One implementation (`sql/`) serves both dialects through an executor (`sqlite/`,
+ * `postgres/`); every method is async, and every state change is a conditional or column-scoped write, so
+ * concurrent requests (or servers sharing PostgreSQL) never revert each other's changes.
  */
 
 export interface PageQuery {
@@ -45,19 +45,20 @@ export interface ApiKey {
 }
 
 export interface AccountStore {
-  createAccount(account: Account): void;
-  getAccount(id: string): Account | undefined;
-  findAccountByName(name: string): Account | undefined;
-  countKeys(): number;
-  insertKey(key: ApiKey): void;
+  createAccount(account: Account): Promise<void>;
+  getAccount(id: string): Promise<Account | undefined>;
+  findAccountByName(name: string): Promise<Account | undefined>;
+  countKeys(): Promise<number>;
+  /** A second key with the same secret hash fails with a conflict error. */
+  insertKey(key: ApiKey): Promise<void>;
   /** Returns false when a key with that hash already exists. */
-  insertKeyIfAbsent(key: ApiKey): boolean;
-  findKeyByHash(hash: string): ApiKey | undefined;
-  getKey(id: string): ApiKey | undefined;
+  insertKeyIfAbsent(key: ApiKey): Promise<boolean>;
+  findKeyByHash(hash: string): Promise<ApiKey | undefined>;
+  getKey(id: string): Promise<ApiKey | undefined>;
   /** The account's keys that are not revoked, by id. */
-  listKeys(accountId: string, page: PageQuery): Page<ApiKey>;
+  listKeys(accountId: string, page: PageQuery): Promise<Page<ApiKey>>;
   /** Marks the key revoked unless it already is; returns whether this call revoked it. */
-  revokeKey(id: string, atMs: number): boolean;
+  revokeKey(id: string, atMs: number): Promise<boolean>;
 }
 
 export interface StoredResponse {
@@ -99,59 +100,101 @@ export interface IdempotencyStore {
   /** Drops the marker, if `owner` still holds it, so the next request with that id runs afresh. */
   release(key: IdempotencyKey, owner: string): Promise<void>;
   /**
-   * Drops the markers of requests a previous run of this server left in flight (SQLite: one server per
-   * data dir, so every marker; a shared store scopes this to the node). Returns how many.
+   * Drops the markers of requests a previous run of this server left in flight: those whose owner id starts
+   * with `ownerPrefix` (the node name), so servers sharing the database keep each other's. Returns how many.
    */
-  voidInFlight(): Promise<number>;
+  voidInFlight(ownerPrefix: string): Promise<number>;
   /** Deletes answers stored before `beforeMs` and markers whose lease ended before it. */
   prune(beforeMs: number): Promise<void>;
 }
 
-import type { Devbox, DevboxStatus } from '../domain/devboxes/types.js';
+import type { Devbox, DevboxStatus, FailureReason, ShutdownReason, StateTransition } from '../domain/devboxes/types.js';
+
+/**
+ * A devbox status change, applied only while the row is in one of `from`: the caller learns whether it won
+ * (a racing change, e.g. a shutdown during a suspend, makes the other one a no-op instead of a revert).
+ */
+export interface DevboxTransition {
+  from: readonly DevboxStatus[];
+  to: DevboxStatus;
+  /** Appended to the state transitions (usually one; boot records `initializing` and `running` at once). */
+  transitions: StateTransition[];
+  endTimeMs?: number;
+  failureReason?: FailureReason;
+  shutdownReason?: ShutdownReason;
+  /** New disk layers (suspend points the box at its suspend snapshot in the same step). */
+  layers?: string[];
+}
 
 export interface DevboxStore {
-  insert(d: Devbox): void;
-  /** Writes every mutable field of the devbox (status, reasons, transitions, names, metadata...). */
-  update(d: Devbox): void;
-  get(accountId: string, id: string): Devbox | undefined;
+  insert(d: Devbox): Promise<void>;
+  get(accountId: string, id: string): Promise<Devbox | undefined>;
   /** Any account: for background jobs (watchdog, reconcile). */
-  getById(id: string): Devbox | undefined;
-  list(accountId: string, page: PageQuery, status?: DevboxStatus): Page<Devbox>;
-  listByStatus(statuses: DevboxStatus[]): Devbox[];
+  getById(id: string): Promise<Devbox | undefined>;
+  list(accountId: string, page: PageQuery, status?: DevboxStatus): Promise<Page<Devbox>>;
+  /** Every node's boxes, or only those `node` runs. */
+  listByStatus(statuses: readonly DevboxStatus[], node?: string): Promise<Devbox[]>;
+  /** The conditional status change; the updated devbox, or undefined when its status was not in `from`. */
+  transition(id: string, t: DevboxTransition): Promise<Devbox | undefined>;
+  /** Writes only the given columns (a rename cannot revert a concurrent transition). */
+  patch(accountId: string, id: string, patch: { name?: string | null; metadata?: Record<string, string> }): Promise<Devbox | undefined>;
+  /** Moves the keep-alive mark unless the box has ended; returns whether it did. */
+  keepAlive(accountId: string, id: string, atMs: number): Promise<boolean>;
 }
 
 import type { Snapshot, SnapshotFilters, SnapshotStatus } from '../domain/snapshots/types.js';
 
 export interface SnapshotStore {
-  insert(s: Snapshot): void;
-  /** Writes every mutable field (status, error, size, names, metadata). */
-  update(s: Snapshot): void;
+  /** At most one snapshot per devbox is in progress (a unique index): a second one fails with a conflict. */
+  insert(s: Snapshot): Promise<void>;
   /** Deleted snapshots included; the service decides what a caller may see. */
-  get(accountId: string, id: string): Snapshot | undefined;
-  getById(id: string): Snapshot | undefined;
+  get(accountId: string, id: string): Promise<Snapshot | undefined>;
+  getById(id: string): Promise<Snapshot | undefined>;
   /** Excludes deleted snapshots. */
-  list(accountId: string, page: PageQuery, filters: SnapshotFilters): Page<Snapshot>;
-  listByStatus(statuses: SnapshotStatus[]): Snapshot[];
-  inProgressFor(devboxId: string): Snapshot | undefined;
+  list(accountId: string, page: PageQuery, filters: SnapshotFilters): Promise<Page<Snapshot>>;
+  /** Every node's snapshots, or only those taken on `node`. */
+  listByStatus(statuses: readonly SnapshotStatus[], node?: string): Promise<Snapshot[]>;
+  inProgressFor(devboxId: string): Promise<Snapshot | undefined>;
+  /** Conditional like a devbox transition: applies only from one of `from`; the updated row or undefined. */
+  setStatus(id: string, from: readonly SnapshotStatus[], to: SnapshotStatus, fields?: { sizeBytes?: number; errorMessage?: string }): Promise<Snapshot | undefined>;
+  /** Writes only the given columns. */
+  patch(accountId: string, id: string, patch: { name?: string | null; metadata?: Record<string, string>; commitMessage?: string | null }): Promise<Snapshot | undefined>;
 }
 
 import type { Execution, LogEntry, LogEntryInput, LogFilter } from '../domain/executions/types.js';
 
 export interface ExecutionStore {
-  insert(e: Execution): void;
-  /** Writes the mutable fields (status, exit status, end time, byte counts). */
-  update(e: Execution): void;
-  get(devboxId: string, id: string): Execution | undefined;
-  findByCommandId(devboxId: string, commandId: string): Execution | undefined;
-  /** Executions left queued or running (by a previous server process, at start). */
-  listUnfinished(): Execution[];
-  /** Runs `fn` (writes to this store and the log store) as one transaction: one disk sync, all or nothing. */
-  atomically<T>(fn: () => T): T;
+  insert(e: Execution): Promise<void>;
+  /** Writes the mutable fields (status, exit status, end time, byte counts) unless the row is completed already. */
+  update(e: Execution): Promise<void>;
+  get(devboxId: string, id: string): Promise<Execution | undefined>;
+  findByCommandId(devboxId: string, commandId: string): Promise<Execution | undefined>;
+  /** Executions left queued or running (by a previous server process, at start) on boxes of `node`. */
+  listUnfinished(node?: string): Promise<Execution[]>;
 }
 
 export interface LogStore {
   /** Appends in one transaction; returns the entries with their sequence numbers. */
-  append(entries: LogEntryInput[]): LogEntry[];
+  append(entries: LogEntryInput[]): Promise<LogEntry[]>;
   /** Oldest first. */
-  list(devboxId: string, filter: LogFilter): LogEntry[];
+  list(devboxId: string, filter: LogFilter): Promise<LogEntry[]>;
+}
+
+/** Every store over one database, plus transactions that hand out stores bound to them. */
+export interface Store {
+  readonly dialect: 'sqlite' | 'postgres';
+  readonly accounts: AccountStore;
+  readonly devboxes: DevboxStore;
+  readonly snapshots: SnapshotStore;
+  readonly executions: ExecutionStore;
+  readonly logs: LogStore;
+  readonly idempotency: IdempotencyStore;
+  /**
+   * Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. Inside, use only
+   * `tx` (a statement through the outer store waits until the transaction ends, and would wait forever).
+   */
+  transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T>;
+  /** Answers once the database does (health checks). */
+  ping(): Promise<void>;
+  close(): Promise<void>;
 }

@@ -210,6 +210,11 @@ describe('containment: per-box host ids and per-user kernel limits', () => {
     [a, b] = await Promise.all([newBox('ids-a'), newBox('ids-b')]);
   });
 
+  test('commands forked by the box forker start with umask 022, as a login shell would', async () => {
+    const r = await sh(a, 'umask; touch new-file; stat -c %a new-file');
+    assert.equal(r.out, '0022\n644\n');
+  });
+
   test('two boxes run as different host uids, none of them host root or the canonical range', async () => {
     await Promise.all([a, b].map((id) => api.devboxes.executeAsync(id, { command: 'exec sleep 30' })));
     await new Promise((r) => setTimeout(r, 200));

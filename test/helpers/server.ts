@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Runloop, { RunloopSDK } from '@runloop/api-client';
+import { startTestPostgres, type TestPostgres } from './postgres.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const ADMIN_KEY = 'ak_test_admin_key_0123456789abcdef';
@@ -25,12 +26,39 @@ export interface TestServer {
 }
 
 /**
+ * With DEVBOXD_TEST_DATABASE=postgres, servers run on PostgreSQL: one throwaway cluster per test process,
+ * started with the first server and stopped with the last, a fresh database for each server.
+ */
+let cluster: Promise<TestPostgres> | undefined;
+let clusterUsers = 0;
+
+async function acquireDatabase(): Promise<string> {
+  clusterUsers++;
+  cluster ??= startTestPostgres();
+  return (await cluster).database();
+}
+
+async function releaseDatabase(): Promise<void> {
+  if (--clusterUsers > 0 || !cluster) return;
+  const c = cluster;
+  cluster = undefined;
+  await (await c).stop();
+}
+
+/** A database on the shared test cluster that outlives any one server (two servers sharing it). */
+export async function sharedTestDatabase(): Promise<{ url: string; release(): Promise<void> }> {
+  return { url: await acquireDatabase(), release: releaseDatabase };
+}
+
+/**
  * Starts the real server as a child process (`devboxd serve`) on a free port with a temp data dir (under
  * `parentDir`, default the OS temp dir). The base image cache is shared (`<repo>/data/images`) so it is built
  * once per machine, not once per test.
  */
 export async function startTestServer(env: Record<string, string> = {}, opts: { parentDir?: string } = {}): Promise<TestServer> {
   const dataDir = fs.mkdtempSync(path.join(opts.parentDir ?? os.tmpdir(), 'devboxd-test-'));
+  const onPostgres = process.env.DEVBOXD_TEST_DATABASE === 'postgres' && !env.DEVBOXD_DATABASE_URL;
+  if (onPostgres) env = { ...env, DEVBOXD_DATABASE_URL: await acquireDatabase() };
   let child: ChildProcess;
   let out = '';
   let port = 0;
@@ -63,7 +91,14 @@ export async function startTestServer(env: Record<string, string> = {}, opts: { 
     return url;
   };
 
-  let url = await launch();
+  let url: string;
+  try {
+    url = await launch();
+  } catch (err) {
+    if (onPostgres) await releaseDatabase();
+    throw err;
+  }
+  let released = false;
   const exited = () => new Promise<void>((r) => (child.exitCode !== null || child.signalCode !== null ? r() : child.once('exit', () => r())));
   return {
     get url() {
@@ -95,6 +130,10 @@ export async function startTestServer(env: Record<string, string> = {}, opts: { 
       child.kill('SIGTERM');
       await exited();
       fs.rmSync(dataDir, { recursive: true, force: true });
+      if (onPostgres && !released) {
+        released = true;
+        await releaseDatabase();
+      }
     },
   };
 }

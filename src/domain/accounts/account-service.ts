@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { ERRORS } from '../errors.js';
 import { newId, newSecret } from '../../lib/ids.js';
-import type { AccessLevel, Account, AccountStore, ApiKey, Page, PageQuery, Scope } from '../../store/types.js';
+import type { AccessLevel, Account, AccountStore, ApiKey, Page, PageQuery, Scope, Store } from '../../store/types.js';
 
 export const RESOURCE_TYPES = [
   'RESOURCE_TYPE_DEVBOXES',
@@ -35,11 +35,15 @@ const grantOf = (scopes: Scope[], resource: string): AccessLevel =>
 export const hashSecret = (secret: string): string => createHash('sha256').update(secret).digest('hex');
 
 export class AccountService {
-  constructor(private readonly store: AccountStore) {}
+  private readonly store: AccountStore;
+
+  constructor(private readonly db: Pick<Store, 'accounts' | 'transaction'>) {
+    this.store = db.accounts;
+  }
 
   /** Resolves a bearer secret to its principal, refusing unknown and expired keys. */
-  authenticate(secret: string, nowMs = Date.now()): Principal {
-    const key = this.store.findKeyByHash(hashSecret(secret));
+  async authenticate(secret: string, nowMs = Date.now()): Promise<Principal> {
+    const key = await this.store.findKeyByHash(hashSecret(secret));
     if (!key) throw ERRORS.unauthenticated('invalid API key');
     if (key.revokedAtMs !== null) throw ERRORS.unauthenticated('API key has been revoked');
     if (key.expiresAtMs !== null && key.expiresAtMs <= nowMs) throw ERRORS.unauthenticated('API key has expired');
@@ -55,7 +59,7 @@ export class AccountService {
   }
 
   /** The account's keys that are not revoked (never their secrets: only digests are stored). */
-  listKeys(accountId: string, page: PageQuery): Page<ApiKey> {
+  listKeys(accountId: string, page: PageQuery): Promise<Page<ApiKey>> {
     return this.store.listKeys(accountId, page);
   }
 
@@ -64,24 +68,28 @@ export class AccountService {
    * CLI): it sees only its own account's keys and, if restricted, revokes only keys no wider than itself, as
    * it may only create those. A key may revoke itself. Revoking a revoked key answers the same view again.
    */
-  revokeKey(by: Principal | null, id: string): ApiKey {
-    const key = this.store.getKey(id);
+  async revokeKey(by: Principal | null, id: string): Promise<ApiKey> {
+    const key = await this.store.getKey(id);
     if (!key || (by && key.accountId !== by.accountId)) throw ERRORS.notFound('API key', id);
     if (by) this.requireNoWider(by, key.kind, key.scopes, 'revoke');
-    this.store.revokeKey(id, Date.now());
-    return this.store.getKey(id)!;
+    await this.store.revokeKey(id, Date.now());
+    return (await this.store.getKey(id))!;
   }
 
-  getAccount(id: string): Account {
-    const a = this.store.getAccount(id);
+  async getAccount(id: string): Promise<Account> {
+    const a = await this.store.getAccount(id);
     if (!a) throw ERRORS.notFound('account', id);
     return a;
   }
 
-  createAccount(name: string): { account: Account; secret: string } {
+  /** The account and its first key in one transaction: never an account nobody can use. */
+  async createAccount(name: string): Promise<{ account: Account; secret: string }> {
     const account: Account = { id: newId('acc'), name, createTimeMs: Date.now() };
-    this.store.createAccount(account);
-    const { secret } = this.createKey(account.id, { name: 'initial key', kind: 'standard' });
+    const { key, secret } = this.mintKey(account.id, { name: 'initial key', kind: 'standard' });
+    await this.db.transaction(async (tx) => {
+      await tx.accounts.createAccount(account);
+      await tx.accounts.insertKey(key);
+    });
     return { account, secret };
   }
 
@@ -90,11 +98,11 @@ export class AccountService {
    * wider than itself, so a restricted key cannot mint a standard key nor grant more than its own scopes, and
    * no key mints one that outlives it.
    */
-  createKey(
+  async createKey(
     accountId: string,
     opts: { name?: string | null; kind: ApiKey['kind']; expiresAtMs?: number | null; scopes?: Scope[] },
     by?: Principal,
-  ): { key: ApiKey; secret: string } {
+  ): Promise<{ key: ApiKey; secret: string }> {
     if (opts.expiresAtMs != null && opts.expiresAtMs <= Date.now()) {
       throw ERRORS.invalid('expires_at_ms must be in the future');
     }
@@ -110,6 +118,12 @@ export class AccountService {
         `expires_at_ms must be at most ${by.expiresAtMs}: this key expires then and cannot create a key that outlives it`,
       );
     }
+    const minted = this.mintKey(accountId, opts);
+    await this.store.insertKey(minted.key);
+    return minted;
+  }
+
+  private mintKey(accountId: string, opts: { name?: string | null; kind: ApiKey['kind']; expiresAtMs?: number | null; scopes?: Scope[] }): { key: ApiKey; secret: string } {
     const secret = newSecret(opts.kind === 'standard' ? 'ak' : 'rk');
     const key: ApiKey = {
       id: newId('key'),
@@ -123,7 +137,6 @@ export class AccountService {
       revokedAtMs: null,
       secretLast4: secret.slice(-4),
     };
-    this.store.insertKey(key);
     return { key, secret };
   }
 
@@ -131,10 +144,10 @@ export class AccountService {
    * First-key bootstrap: DEVBOXD_ADMIN_KEY becomes a standard key of the default account (idempotent);
    * without it, a store with no keys at all gets one fresh key, returned so the caller can show it once.
    */
-  bootstrap(adminKey: string | undefined): { createdSecret?: string } {
-    const account = this.store.findAccountByName(DEFAULT_ACCOUNT_NAME) ?? this.defaultAccount();
+  async bootstrap(adminKey: string | undefined): Promise<{ createdSecret?: string }> {
+    const account = (await this.store.findAccountByName(DEFAULT_ACCOUNT_NAME)) ?? (await this.defaultAccount());
     if (adminKey) {
-      this.store.insertKeyIfAbsent({
+      await this.store.insertKeyIfAbsent({
         id: newId('key'),
         accountId: account.id,
         name: 'admin (DEVBOXD_ADMIN_KEY)',
@@ -148,8 +161,8 @@ export class AccountService {
       });
       return {};
     }
-    if (this.store.countKeys() > 0) return {};
-    return { createdSecret: this.createKey(account.id, { name: 'admin', kind: 'standard' }).secret };
+    if ((await this.store.countKeys()) > 0) return {};
+    return { createdSecret: (await this.createKey(account.id, { name: 'admin', kind: 'standard' })).secret };
   }
 
   /** Refuses when a key of `kind` with `scopes` would grant anything the restricted caller lacks. */
@@ -168,9 +181,9 @@ export class AccountService {
     }
   }
 
-  private defaultAccount(): Account {
+  private async defaultAccount(): Promise<Account> {
     const account: Account = { id: newId('acc'), name: DEFAULT_ACCOUNT_NAME, createTimeMs: Date.now() };
-    this.store.createAccount(account);
+    await this.store.createAccount(account);
     return account;
   }
 }

@@ -12,8 +12,8 @@ import { TERMINAL, type Devbox, type DevboxStatus } from './types.js';
 /** What devbox creation and shutdown need to know of snapshots (implemented by the snapshot service). */
 export interface SnapshotLookup {
   /** Layers of a complete snapshot of this account, newest first; 404/400 otherwise. */
-  layersOf(accountId: string, snapshotId: string): { layers: string[]; sourceBlueprintId: string | null };
-  inProgressFor(devboxId: string): boolean;
+  layersOf(accountId: string, snapshotId: string): Promise<{ layers: string[]; sourceBlueprintId: string | null }>;
+  inProgressFor(devboxId: string): Promise<boolean>;
 }
 
 /** The devbox API in domain terms; routes call one method each. */
@@ -26,13 +26,15 @@ export class DevboxService {
     private readonly events: StatusEvents,
     private readonly log: Logger,
     private readonly host: HostCapacity,
+    /** DEVBOXD_NODE_NAME: recorded on every box this server creates (its sandbox runs here). */
+    private readonly node: string,
   ) {}
 
   setSnapshotLookup(s: SnapshotLookup): void {
     this.snapshots = s;
   }
 
-  create(accountId: string, input: CreateDevboxInput): Devbox {
+  async create(accountId: string, input: CreateDevboxInput): Promise<Devbox> {
     const id = newId('dbx');
     const name = input.name || null;
     const launchParameters = input.launchParameters ?? {};
@@ -48,7 +50,7 @@ export class DevboxService {
     let blueprintId: string | null = null;
     if (input.snapshotId) {
       if (!this.snapshots) throw ERRORS.notFound('snapshot', input.snapshotId);
-      ({ layers, sourceBlueprintId: blueprintId } = this.snapshots.layersOf(accountId, input.snapshotId));
+      ({ layers, sourceBlueprintId: blueprintId } = await this.snapshots.layersOf(accountId, input.snapshotId));
     }
     const now = Date.now();
     const d: Devbox = {
@@ -70,78 +72,103 @@ export class DevboxService {
       sandbox,
       stateTransitions: [{ status: 'provisioning', transitionTimeMs: now }],
       keepAliveAtMs: now,
+      node: this.node,
     };
-    this.store.insert(d);
+    await this.store.insert(d);
     void this.lifecycle.boot(d, { fileMounts: input.fileMounts ?? {} }).catch((err) => this.log.error({ err, devbox: id }, 'boot failed'));
     return d;
   }
 
-  get(accountId: string, id: string): Devbox {
-    const d = this.store.get(accountId, id);
+  async get(accountId: string, id: string): Promise<Devbox> {
+    const d = await this.store.get(accountId, id);
     if (!d) throw ERRORS.notFound('devbox', id);
     return d;
   }
 
-  list(accountId: string, page: PageQuery, status?: DevboxStatus): Page<Devbox> {
+  list(accountId: string, page: PageQuery, status?: DevboxStatus): Promise<Page<Devbox>> {
     return this.store.list(accountId, page, status);
   }
 
   /** Patch: undefined/null leave a field; "" clears the name; {} clears the metadata. */
-  update(accountId: string, id: string, patch: { name?: string | null; metadata?: Record<string, string> | null }): Devbox {
-    const d = this.get(accountId, id);
-    if (patch.name !== undefined && patch.name !== null) d.name = patch.name === '' ? null : patch.name;
-    if (patch.metadata !== undefined && patch.metadata !== null) d.metadata = patch.metadata;
-    this.store.update(d);
+  async update(accountId: string, id: string, patch: { name?: string | null; metadata?: Record<string, string> | null }): Promise<Devbox> {
+    const changes: { name?: string | null; metadata?: Record<string, string> } = {};
+    if (patch.name !== undefined && patch.name !== null) changes.name = patch.name === '' ? null : patch.name;
+    if (patch.metadata !== undefined && patch.metadata !== null) changes.metadata = patch.metadata;
+    const d = await this.store.patch(accountId, id, changes);
+    if (!d) throw ERRORS.notFound('devbox', id);
     return d;
   }
 
   async shutdown(accountId: string, id: string, force: boolean): Promise<Devbox> {
-    const d = this.get(accountId, id);
+    const d = await this.get(accountId, id);
     if (TERMINAL.has(d.status)) return d;
-    if (!force && this.snapshots?.inProgressFor(id)) {
+    if (!force && (await this.snapshots?.inProgressFor(id))) {
       throw ERRORS.snapshotInProgress(`devbox ${id} has a snapshot in progress; wait for it or shut down with force=true`);
     }
     return (await this.lifecycle.end(id, { status: 'shutdown', reason: 'api_shutdown' })) ?? d;
   }
 
-  keepAlive(accountId: string, id: string): void {
-    const d = this.get(accountId, id);
-    if (TERMINAL.has(d.status)) throw ERRORS.devboxEnded(id, d.status);
-    d.keepAliveAtMs = Date.now();
-    this.store.update(d);
+  async keepAlive(accountId: string, id: string): Promise<void> {
+    if (!(await this.store.keepAlive(accountId, id, Date.now()))) {
+      const d = await this.get(accountId, id);
+      throw ERRORS.devboxEnded(id, d.status);
+    }
     this.touch(id);
   }
 
   /** Resolves with the devbox once it is in one of `statuses`, or null when the hold ends first. */
   async waitForStatus(accountId: string, id: string, statuses: DevboxStatus[], timeoutMs: number, signal?: AbortSignal): Promise<Devbox | null> {
-    const first = this.get(accountId, id);
+    const first = await this.get(accountId, id);
     if (statuses.includes(first.status)) return first;
     return new Promise((resolve) => {
+      let settled = false;
+      let reading = false;
+      let again = false;
       const done = (d: Devbox | null) => {
+        if (settled) return;
+        settled = true;
         unsubscribe();
         clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
         resolve(d);
       };
-      const unsubscribe = this.events.subscribe(id, () => {
-        const d = this.store.getById(id);
-        if (d && statuses.includes(d.status)) done(d);
-      });
+      // One re-read at a time; an event during a read makes it read once more, so no change is missed.
+      const check = async () => {
+        if (reading) {
+          again = true;
+          return;
+        }
+        reading = true;
+        try {
+          do {
+            again = false;
+            const d = await this.store.getById(id);
+            if (d && statuses.includes(d.status)) return done(d);
+          } while (again && !settled);
+        } catch (err) {
+          this.log.error({ err, devbox: id }, 'status re-read failed');
+        } finally {
+          reading = false;
+        }
+      };
+      const unsubscribe = this.events.subscribe(id, () => void check());
       const timer = setTimeout(() => done(null), timeoutMs);
       const onAbort = () => done(null);
       signal?.addEventListener('abort', onAbort);
+      // A change between the first read and the subscription has no event left to wake us: read once now.
+      void check();
     });
   }
 
   async usage(accountId: string, id: string): Promise<{ devbox: Devbox; stats: SandboxStats | null }> {
-    const d = this.get(accountId, id);
+    const d = await this.get(accountId, id);
     const box = this.lifecycle.active.get(id);
     return { devbox: d, stats: box ? await box.sandbox.stats().catch(() => null) : null };
   }
 
   /** For executions, files and snapshots: the box and its live sandbox; 404 if unknown, 400 if not running. */
-  requireRunning(accountId: string, id: string): { devbox: Devbox; sandbox: Sandbox } {
-    const devbox = this.get(accountId, id);
+  async requireRunning(accountId: string, id: string): Promise<{ devbox: Devbox; sandbox: Sandbox }> {
+    const devbox = await this.get(accountId, id);
     const box = this.lifecycle.active.get(id);
     if (devbox.status !== 'running' || !box) {
       throw ERRORS.devboxNotRunning(id, devbox.status);

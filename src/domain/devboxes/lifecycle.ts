@@ -3,7 +3,10 @@ import type { RuntimeDriver, Sandbox, SandboxSpec } from '../../runtime/driver.j
 import type { DevboxStore } from '../../store/types.js';
 import type { BoxProcessHooks } from './hooks.js';
 import type { StatusEvents } from './status-events.js';
-import { TERMINAL, type Devbox, type DevboxStatus, type FailureReason, type ShutdownReason } from './types.js';
+import { DEVBOX_STATUSES, TERMINAL, type Devbox, type DevboxStatus, type FailureReason, type ShutdownReason, type StateTransition } from './types.js';
+
+/** Every status a box can still leave: an end applies from any of them. */
+export const ALIVE: readonly DevboxStatus[] = DEVBOX_STATUSES.filter((s) => !TERMINAL.has(s));
 
 export interface ActiveBox {
   sandbox: Sandbox;
@@ -42,18 +45,34 @@ export class Lifecycle {
     this.hooks = hooks;
   }
 
-  /** Appends a transition and persists it. Terminal states set end_time_ms. */
-  transition(d: Devbox, status: DevboxStatus, why?: string): void {
+  /**
+   * Moves the box to `status` if it is in one of `from` (a conditional write: a racing change wins or loses
+   * whole), then wakes waiters. Terminal states set end_time_ms. Resolves the updated devbox, or undefined
+   * when the box was no longer in `from`.
+   */
+  async transition(
+    id: string,
+    from: readonly DevboxStatus[],
+    status: DevboxStatus,
+    opts: { why?: string; before?: StateTransition[]; layers?: string[]; failureReason?: FailureReason; shutdownReason?: ShutdownReason } = {},
+  ): Promise<Devbox | undefined> {
     const now = Date.now();
-    d.status = status;
-    d.stateTransitions.push(why ? { status, transitionTimeMs: now, failureReason: why } : { status, transitionTimeMs: now });
-    if (TERMINAL.has(status)) d.endTimeMs = now;
-    this.store.update(d);
-    this.events.notify(d.id);
+    const t: StateTransition = opts.why ? { status, transitionTimeMs: now, failureReason: opts.why } : { status, transitionTimeMs: now };
+    const d = await this.store.transition(id, {
+      from,
+      to: status,
+      transitions: [...(opts.before ?? []), t],
+      endTimeMs: TERMINAL.has(status) ? now : undefined,
+      failureReason: opts.failureReason,
+      shutdownReason: opts.shutdownReason,
+      layers: opts.layers,
+    });
+    if (d) this.events.notify(id);
+    return d;
   }
 
   /** Fresh (re)read: the record other requests may have changed while we awaited. */
-  private current(id: string): Devbox | undefined {
+  private current(id: string): Promise<Devbox | undefined> {
     return this.store.getById(id);
   }
 
@@ -69,19 +88,24 @@ export class Lifecycle {
       sandbox = await this.runtime.create(sandboxSpec(d));
     } catch (err) {
       this.log.error({ err, devbox: d.id }, 'sandbox creation failed');
-      this.finish(d.id, { status: 'failure', reason: 'health_check_failed' }, `sandbox creation failed: ${(err as Error).message}`);
+      await this.finish(d.id, { status: 'failure', reason: 'health_check_failed' }, `sandbox creation failed: ${(err as Error).message}`);
       return;
     }
-    const still = this.current(d.id);
-    if (!still || TERMINAL.has(still.status)) {
-      await sandbox.destroy();
-      return;
-    }
+    // Attached before the re-read: an end that runs from here on finds the sandbox and destroys it itself;
+    // one that ran before shows in the re-read, and the sandbox is ours to destroy.
     this.attach(d.id, sandbox);
+    const still = await this.current(d.id);
+    if (!still || TERMINAL.has(still.status)) {
+      if (this.active.get(d.id)?.sandbox === sandbox) {
+        this.active.delete(d.id);
+        await sandbox.destroy();
+      }
+      return;
+    }
     sandbox.died.then(() => this.onDied(d.id, sandbox)).catch(() => undefined);
     const launch = d.sandbox.launch.launchCommands;
     const hasWork = Object.keys(fileMounts).length > 0 || launch.length > 0;
-    if (hasWork && !opts.resuming) this.transition(still, 'initializing');
+    if (hasWork && !opts.resuming) await this.transition(d.id, ['provisioning'], 'initializing');
     try {
       await this.writeFileMounts(sandbox, fileMounts);
     } catch (err) {
@@ -95,10 +119,11 @@ export class Lifecycle {
         return;
       }
     }
-    const now = this.current(d.id);
-    if (!now || TERMINAL.has(now.status) || this.active.get(d.id)?.sandbox !== sandbox) return;
-    if (!hasWork && !opts.resuming) now.stateTransitions.push({ status: 'initializing', transitionTimeMs: Date.now() });
-    this.transition(now, 'running');
+    if (this.active.get(d.id)?.sandbox !== sandbox) return;
+    // A box with nothing to initialize still records initializing, in the same write as running.
+    const before: StateTransition[] = !hasWork && !opts.resuming ? [{ status: 'initializing', transitionTimeMs: Date.now() }] : [];
+    const now = await this.transition(d.id, opts.resuming ? ['resuming'] : ['provisioning', 'initializing'], 'running', { before });
+    if (!now) return;
     if (now.entrypoint) {
       this.requireHooks().startEntrypoint(now, sandbox, () => {
         void this.end(d.id, { status: 'shutdown', reason: 'entrypoint_exit' });
@@ -114,7 +139,7 @@ export class Lifecycle {
   async end(id: string, why: EndReason, message?: string): Promise<Devbox | undefined> {
     const box = this.active.get(id);
     this.active.delete(id);
-    const d = this.finish(id, why, message);
+    const d = await this.finish(id, why, message);
     // Also for a box with no sandbox (suspended): what it left behind (execution output) goes with it.
     this.hooks?.onBoxStopped(id);
     if (box) await box.sandbox.destroy().catch((err) => this.log.error({ err, devbox: id }, 'sandbox destroy failed'));
@@ -133,13 +158,14 @@ export class Lifecycle {
     return box.sandbox;
   }
 
-  private finish(id: string, why: EndReason, message?: string): Devbox | undefined {
-    const d = this.current(id);
-    if (!d || TERMINAL.has(d.status)) return d;
-    if (why.status === 'failure') d.failureReason = why.reason;
-    else d.shutdownReason = why.reason;
-    this.transition(d, why.status, message ?? (why.status === 'failure' ? why.reason : undefined));
-    return d;
+  private async finish(id: string, why: EndReason, message?: string): Promise<Devbox | undefined> {
+    const d = await this.transition(id, ALIVE, why.status, {
+      why: message ?? (why.status === 'failure' ? why.reason : undefined),
+      failureReason: why.status === 'failure' ? why.reason : undefined,
+      shutdownReason: why.status === 'shutdown' ? why.reason : undefined,
+    });
+    // Already ended (by a racing end): the record as that one left it.
+    return d ?? (await this.current(id));
   }
 
   private onDied(id: string, sandbox: Sandbox): void {

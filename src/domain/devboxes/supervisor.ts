@@ -3,6 +3,7 @@ import type { RuntimeDriver } from '../../runtime/driver.js';
 import type { DevboxStore } from '../../store/types.js';
 import type { Suspender } from './hooks.js';
 import { sandboxSpec, type Lifecycle } from './lifecycle.js';
+import { TERMINAL } from './types.js';
 
 const TICK_MS = 1000;
 const STATS_EVERY = 2;
@@ -23,6 +24,8 @@ export class Supervisor {
     private readonly runtime: RuntimeDriver,
     private readonly lifecycle: Lifecycle,
     private readonly log: Logger,
+    /** DEVBOXD_NODE_NAME: reconcile touches only the boxes this server runs (others share the database). */
+    private readonly node: string,
   ) {}
 
   setSuspender(s: Suspender): void {
@@ -45,7 +48,12 @@ export class Supervisor {
       this.ticks++;
       const now = Date.now();
       for (const [id, box] of [...this.lifecycle.active]) {
-        const d = this.store.getById(id);
+        const d = await this.store.getById(id);
+        // Ended by another server sharing the database (a shutdown it served): the sandbox here goes too.
+        if (d && TERMINAL.has(d.status)) {
+          await this.lifecycle.end(id, { status: 'shutdown', reason: 'api_shutdown' });
+          continue;
+        }
         if (!d || d.status !== 'running') continue;
         const launch = d.sandbox.launch;
         if (launch.keepAliveSeconds && now > d.keepAliveAtMs + launch.keepAliveSeconds * 1000) {
@@ -72,7 +80,7 @@ export class Supervisor {
 
   private async checkResources(id: string): Promise<void> {
     const box = this.lifecycle.active.get(id);
-    const d = this.store.getById(id);
+    const d = await this.store.getById(id);
     if (!box || !d) return;
     const stats = await box.sandbox.stats().catch(() => undefined);
     if (!stats) return;
@@ -82,12 +90,13 @@ export class Supervisor {
   }
 
   /**
-   * After a restart: running boxes whose sandbox survived are adopted; boxes caught mid-transition are
-   * ended with a reason; sandboxes the database does not know are removed.
+   * After a restart: running boxes of this node whose sandbox survived are adopted; its boxes caught
+   * mid-transition are ended with a reason; sandboxes the database does not know are removed. Boxes of other
+   * nodes sharing the database are not this server's to judge: their sandboxes are not here.
    */
   async reconcile(): Promise<void> {
     const known = new Set<string>();
-    for (const d of this.store.listByStatus(['provisioning', 'initializing', 'running', 'resuming'])) {
+    for (const d of await this.store.listByStatus(['provisioning', 'initializing', 'running', 'resuming'], this.node)) {
       const sandbox = d.status === 'running' ? await this.runtime.adopt(sandboxSpec(d)).catch(() => null) : null;
       if (sandbox) {
         known.add(d.id);

@@ -71,4 +71,6 @@ export interface Devbox {
   stateTransitions: StateTransition[];
   /** Last keep_alive (or creation): the keep-alive timer counts from here. */
   keepAliveAtMs: number;
+  /** The server (DEVBOXD_NODE_NAME) whose sandbox runs this box; only it reconciles and supervises it. */
+  node: string;
 }

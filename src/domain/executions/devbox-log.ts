@@ -16,6 +16,8 @@ const FLUSH_MS = 50;
 export class DevboxLog {
   private pending: LogEntryInput[] = [];
   private timer: NodeJS.Timeout | undefined;
+  /** Appends run one after another, so entries land in the order they were written. */
+  private writing: Promise<void> = Promise.resolve();
   private readonly appended = new EventEmitter().setMaxListeners(0);
 
   constructor(
@@ -26,31 +28,35 @@ export class DevboxLog {
   /** Writes the entry now (after any batched lines, so the order holds). */
   write(entry: LogEntryInput): void {
     this.pending.push(entry);
-    this.flush();
+    void this.flush();
   }
 
   /** Queues an output line; it lands within FLUSH_MS. */
   line(entry: LogEntryInput): void {
     this.pending.push(entry);
-    this.timer ??= setTimeout(() => this.flush(), FLUSH_MS);
+    this.timer ??= setTimeout(() => void this.flush(), FLUSH_MS);
   }
 
-  flush(): void {
+  /** Writes what is pending; resolves once every entry written so far is stored. */
+  flush(): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
     const batch = this.pending;
     this.pending = [];
-    if (!batch.length) return;
-    try {
-      this.store.append(batch);
-    } catch (err) {
-      this.log.error({ err }, 'devbox log write failed');
-      return;
-    }
-    for (const id of new Set(batch.map((e) => e.devboxId))) this.appended.emit(id);
+    if (!batch.length) return this.writing;
+    this.writing = this.writing.then(async () => {
+      try {
+        await this.store.append(batch);
+      } catch (err) {
+        this.log.error({ err }, 'devbox log write failed');
+        return;
+      }
+      for (const id of new Set(batch.map((e) => e.devboxId))) this.appended.emit(id);
+    });
+    return this.writing;
   }
 
-  list(devboxId: string, filter: LogFilter): LogEntry[] {
+  list(devboxId: string, filter: LogFilter): Promise<LogEntry[]> {
     return this.store.list(devboxId, filter);
   }
 
@@ -60,20 +66,20 @@ export class DevboxLog {
    * holds for the backlog and the live entries alike; it is applied here so that each entry is read once
    * however few match (a filtered read would rescan the entries it skipped at every wake).
    */
-  async *follow(devboxId: string, filter: LogFilter, isOver: () => boolean, signal: AbortSignal): AsyncGenerator<LogEntry> {
+  async *follow(devboxId: string, filter: LogFilter, isOver: () => Promise<boolean>, signal: AbortSignal): AsyncGenerator<LogEntry> {
     let seq = 0;
     while (!signal.aborted) {
       let woke = false;
       const wake = () => (woke = true);
       this.appended.on(devboxId, wake);
       try {
-        const batch = this.store.list(devboxId, { afterSeq: seq, limit: 1000 });
+        const batch = await this.store.list(devboxId, { afterSeq: seq, limit: 1000 });
         for (const e of batch) {
           seq = e.seq;
           if (matches(e, filter)) yield e;
         }
         if (batch.length === 1000 || woke) continue;
-        if (isOver()) return;
+        if (await isOver()) return;
         await new Promise<void>((resolve) => {
           const done = () => {
             clearTimeout(t);

@@ -15,7 +15,7 @@ import { SegmentReader, streamSizeSync } from './output-segments.js';
 import { OutputWriter } from './output-writer.js';
 import { pumpOutput } from './process-run.js';
 import { commandArgv, SerialQueues } from './shell.js';
-import { sourceOf, type Execution, type ExecutionKind, type ExecutionStatus, type LogEntry, type LogFilter, type OutputStream } from './types.js';
+import { sourceOf, type Execution, type ExecutionKind, type ExecutionStatus, type LogEntry, type LogEntryInput, type LogFilter, type OutputStream } from './types.js';
 
 /** Longest command: it travels as one argv string, which Linux caps at 128 KiB (MAX_ARG_STRLEN). */
 export const MAX_COMMAND_BYTES = 120_000;
@@ -66,6 +66,8 @@ interface Live {
   /** Bumped on every change (bytes, status): followers compare it to know whether to wait. */
   version: number;
   stoppedWithBox: boolean;
+  /** The record's writes, chained so they land in order (insert before updates). */
+  writes: Promise<void>;
   done: Promise<void>;
   resolveDone: () => void;
 }
@@ -88,18 +90,20 @@ export class ExecutionService implements BoxProcessHooks {
     private readonly outputs: OutputBudget,
     private readonly boxState: BoxLookup,
     private readonly log: Logger,
+    /** DEVBOXD_NODE_NAME: reconcile ends only the executions of this server's boxes. */
+    private readonly node?: string,
     /** Executions (queued on a shell or running) one devbox holds at once. */
     private readonly maxPerDevbox = 256,
   ) {}
 
   /** At start: executions a previous server process left unfinished end now, their outcome unknown. */
-  reconcile(): void {
-    for (const e of this.store.listUnfinished()) {
+  async reconcile(): Promise<void> {
+    for (const e of await this.store.listUnfinished(this.node)) {
       e.stdoutBytes = streamSizeSync(this.outputPath(e.devboxId, e.id, 'stdout'));
       e.stderrBytes = streamSizeSync(this.outputPath(e.devboxId, e.id, 'stderr'));
       e.status = 'completed';
       e.endTimeMs = Date.now();
-      this.store.update(e);
+      await this.store.update(e);
       this.devboxLog.write({
         ...this.logBase(e),
         level: 'warn',
@@ -109,19 +113,24 @@ export class ExecutionService implements BoxProcessHooks {
   }
 
   /** At start, once devboxes are reconciled: output of boxes that ended goes (after the retention period). */
-  reconcileOutput(): void {
-    this.outputs.reconcile(this.boxState);
+  reconcileOutput(): Promise<void> {
+    return this.outputs.reconcile(this.boxState);
   }
 
   /** Starts a command (or returns the execution an earlier request with the same command_id started). */
-  start(accountId: string, devboxId: string, input: StartInput): Execution {
-    this.devboxes.get(accountId, devboxId);
+  async start(accountId: string, devboxId: string, input: StartInput): Promise<Execution> {
+    await this.devboxes.get(accountId, devboxId);
     if (input.commandId != null) {
       if (input.commandId === '') throw ERRORS.invalid('command_id must not be empty');
-      const prior = this.findByCommandId(devboxId, input.commandId);
+      const prior = await this.findByCommandId(devboxId, input.commandId);
       if (prior) return prior;
     }
-    const { devbox, sandbox } = this.devboxes.requireRunning(accountId, devboxId);
+    const { devbox, sandbox } = await this.devboxes.requireRunning(accountId, devboxId);
+    // A same command_id started while we awaited: it is live by now.
+    if (input.commandId != null) {
+      const prior = this.liveByCommandId(devboxId, input.commandId);
+      if (prior) return prior;
+    }
     if (Buffer.byteLength(input.command) > MAX_COMMAND_BYTES) {
       throw ERRORS.invalid(`command is longer than ${MAX_COMMAND_BYTES} bytes; upload a script and run that instead`);
     }
@@ -136,19 +145,25 @@ export class ExecutionService implements BoxProcessHooks {
   }
 
   /** The execution a command_id already named on this box: a live one not yet recorded counts too. */
-  private findByCommandId(devboxId: string, commandId: string): Execution | undefined {
-    for (const live of this.live.values()) {
-      if (live.exec.devboxId === devboxId && live.exec.commandId === commandId) return live.exec;
-    }
-    const stored = this.store.findByCommandId(devboxId, commandId);
+  private async findByCommandId(devboxId: string, commandId: string): Promise<Execution | undefined> {
+    const live = this.liveByCommandId(devboxId, commandId);
+    if (live) return live;
+    const stored = await this.store.findByCommandId(devboxId, commandId);
     return stored && this.current(stored);
   }
 
-  get(accountId: string, devboxId: string, id: string): Execution {
-    this.devboxes.get(accountId, devboxId);
+  private liveByCommandId(devboxId: string, commandId: string): Execution | undefined {
+    for (const live of this.live.values()) {
+      if (live.exec.devboxId === devboxId && live.exec.commandId === commandId) return live.exec;
+    }
+    return undefined;
+  }
+
+  async get(accountId: string, devboxId: string, id: string): Promise<Execution> {
+    await this.devboxes.get(accountId, devboxId);
     const live = this.live.get(id);
     if (live && live.exec.devboxId === devboxId) return live.exec;
-    const e = this.store.get(devboxId, id);
+    const e = await this.store.get(devboxId, id);
     if (!e) throw ERRORS.notFound('execution', id);
     return e;
   }
@@ -164,7 +179,7 @@ export class ExecutionService implements BoxProcessHooks {
   }
 
   /** Resolves with the execution once it is in one of `statuses`, or null when the hold ends first. */
-  waitFor(
+  async waitFor(
     accountId: string,
     devboxId: string,
     id: string,
@@ -172,9 +187,12 @@ export class ExecutionService implements BoxProcessHooks {
     timeoutMs: number,
     signal?: AbortSignal,
   ): Promise<Execution | null> {
-    const first = this.get(accountId, devboxId, id);
-    if (statuses.includes(first.status)) return Promise.resolve(first);
-    if (signal?.aborted) return Promise.resolve(null);
+    const first = await this.get(accountId, devboxId, id);
+    if (statuses.includes(first.status)) return first;
+    if (signal?.aborted) return null;
+    // Changed while we read the first copy: no event is left to wake us, and the live copy says so.
+    const latest = this.live.get(id)?.exec;
+    if (latest && statuses.includes(latest.status)) return latest;
     return new Promise((resolve) => {
       const done = (e: Execution | null) => {
         this.changes.off(id, check);
@@ -183,8 +201,16 @@ export class ExecutionService implements BoxProcessHooks {
         resolve(e);
       };
       const check = () => {
-        const e = this.live.get(id)?.exec ?? this.store.get(devboxId, id);
-        if (e && statuses.includes(e.status)) done(e);
+        // A change event comes from the live copy; once it is gone the record is final (and stored).
+        const live = this.live.get(id)?.exec;
+        if (live) {
+          if (statuses.includes(live.status)) done(live);
+          return;
+        }
+        this.store.get(devboxId, id).then(
+          (e) => (e && statuses.includes(e.status) ? done(e) : undefined),
+          (err) => this.log.error({ err, execution: id }, 'execution re-read failed'),
+        );
       };
       const onAbort = () => done(null);
       const timer = setTimeout(onAbort, timeoutMs);
@@ -195,11 +221,11 @@ export class ExecutionService implements BoxProcessHooks {
 
   /** SIGKILL to the command (or its whole process group); resolves once it is completed (≤ 5 s). */
   async kill(accountId: string, devboxId: string, id: string, group: boolean): Promise<Execution> {
-    const e = this.get(accountId, devboxId, id);
+    const e = await this.get(accountId, devboxId, id);
     const live = this.live.get(id);
     if (e.status === 'completed' || !live) return e;
     if (!live.proc) {
-      this.finish(live, KILLED_STATUS);
+      await this.finish(live, KILLED_STATUS);
       return live.exec;
     }
     live.proc.signal('SIGKILL', group);
@@ -207,13 +233,13 @@ export class ExecutionService implements BoxProcessHooks {
   }
 
   /** Writes text to the command's stdin, closes it (EOF), or interrupts the command's process group. */
-  sendStdin(accountId: string, devboxId: string, id: string, input: { text?: string | null; signal?: 'EOF' | 'INTERRUPT' | null }): Execution {
-    const e = this.get(accountId, devboxId, id);
+  async sendStdin(accountId: string, devboxId: string, id: string, input: { text?: string | null; signal?: 'EOF' | 'INTERRUPT' | null }): Promise<Execution> {
+    const e = await this.get(accountId, devboxId, id);
     const live = this.live.get(id);
     if (e.status === 'completed' || !live) throw ERRORS.executionCompleted(id);
     if (input.signal === 'INTERRUPT') {
       if (live.proc) live.proc.signal('SIGINT', true);
-      else this.finish(live, 130);
+      else await this.finish(live, 130);
       return live.exec;
     }
     if (!live.attachStdin && (input.text || input.signal === 'EOF')) {
@@ -237,7 +263,7 @@ export class ExecutionService implements BoxProcessHooks {
       while (!signal.aborted) {
         const live = this.live.get(id);
         const version = live?.version ?? -1;
-        const e = live?.exec ?? this.store.get(devboxId, id);
+        const e = live?.exec ?? (await this.store.get(devboxId, id));
         if (!e) return;
         const bytes = this.bytesOf(e)[stream];
         // Not live means nothing will write to it any more, whatever the record says.
@@ -279,10 +305,10 @@ export class ExecutionService implements BoxProcessHooks {
   }
 
   /** The devbox log, filtered; an execution id the devbox does not know is a 404, not an empty list. */
-  logs(accountId: string, devboxId: string, filter: LogFilter): LogEntry[] {
-    this.devboxes.get(accountId, devboxId);
-    if (filter.executionId) this.get(accountId, devboxId, filter.executionId);
-    this.devboxLog.flush();
+  async logs(accountId: string, devboxId: string, filter: LogFilter): Promise<LogEntry[]> {
+    await this.devboxes.get(accountId, devboxId);
+    if (filter.executionId) await this.get(accountId, devboxId, filter.executionId);
+    await this.devboxLog.flush();
     return this.devboxLog.list(devboxId, filter);
   }
 
@@ -290,12 +316,12 @@ export class ExecutionService implements BoxProcessHooks {
    * The devbox log from its start, then live, both filtered; ends once the devbox is terminal and everything
    * was sent. Unknown devbox or execution ids throw here, before anything streams.
    */
-  tailLogs(accountId: string, devboxId: string, filter: LogFilter, signal: AbortSignal): AsyncGenerator<LogEntry> {
-    this.devboxes.get(accountId, devboxId);
-    if (filter.executionId) this.get(accountId, devboxId, filter.executionId);
-    this.devboxLog.flush();
-    const isOver = () => {
-      const d = this.devboxes.get(accountId, devboxId);
+  async tailLogs(accountId: string, devboxId: string, filter: LogFilter, signal: AbortSignal): Promise<AsyncGenerator<LogEntry>> {
+    await this.devboxes.get(accountId, devboxId);
+    if (filter.executionId) await this.get(accountId, devboxId, filter.executionId);
+    await this.devboxLog.flush();
+    const isOver = async () => {
+      const d = await this.devboxes.get(accountId, devboxId);
       return TERMINAL.has(d.status);
     };
     return this.devboxLog.follow(devboxId, filter, isOver, signal);
@@ -331,12 +357,15 @@ export class ExecutionService implements BoxProcessHooks {
     for (const live of [...this.live.values()]) {
       if (live.exec.devboxId !== devboxId) continue;
       live.stoppedWithBox = true;
-      this.finish(live, KILLED_STATUS);
+      // Its synchronous start closes the files (live.closed) before the record is written.
+      void this.finish(live, KILLED_STATUS);
       closing.push(live.closed);
     }
     // Ended (not suspended): the box's output goes with it, once its files are closed.
-    const box = this.boxState(devboxId);
-    if (box?.ended) this.outputs.boxEnded(devboxId, box.endTimeMs ?? Date.now(), Promise.all(closing));
+    void this.boxState(devboxId).then(
+      (box) => (box?.ended ? this.outputs.boxEnded(devboxId, box.endTimeMs ?? Date.now(), Promise.all(closing)) : undefined),
+      (err) => this.log.error({ err, devbox: devboxId }, 'could not read the box that stopped'),
+    );
   }
 
   // --- internals ---
@@ -363,16 +392,15 @@ export class ExecutionService implements BoxProcessHooks {
   private launch(devbox: Devbox, sandbox: Sandbox, e: Execution, attachStdin: boolean): Live {
     let resolveDone!: () => void;
     const done = new Promise<void>((r) => (resolveDone = r));
-    const live: Live = { exec: e, files: null, closed: Promise.resolve(), proc: null, attachStdin, stdinOps: [], busy: false, unsaved: false, version: 0, stoppedWithBox: false, done, resolveDone };
+    const live: Live = { exec: e, files: null, closed: Promise.resolve(), proc: null, attachStdin, stdinOps: [], busy: false, unsaved: true, version: 0, stoppedWithBox: false, writes: Promise.resolve(), done, resolveDone };
     const shellKey = e.shellName === null ? null : `${e.devboxId}\0${e.shellName}`;
     const waits = shellKey !== null && this.shells.busy(shellKey);
     this.live.set(e.id, live);
-    if (waits) this.store.insert(e);
-    else live.unsaved = true;
+    if (waits) void this.persist(live);
     const run = () =>
       this.run(live, devbox, sandbox).catch((err) => {
         this.log.error({ err, execution: e.id }, 'execution failed to run');
-        this.finish(live, null);
+        return this.finish(live, null);
       });
     if (shellKey === null) void run();
     else this.shells.enqueue(shellKey, run);
@@ -397,18 +425,12 @@ export class ExecutionService implements BoxProcessHooks {
       proc = sandbox.spawn({ argv: commandArgv(e.command, e.shellName), env: devbox.environment });
     } catch (err) {
       await live.files.stderr.write(Buffer.from(`devboxd: could not start the command: ${(err as Error).message}\n`));
-      this.finish(live, 127);
+      await this.finish(live, 127);
       return;
     }
     live.proc = proc;
-    // Recorded once the process is on its way: the disk sync overlaps the command's start-up. Its output
-    // is only read after this synchronous block, so nothing is written before the record exists.
-    this.store.atomically(() => {
-      if (live.unsaved) this.store.insert(e);
-      else this.store.update(e);
-      live.unsaved = false;
-      this.devboxLog.write({ ...this.logBase(e), level: 'info' });
-    });
+    // Recorded once the process is on its way: the write overlaps the command's start-up.
+    void this.persist(live, { ...this.logBase(e), level: 'info' });
     this.bump(live);
     if (live.attachStdin) for (const op of live.stdinOps.splice(0)) this.stdin(live, op);
     else proc.stdin.end();
@@ -417,7 +439,7 @@ export class ExecutionService implements BoxProcessHooks {
       onLine: (stream, line) =>
         this.devboxLog.line({ ...this.logBase(e), cmd: null, level: stream === 'stderr' ? 'error' : 'info', message: line }),
     });
-    this.finish(live, exitStatus);
+    await this.finish(live, exitStatus);
   }
 
   private stdin(live: Live, op: StdinOp): void {
@@ -432,7 +454,7 @@ export class ExecutionService implements BoxProcessHooks {
   }
 
   /** Completes the execution (once): final sizes and status to the store, exit to the log, waiters woken. */
-  private finish(live: Live, exitStatus: number | null): void {
+  private async finish(live: Live, exitStatus: number | null): Promise<void> {
     const e = live.exec;
     if (e.status === 'completed') return;
     if (live.files) {
@@ -448,22 +470,26 @@ export class ExecutionService implements BoxProcessHooks {
     e.status = 'completed';
     e.exitStatus = exitStatus;
     e.endTimeMs = Date.now();
-    // finish runs on error paths too: a failing write is logged, and the waiters are still woken below.
-    try {
-      this.store.atomically(() => {
-        if (live.unsaved) this.store.insert(e);
-        else this.store.update(e);
-        live.unsaved = false;
-        this.devboxLog.write({ ...this.logBase(e), level: exitStatus === 0 ? 'info' : 'error', exitCode: exitStatus });
-      });
-    } catch (err) {
-      this.log.error({ err, execution: e.id }, 'could not record the end of an execution');
-    }
+    // The live copy (completed already) answers reads until the record is stored; then it goes. finish runs
+    // on error paths too: a failing write is logged by persist, and the waiters are still woken below.
+    await this.persist(live, { ...this.logBase(e), level: exitStatus === 0 ? 'info' : 'error', exitCode: exitStatus });
     if (live.busy) this.devboxes.busy(e.devboxId, -1);
     live.busy = false;
     this.live.delete(e.id);
     this.bump(live);
     live.resolveDone();
+  }
+
+  /** Queues a write of the record as it is now (insert the first time), and the log entry after it. */
+  private persist(live: Live, entry?: LogEntryInput): Promise<void> {
+    const e = { ...live.exec };
+    const insert = live.unsaved;
+    live.unsaved = false;
+    live.writes = live.writes
+      .then(() => (insert ? this.store.insert(e) : this.store.update(e)))
+      .catch((err) => this.log.error({ err, execution: e.id }, 'could not record an execution'));
+    if (entry) this.devboxLog.write(entry);
+    return live.writes;
   }
 
   private bump(live: Live): void {

@@ -14,7 +14,7 @@ export interface OutputLimits {
 }
 
 /** What the budget needs to know of a box: whether it ended, and when. */
-export type BoxLookup = (devboxId: string) => { ended: boolean; endTimeMs: number | null } | undefined;
+export type BoxLookup = (devboxId: string) => Promise<{ ended: boolean; endTimeMs: number | null } | undefined>;
 
 /** Output of one finished execution, oldest first in its box's queue. */
 interface Finished {
@@ -94,7 +94,7 @@ export class OutputBudget {
   }
 
   /** At start: output of boxes that ended (or are unknown) is scheduled for removal. */
-  reconcile(lookup: BoxLookup): void {
+  async reconcile(lookup: BoxLookup): Promise<void> {
     let names: string[];
     try {
       names = fs.readdirSync(this.root);
@@ -102,7 +102,7 @@ export class OutputBudget {
       return;
     }
     for (const name of names) {
-      const box = lookup(name);
+      const box = await lookup(name);
       if (!box) this.boxEnded(name, 0);
       else if (box.ended) this.boxEnded(name, box.endTimeMs ?? 0);
     }

@@ -18,7 +18,7 @@ export interface WriteParts {
   atomic: boolean;
   token: string;
   /** Turns a bad exit into the domain error the caller answers with. */
-  failure: (exit: ProcessExit) => DomainError;
+  failure: (exit: ProcessExit) => Promise<DomainError>;
   /** Runs once the process is gone: releases the busy mark and listeners. */
   release: () => void;
 }
@@ -49,7 +49,7 @@ export class BoxWrite implements PendingWrite {
       await this.abort();
       throw err instanceof DomainError ? err : cutOff();
     }
-    if (this.exit) throw this.w.failure(this.exit);
+    if (this.exit) throw await this.w.failure(this.exit);
   }
 
   async commit(): Promise<void> {
@@ -58,7 +58,7 @@ export class BoxWrite implements PendingWrite {
       this.w.proc.stdin.end(this.w.atomic ? this.w.token : undefined);
     }
     const exit = await this.exited;
-    if (exit.exitCode !== 0) throw this.w.failure(exit);
+    if (exit.exitCode !== 0) throw await this.w.failure(exit);
   }
 
   /** Ends the write without the token and waits until the process is gone (its temporary file with it). */

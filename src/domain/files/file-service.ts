@@ -31,7 +31,7 @@ interface Target {
 interface Opened {
   proc: BoxProcess;
   ready: string;
-  failure: (exit: ProcessExit) => DomainError;
+  failure: (exit: ProcessExit) => Promise<DomainError>;
   /** Releases the abort listener and the box's busy mark. */
   close: () => void;
 }
@@ -102,13 +102,13 @@ export class FileService {
       const exit = await opened.proc.exited;
       if (exit.exitCode !== 0) {
         opened.close();
-        throw opened.failure(exit);
+        throw await opened.failure(exit);
       }
     }
-    const done = opened.proc.exited.then((exit) => {
+    const done = opened.proc.exited.then(async (exit) => {
       opened.close();
       if (exit.exitCode === 0) return;
-      const err = opened.failure(exit);
+      const err = await opened.failure(exit);
       // A failure mid-file must not look like a complete (short) file to the reader.
       if (!stream.readableEnded) stream.destroy(err);
       throw err;
@@ -160,7 +160,7 @@ export class FileService {
   /** Starts `script` in the box and waits for its READY byte (path checks passed) or its exit (they failed). */
   private async open(t: Target, script: string, args: string[], signal: AbortSignal | undefined, stopWith: NodeJS.Signals): Promise<Opened> {
     checkPath(t.path, 'path');
-    const { sandbox } = this.devboxes.requireRunning(t.accountId, t.id);
+    const { sandbox } = await this.devboxes.requireRunning(t.accountId, t.id);
     if (signal?.aborted) throw ERRORS.invalid('the client went away');
     let proc: BoxProcess;
     try {
@@ -187,12 +187,12 @@ export class FileService {
     if (ready !== READY && ready !== READY_IN_PLACE) {
       close();
       proc.stdin.destroy();
-      throw failure(await proc.exited);
+      throw await failure(await proc.exited);
     }
     return { proc, ready, failure, close };
   }
 
-  private failure(t: Target, code: number | null, stderr: string): DomainError {
+  private async failure(t: Target, code: number | null, stderr: string): Promise<DomainError> {
     const { path, what } = t;
     switch (code) {
       case EXIT.notFound:
@@ -208,7 +208,7 @@ export class FileService {
       case EXIT.notRegular:
         return ERRORS.notAFile(`${path} is not a regular file`);
     }
-    const status = this.devboxes.get(t.accountId, t.id).status;
+    const status = (await this.devboxes.get(t.accountId, t.id)).status;
     if (status !== 'running') return ERRORS.conflict(`the devbox stopped (it is ${status}) during the ${what} of ${path}`);
     if (code === EXIT.cut) return ERRORS.invalid(`the upload of ${path} was cut off before its end; the file is unchanged`);
     const detail = stderr.trim().split('\n').slice(-3).join('; ') || (code === null ? 'the process was killed' : `exit status ${code}`);

@@ -14,6 +14,8 @@ export const INTERRUPTED = 'the server stopped while the snapshot was being take
 export interface SnapshotServiceOptions {
   /** Where the runtime keeps layers; stray `.tmp-*` copies and `.del-*` leftovers of a crash are removed at start. */
   layersDir?: string;
+  /** DEVBOXD_NODE_NAME: recorded on each snapshot (its layer is here); reconcile touches only this node's. */
+  node?: string;
 }
 
 /**
@@ -39,28 +41,28 @@ export class SnapshotService implements SnapshotLookup {
   ) {}
 
   /** snapshot_disk_async: records the snapshot in_progress and copies the disk in the background. */
-  start(accountId: string, devboxId: string, input: SnapshotInput): Snapshot {
-    const { devbox, sandbox } = this.devboxes.requireRunning(accountId, devboxId);
+  async start(accountId: string, devboxId: string, input: SnapshotInput): Promise<Snapshot> {
+    const { devbox, sandbox } = await this.devboxes.requireRunning(accountId, devboxId);
     return this.begin(devbox, sandbox, input);
   }
 
   /** snapshot_disk: like `start`, then waits up to `waitMs` for the copy (answers in_progress after that). */
   async take(accountId: string, devboxId: string, input: SnapshotInput, waitMs: number, signal?: AbortSignal): Promise<Snapshot> {
-    const s = this.start(accountId, devboxId, input);
+    const s = await this.start(accountId, devboxId, input);
     const done = await this.settle(s.id, waitMs, signal);
     if (done?.status === 'error') throw new DomainError('internal', `snapshot ${s.id} failed: ${done.errorMessage}`, false);
-    return done ?? this.store.getById(s.id)!;
+    return done ?? (await this.store.getById(s.id))!;
   }
 
   /**
    * Starts a capture of a box the caller already holds. Suspend uses it with its own name and metadata, and
    * with `stop`: the box's processes end and its writable layer becomes the snapshot's layer, uncopied.
    */
-  begin(devbox: Devbox, sandbox: Sandbox, input: SnapshotInput, opts: { stop?: boolean } = {}): Snapshot {
+  async begin(devbox: Devbox, sandbox: Sandbox, input: SnapshotInput, opts: { stop?: boolean } = {}): Promise<Snapshot> {
     if (input.commitMessage && input.commitMessage.length > COMMIT_MESSAGE_MAX) {
       throw ERRORS.invalid(`commit_message is ${input.commitMessage.length} characters; at most ${COMMIT_MESSAGE_MAX} are allowed`);
     }
-    const busy = this.store.inProgressFor(devbox.id);
+    const busy = await this.store.inProgressFor(devbox.id);
     if (busy) throw ERRORS.snapshotInProgress(`devbox ${devbox.id} already has a snapshot in progress (${busy.id})`);
     const id = newId('snp');
     const s: Snapshot = {
@@ -76,8 +78,10 @@ export class SnapshotService implements SnapshotLookup {
       sizeBytes: null,
       layers: [id, ...devbox.layers],
       createTimeMs: Date.now(),
+      node: this.opts.node ?? '',
     };
-    this.store.insert(s);
+    // The unique index on in-progress snapshots turns a racing second begin into a conflict here.
+    await this.store.insert(s);
     const p = this.capture(s, sandbox, opts.stop ?? false).finally(() => this.running.delete(id));
     this.running.set(id, p);
     return s;
@@ -87,7 +91,7 @@ export class SnapshotService implements SnapshotLookup {
   async settle(id: string, waitMs: number, signal?: AbortSignal): Promise<Snapshot | null> {
     const p = this.running.get(id);
     if (!p) {
-      const s = this.store.getById(id);
+      const s = await this.store.getById(id);
       return s && s.status !== 'in_progress' ? s : null;
     }
     let timer: NodeJS.Timeout | undefined;
@@ -112,20 +116,14 @@ export class SnapshotService implements SnapshotLookup {
       this.sizes.set(s.id, sizeBytes);
       let total = sizeBytes;
       for (const layer of s.layers.slice(1)) total += await this.layerSize(layer);
-      const now = this.store.getById(s.id) ?? s;
-      now.status = 'complete';
-      now.sizeBytes = total;
-      this.store.update(now);
+      const now = (await this.store.setStatus(s.id, ['in_progress'], 'complete', { sizeBytes: total })) ?? (await this.store.getById(s.id)) ?? s;
       this.log.info({ snapshot: s.id, devbox: s.sourceDevboxId, bytes: sizeBytes, ms: Date.now() - started }, 'snapshot complete');
       return now;
     } catch (err) {
       this.log.error({ err, snapshot: s.id, devbox: s.sourceDevboxId }, 'snapshot failed');
       await this.runtime.deleteLayer(s.id).catch(() => undefined);
-      const now = this.store.getById(s.id) ?? s;
-      now.status = 'error';
-      now.errorMessage = (err as Error).message || 'the snapshot failed';
-      this.store.update(now);
-      return now;
+      const message = (err as Error).message || 'the snapshot failed';
+      return (await this.store.setStatus(s.id, ['in_progress'], 'error', { errorMessage: message })) ?? (await this.store.getById(s.id)) ?? s;
     }
   }
 
@@ -139,67 +137,72 @@ export class SnapshotService implements SnapshotLookup {
   }
 
   /** A snapshot the caller may see: deleted ones are gone. */
-  get(accountId: string, id: string): Snapshot {
-    const s = this.store.get(accountId, id);
+  async get(accountId: string, id: string): Promise<Snapshot> {
+    const s = await this.store.get(accountId, id);
     if (!s || s.status === 'deleted') throw ERRORS.notFound('snapshot', id);
     return s;
   }
 
   /** The status endpoint alone also reports deleted snapshots. */
-  status(accountId: string, id: string): Snapshot {
-    const s = this.store.get(accountId, id);
+  async status(accountId: string, id: string): Promise<Snapshot> {
+    const s = await this.store.get(accountId, id);
     if (!s) throw ERRORS.notFound('snapshot', id);
     return s;
   }
 
-  list(accountId: string, page: PageQuery, filters: SnapshotFilters): Page<Snapshot> {
+  list(accountId: string, page: PageQuery, filters: SnapshotFilters): Promise<Page<Snapshot>> {
     return this.store.list(accountId, page, filters);
   }
 
   /** Patch like devbox update: null/undefined leave a field, "" clears name and commit message, {} clears metadata. */
-  update(accountId: string, id: string, patch: SnapshotInput): Snapshot {
-    const s = this.get(accountId, id);
+  async update(accountId: string, id: string, patch: SnapshotInput): Promise<Snapshot> {
+    await this.get(accountId, id);
     if (patch.commitMessage && patch.commitMessage.length > COMMIT_MESSAGE_MAX) {
       throw ERRORS.invalid(`commit_message is ${patch.commitMessage.length} characters; at most ${COMMIT_MESSAGE_MAX} are allowed`);
     }
-    if (patch.name !== undefined && patch.name !== null) s.name = patch.name || null;
-    if (patch.metadata !== undefined && patch.metadata !== null) s.metadata = patch.metadata;
-    if (patch.commitMessage !== undefined && patch.commitMessage !== null) s.commitMessage = patch.commitMessage || null;
-    this.store.update(s);
+    const changes: { name?: string | null; metadata?: Record<string, string>; commitMessage?: string | null } = {};
+    if (patch.name !== undefined && patch.name !== null) changes.name = patch.name || null;
+    if (patch.metadata !== undefined && patch.metadata !== null) changes.metadata = patch.metadata;
+    if (patch.commitMessage !== undefined && patch.commitMessage !== null) changes.commitMessage = patch.commitMessage || null;
+    const s = await this.store.patch(accountId, id, changes);
+    if (!s) throw ERRORS.notFound('snapshot', id);
     return s;
   }
 
   async delete(accountId: string, id: string): Promise<Snapshot> {
-    const s = this.get(accountId, id);
+    const s = await this.get(accountId, id);
     if (s.status === 'in_progress') throw ERRORS.snapshotInProgress(`snapshot ${id} is still in progress; delete it once it completes`);
-    s.status = 'deleted';
-    this.store.update(s);
-    await this.collectLayers(s.layers);
-    return s;
+    const deleted = await this.store.setStatus(id, ['complete', 'error'], 'deleted');
+    if (!deleted) {
+      const now = await this.get(accountId, id);
+      throw ERRORS.conflict(`snapshot ${id} is ${now.status}; delete it once it completes`);
+    }
+    await this.collectLayers(deleted.layers);
+    return deleted;
   }
 
-  layersOf(accountId: string, snapshotId: string): { layers: string[]; sourceBlueprintId: string | null } {
-    const s = this.get(accountId, snapshotId);
+  async layersOf(accountId: string, snapshotId: string): Promise<{ layers: string[]; sourceBlueprintId: string | null }> {
+    const s = await this.get(accountId, snapshotId);
     if (s.status !== 'complete') throw ERRORS.snapshotNotComplete(snapshotId, s.status);
     return { layers: s.layers, sourceBlueprintId: s.sourceBlueprintId };
   }
 
-  inProgressFor(devboxId: string): boolean {
-    return this.store.inProgressFor(devboxId) !== undefined;
+  async inProgressFor(devboxId: string): Promise<boolean> {
+    return (await this.store.inProgressFor(devboxId)) !== undefined;
   }
 
   /** Layers any kept snapshot or any devbox that may boot again (live or suspended) stands on. */
-  private layersInUse(): Set<string> {
+  private async layersInUse(): Promise<Set<string>> {
     const used = new Set<string>();
-    for (const s of this.store.listByStatus(['in_progress', 'complete'])) for (const l of s.layers) used.add(l);
+    for (const s of await this.store.listByStatus(['in_progress', 'complete'])) for (const l of s.layers) used.add(l);
     const alive = DEVBOX_STATUSES.filter((st) => !TERMINAL.has(st));
-    for (const d of this.devboxStore.listByStatus(alive)) for (const l of d.layers) used.add(l);
+    for (const d of await this.devboxStore.listByStatus(alive)) for (const l of d.layers) used.add(l);
     return used;
   }
 
   /** Deletes those of `candidates` nothing uses any more. */
   private async collectLayers(candidates: Iterable<string>): Promise<void> {
-    const used = this.layersInUse();
+    const used = await this.layersInUse();
     for (const layer of new Set(candidates)) {
       if (used.has(layer)) continue;
       this.sizes.delete(layer);
@@ -212,7 +215,7 @@ export class SnapshotService implements SnapshotLookup {
 
   /** Drops the layers of snapshots that are gone once nothing uses them (after devboxes end, for instance). */
   async collectGarbage(): Promise<void> {
-    const gone = this.store.listByStatus(['deleted', 'error']).flatMap((s) => s.layers);
+    const gone = (await this.store.listByStatus(['deleted', 'error'], this.opts.node)).flatMap((s) => s.layers);
     await this.collectLayers(gone);
   }
 
@@ -221,19 +224,16 @@ export class SnapshotService implements SnapshotLookup {
    * copy into place, so an existing layer is whole), else it is marked error. Stray temporary copies go.
    */
   async reconcile(): Promise<void> {
-    for (const s of this.store.listByStatus(['in_progress'])) {
+    for (const s of await this.store.listByStatus(['in_progress'], this.opts.node)) {
       if (await this.runtime.layerExists(s.id).catch(() => false)) {
         let total = 0;
         for (const layer of s.layers) total += await this.layerSize(layer);
-        s.status = 'complete';
-        s.sizeBytes = total;
+        await this.store.setStatus(s.id, ['in_progress'], 'complete', { sizeBytes: total });
         this.log.info({ snapshot: s.id }, 'snapshot found complete after restart');
       } else {
-        s.status = 'error';
-        s.errorMessage = INTERRUPTED;
+        await this.store.setStatus(s.id, ['in_progress'], 'error', { errorMessage: INTERRUPTED });
         this.log.warn({ snapshot: s.id }, 'snapshot interrupted by a restart');
       }
-      this.store.update(s);
     }
     if (this.opts.layersDir) {
       const names = await readdir(this.opts.layersDir).catch(() => [] as string[]);
@@ -264,7 +264,7 @@ export class SnapshotService implements SnapshotLookup {
   }
 
   /** Snapshots in these states (suspend reconciliation reads them). */
-  byStatus(statuses: SnapshotStatus[]): Snapshot[] {
-    return this.store.listByStatus(statuses);
+  byStatus(statuses: SnapshotStatus[]): Promise<Snapshot[]> {
+    return this.store.listByStatus(statuses, this.opts.node);
   }
 }

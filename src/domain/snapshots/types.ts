@@ -17,6 +17,8 @@ export interface Snapshot {
   /** Disk layers, newest first: the snapshot's own layer, then the source devbox's layers. */
   layers: string[];
   createTimeMs: number;
+  /** The server that took it (its layer lives there); only that server reconciles it at start. */
+  node: string;
 }
 
 export interface SnapshotFilters {

@@ -39,7 +39,7 @@ export function registerAuth(app: FastifyInstance, accounts: AccountService): vo
     if (!header) throw ERRORS.unauthenticated('missing Authorization header: send "Authorization: Bearer <API key>"');
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (!match) throw ERRORS.unauthenticated('malformed Authorization header: expected "Bearer <API key>"');
-    const principal = accounts.authenticate(match[1]!);
+    const principal = await accounts.authenticate(match[1]!);
     // Unreachable after the start-up check; kept so that a route added past it is refused, never open.
     if (!config?.resource) throw ERRORS.forbidden(`${req.routeOptions.url} has no resource type: refused`);
     const level = config.access ?? (req.method === 'GET' || req.method === 'HEAD' ? 'read' : 'write');

@@ -1,5 +1,4 @@
 import { createHash, randomUUID } from 'node:crypto';
-import os from 'node:os';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ERRORS } from '../../domain/errors.js';
 import type { IdempotencyKey, IdempotencyStore } from '../../store/types.js';
@@ -19,9 +18,6 @@ const WAIT_MS = 30_000;
 /** Fallback poll for owners on another server process (in-process owners wake waiters at once). */
 const POLL_MS = 2_000;
 const MAX_ID_LENGTH = 255;
-
-/** Identifies this server process in the markers it writes. */
-const INSTANCE = `${os.hostname()}:${process.pid}`;
 
 interface Held {
   key: IdempotencyKey;
@@ -54,7 +50,9 @@ function participates(req: FastifyRequest): boolean {
  * later retry runs afresh and a conflict from a race is never frozen in. The same id with another body is a
  * 422. Request logs carry the id as `request_id`, next to Fastify's own `reqId`.
  */
-export function registerIdempotency(app: FastifyInstance, store: IdempotencyStore): void {
+export function registerIdempotency(app: FastifyInstance, store: IdempotencyStore, node: string): void {
+  // Owner ids start with the node name, so a server voids only its own markers in a shared database.
+  const instance = `${node}:${process.pid}`;
   const waiters = new ClaimWaiters();
   const held = new WeakMap<FastifyRequest, Held>();
 
@@ -64,7 +62,7 @@ export function registerIdempotency(app: FastifyInstance, store: IdempotencyStor
   });
 
   app.addHook('onReady', async () => {
-    const voided = await store.voidInFlight();
+    const voided = await store.voidInFlight(`${node}:`);
     if (voided > 0) app.log.warn({ voided }, 'x-request-id markers left in flight by a previous run are void');
   });
 
@@ -74,7 +72,7 @@ export function registerIdempotency(app: FastifyInstance, store: IdempotencyStor
     if (requestId.length > MAX_ID_LENGTH) throw ERRORS.invalid(`x-request-id header: at most ${MAX_ID_LENGTH} characters`);
     const key: IdempotencyKey = { accountId: req.principal.accountId, requestId, route: routeOf(req) };
     const hash = hashOf(req.body);
-    const owner = `${INSTANCE}:${randomUUID()}`;
+    const owner = `${instance}:${randomUUID()}`;
     const deadline = Date.now() + WAIT_MS;
     const gone = clientGone(reply);
     for (;;) {

@@ -10,11 +10,11 @@ import { snapshotRoutes } from './snapshots/index.js';
 
 /** Every resource's routes, each one hop from its path to the file that serves it. */
 export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
-  healthRoutes(app, deps.db);
+  healthRoutes(app, deps.store);
   await app.register(accountRoutes, { accounts: deps.accounts });
   await app.register(apiKeyRoutes, { accounts: deps.accounts });
   await app.register(devboxRoutes, { devboxes: deps.devboxes, suspend: deps.suspend });
   await app.register(executionRoutes, { executions: deps.executions });
-  await app.register(fileRoutes, { files: deps.files, devboxes: deps.devboxes, contentsGate: deps.fileContentsGate });
+  await app.register(fileRoutes, { files: deps.files, devboxes: deps.devboxes, contentsGate: deps.fileContentsGate, transferGate: deps.fileTransferGate });
   await app.register(snapshotRoutes, { snapshots: deps.snapshots });
 }

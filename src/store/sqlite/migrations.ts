@@ -119,4 +119,11 @@ export const MIGRATIONS: string[] = [
      PRIMARY KEY (account_id, request_id, route),
      CHECK ((owner IS NULL) = (status IS NOT NULL))
    );`,
+  // v6: the node that runs each devbox (and takes each snapshot), so servers sharing a database touch only
+  // their own at start; rows from before have '' and belong to whichever server opens the data dir. At most
+  // one snapshot in progress per devbox is a constraint, not only a check in the service.
+  `ALTER TABLE devboxes ADD COLUMN node TEXT NOT NULL DEFAULT '';
+   ALTER TABLE snapshots ADD COLUMN node TEXT NOT NULL DEFAULT '';
+   CREATE INDEX devboxes_node_status ON devboxes (node, status);
+   CREATE UNIQUE INDEX snapshots_one_in_progress ON snapshots (source_devbox_id) WHERE status = 'in_progress';`,
 ];

@@ -19,7 +19,7 @@ const AccountViewSchema = Type.Object(
 /** The caller's account; RESOURCE_TYPE_ACCOUNT read on a restricted key. */
 export const accountRoutes = resourceModule('RESOURCE_TYPE_ACCOUNT', (app, opts: { accounts: AccountService }) => {
   app.get('/v1/accounts/me', { schema: { response: replies(AccountViewSchema) } }, async (req) => {
-    const a = opts.accounts.getAccount(req.principal.accountId);
+    const a = await opts.accounts.getAccount(req.principal.accountId);
     return {
       id: a.id,
       name: a.name,

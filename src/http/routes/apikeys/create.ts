@@ -23,7 +23,7 @@ export function createRoutes(app: Api, accounts: AccountService): void {
   // are stored). A retried create may mint a second key; the list shows it and it can be revoked.
   app.post('/v1/apikeys', { schema: { body: KeyBody, response: replies(CreatedKeySchema) }, config: { idempotent: false } }, async (req) => {
     const body = req.body ?? {};
-    const { key, secret } = accounts.createKey(
+    const { key, secret } = await accounts.createKey(
       req.principal.accountId,
       { name: body.name, kind: 'standard', expiresAtMs: body.expires_at_ms },
       req.principal,
@@ -34,7 +34,7 @@ export function createRoutes(app: Api, accounts: AccountService): void {
   const restricted = { schema: { body: RestrictedBody, response: replies(CreatedKeySchema) }, config: { idempotent: false } };
   app.post('/v1/restricted_keys', restricted, async (req) => {
     const body = req.body ?? {};
-    const { key, secret } = accounts.createKey(
+    const { key, secret } = await accounts.createKey(
       req.principal.accountId,
       { name: body.name, kind: 'restricted', expiresAtMs: body.expires_at_ms, scopes: toScopes(body.scopes ?? []) },
       req.principal,

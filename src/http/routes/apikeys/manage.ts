@@ -11,12 +11,12 @@ const ListView = pageSchema('api_keys', KeyViewSchema);
 
 export function manageRoutes(app: Api, accounts: AccountService): void {
   app.get('/v1/apikeys', { schema: { querystring: PageQuerySchema, response: replies(ListView) } }, async (req) => {
-    const page = accounts.listKeys(req.principal.accountId, toPageQuery(req.query));
+    const page = await accounts.listKeys(req.principal.accountId, toPageQuery(req.query));
     return pageEnvelope('api_keys', { ...page, items: page.items.map(toKeyView) });
   });
 
   app.post('/v1/apikeys/:id/delete', { schema: { params: KeyIdParams, response: replies(KeyViewSchema) } }, async (req) => {
     const { id } = req.params;
-    return toKeyView(accounts.revokeKey(req.principal, id));
+    return toKeyView(await accounts.revokeKey(req.principal, id));
   });
 }

@@ -14,7 +14,7 @@ const ShutdownQuery = Type.Object({ force: Type.Optional(Type.Boolean()) });
 export function changeRoutes(app: Api, devboxes: DevboxService): void {
   app.post('/v1/devboxes/:id', { schema: { params: DevboxIdParams, body: UpdateBody, response: replies(DevboxViewSchema) } }, async (req) => {
     const { id } = req.params;
-    return toView(devboxes.update(req.principal.accountId, id, req.body));
+    return toView(await devboxes.update(req.principal.accountId, id, req.body));
   });
 
   app.post(
@@ -32,7 +32,7 @@ export function changeRoutes(app: Api, devboxes: DevboxService): void {
     { schema: { params: DevboxIdParams, response: replies(EmptyObject) }, config: { idempotent: false } },
     async (req) => {
     const { id } = req.params;
-    devboxes.keepAlive(req.principal.accountId, id);
+    await devboxes.keepAlive(req.principal.accountId, id);
     return {};
     },
   );

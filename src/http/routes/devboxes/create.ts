@@ -28,13 +28,13 @@ const schema = { body: CreateBodySchema, response: replies(DevboxViewSchema) };
 
 export function createRoutes(app: Api, devboxes: DevboxService): void {
   app.post('/v1/devboxes', { schema }, async (req) => {
-    return toView(devboxes.create(req.principal.accountId, toInput(req.body ?? {})));
+    return toView(await devboxes.create(req.principal.accountId, toInput(req.body ?? {})));
   });
 
   // Always 200 with the current view: a 408 here would make the SDK retry, i.e. create again.
   app.post('/v1/devboxes/create_and_await_running', { schema }, async (req, reply) => {
     const accountId = req.principal.accountId;
-    const created = devboxes.create(accountId, toInput(req.body ?? {}));
+    const created = await devboxes.create(accountId, toInput(req.body ?? {}));
     const reached: Devbox | null = await devboxes.waitForStatus(
       accountId,
       created.id,
@@ -42,6 +42,6 @@ export function createRoutes(app: Api, devboxes: DevboxService): void {
       AWAIT_RUNNING_MS,
       clientGone(reply),
     );
-    return toView(reached ?? devboxes.get(accountId, created.id));
+    return toView(reached ?? (await devboxes.get(accountId, created.id)));
   });
 }

@@ -20,12 +20,12 @@ const ListView = pageSchema('devboxes', DevboxViewSchema);
 export function readRoutes(app: Api, devboxes: DevboxService): void {
   app.get('/v1/devboxes/:id', { schema: { params: DevboxIdParams, response: replies(DevboxViewSchema) } }, async (req) => {
     const { id } = req.params;
-    return toView(devboxes.get(req.principal.accountId, id));
+    return toView(await devboxes.get(req.principal.accountId, id));
   });
 
   app.get('/v1/devboxes', { schema: { querystring: ListQuery, response: replies(ListView) } }, async (req) => {
     const q = req.query;
-    const page = devboxes.list(req.principal.accountId, toPageQuery(q), q.status);
+    const page = await devboxes.list(req.principal.accountId, toPageQuery(q), q.status);
     return pageEnvelope('devboxes', { ...page, items: page.items.map(toView) });
   });
 

@@ -9,12 +9,12 @@ export function suspendRoutes(app: Api, suspend: SuspendService): void {
   // Answers at once (suspending); the SDK's awaitSuspended polls wait_for_status. 400 unless running.
   app.post('/v1/devboxes/:id/suspend', { schema }, async (req) => {
     const { id } = req.params;
-    return toView(suspend.suspend(req.principal.accountId, id));
+    return toView(await suspend.suspend(req.principal.accountId, id));
   });
 
   // Answers at once (resuming); 400 unless suspended.
   app.post('/v1/devboxes/:id/resume', { schema }, async (req) => {
     const { id } = req.params;
-    return toView(suspend.resume(req.principal.accountId, id));
+    return toView(await suspend.resume(req.principal.accountId, id));
   });
 }

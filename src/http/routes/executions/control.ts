@@ -29,7 +29,7 @@ export function controlRoutes(app: Api, executions: ExecutionService): void {
     { schema: { params: ExecutionParams, body: StdinBody, response: replies(StdinResult) } },
     async (req) => {
       const { id, execution_id } = req.params;
-      executions.sendStdin(req.principal.accountId, id, execution_id, req.body ?? {});
+      await executions.sendStdin(req.principal.accountId, id, execution_id, req.body ?? {});
       return { devbox_id: id, execution_id, success: true };
     },
   );

@@ -48,9 +48,9 @@ export function executeRoutes(app: Api, executions: ExecutionService): void {
       const body = req.body;
       const lastN = lastNOf(req.query);
       const accountId = req.principal.accountId;
-      const started = executions.start(accountId, id, { command: body.command, commandId: body.command_id, shellName: body.shell_name });
+      const started = await executions.start(accountId, id, { command: body.command, commandId: body.command_id, shellName: body.shell_name });
       const holdMs = Math.min(body.optimistic_timeout ?? MAX_HOLD_S, MAX_HOLD_S) * 1000;
-      const e = (await executions.waitFor(accountId, id, started.id, ['completed'], holdMs, clientGone(reply))) ?? executions.get(accountId, id, started.id);
+      const e = (await executions.waitFor(accountId, id, started.id, ['completed'], holdMs, clientGone(reply))) ?? (await executions.get(accountId, id, started.id));
       return toAsyncView(e, e.status === 'completed' ? await executions.output(e, lastN) : null);
     },
   );
@@ -58,7 +58,7 @@ export function executeRoutes(app: Api, executions: ExecutionService): void {
   app.post('/v1/devboxes/:id/execute_async', { schema: { params: DevboxParams, body: AsyncBody, response: replies(AsyncViewSchema) } }, async (req) => {
     const { id } = req.params;
     const body = req.body;
-    const e = executions.start(req.principal.accountId, id, { command: body.command, shellName: body.shell_name, attachStdin: body.attach_stdin ?? false });
+    const e = await executions.start(req.principal.accountId, id, { command: body.command, shellName: body.shell_name, attachStdin: body.attach_stdin ?? false });
     return toAsyncView(e, null);
   });
 
@@ -70,8 +70,8 @@ export function executeRoutes(app: Api, executions: ExecutionService): void {
     const accountId = req.principal.accountId;
     // Nothing could ever write to its stdin (the call answers once the command is done): refused, not dropped.
     if (body.attach_stdin) throw ERRORS.invalid('attach_stdin is only available with execute_async');
-    const started = executions.start(accountId, id, { command: body.command, shellName: body.shell_name });
-    const e = (await executions.waitFor(accountId, id, started.id, ['completed'], MAX_HOLD_S * 1000, clientGone(reply))) ?? executions.get(accountId, id, started.id);
+    const started = await executions.start(accountId, id, { command: body.command, shellName: body.shell_name });
+    const e = (await executions.waitFor(accountId, id, started.id, ['completed'], MAX_HOLD_S * 1000, clientGone(reply))) ?? (await executions.get(accountId, id, started.id));
     return toSyncView(e, await executions.output(e, DEFAULT_LAST_N));
   });
 }

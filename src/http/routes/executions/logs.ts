@@ -17,7 +17,7 @@ const LogsView = Type.Object({ logs: Type.Array(LogViewSchema) });
 export function logRoutes(app: Api, executions: ExecutionService): void {
   app.get('/v1/devboxes/:id/logs', { schema: { params: DevboxParams, querystring: LogsQuery, response: replies(LogsView) } }, async (req) => {
     const { id } = req.params;
-    const logs = executions.logs(req.principal.accountId, id, filterOf(req.query));
+    const logs = await executions.logs(req.principal.accountId, id, filterOf(req.query));
     return { logs: logs.map(toLogView) };
   });
 
@@ -28,7 +28,7 @@ export function logRoutes(app: Api, executions: ExecutionService): void {
     const { id } = req.params;
     const accountId = req.principal.accountId;
     const gone = new AbortController();
-    const entries = executions.tailLogs(accountId, id, filterOf(req.query), gone.signal);
+    const entries = await executions.tailLogs(accountId, id, filterOf(req.query), gone.signal);
     const sse = startSse(reply);
     sse.signal.addEventListener('abort', () => gone.abort());
     try {

@@ -19,7 +19,7 @@ export function readRoutes(app: Api, executions: ExecutionService): void {
     async (req) => {
     const { id, execution_id } = req.params;
     const lastN = lastNOf(req.query);
-    const e = executions.get(req.principal.accountId, id, execution_id);
+    const e = await executions.get(req.principal.accountId, id, execution_id);
     return toAsyncView(e, e.status === 'completed' ? await executions.output(e, lastN) : null);
     },
   );

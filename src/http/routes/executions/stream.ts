@@ -21,7 +21,7 @@ export function streamRoutes(app: Api, executions: ExecutionService): void {
       async (req, reply) => {
         const { id, execution_id } = req.params;
         const offset = Number(req.query.offset || 0);
-        executions.get(req.principal.accountId, id, execution_id); // 404s as JSON, before streaming
+        await executions.get(req.principal.accountId, id, execution_id); // 404s as JSON, before streaming
         const sse = startSse(reply);
         try {
           for await (const chunk of executions.follow(id, execution_id, stream, offset, sse.signal)) await sse.data(chunk);

@@ -1,17 +1,16 @@
 import { isUtf8 } from 'node:buffer';
 import { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { ERRORS } from '../../../domain/errors.js';
 import { checkPath } from '../../../domain/files/paths.js';
-import type { Gate } from '../../../lib/gate.js';
 import { clientGone } from '../../request-signal.js';
 import type { Api } from '../../resource-module.js';
 import { Body, ERROR_RESPONSES, replies } from '../../schemas/common.js';
 import { DevboxIdParams } from '../devboxes/schemas.js';
 import { SyncViewSchema } from '../executions/schemas.js';
 import type { FileRouteOptions } from './index.js';
+import { holdSlot } from './slots.js';
 
 /** read_file_contents answers in one body; bigger files belong to download_file. */
 const MAX_TEXT_BYTES = 64 * 1024 * 1024;
@@ -35,7 +34,7 @@ export function contentRoutes(app: Api, { files, devboxes, contentsGate }: FileR
     {
       schema: { params: DevboxIdParams, body: ReadBody, response: TextReplies },
       config: { idempotent: false, access: 'read' },
-      preParsing: holdSlot(contentsGate),
+      preParsing: holdSlot(contentsGate, 'file contents requests', SLOT_HOLD_MS),
     },
     async (req, reply) => {
       const { id } = req.params;
@@ -55,7 +54,10 @@ export function contentRoutes(app: Api, { files, devboxes, contentsGate }: FileR
   // body limit) is held in memory too, so it takes a slot of the same gate before the body is read.
   app.post(
     '/v1/devboxes/:id/write_file_contents',
-    { schema: { params: DevboxIdParams, body: WriteBody, response: replies(SyncViewSchema) }, preParsing: holdSlot(contentsGate) },
+    {
+      schema: { params: DevboxIdParams, body: WriteBody, response: replies(SyncViewSchema) },
+      preParsing: holdSlot(contentsGate, 'file contents requests', SLOT_HOLD_MS),
+    },
     async (req, reply) => {
       const { id } = req.params;
       const { file_path, contents } = req.body;
@@ -65,29 +67,6 @@ export function contentRoutes(app: Api, { files, devboxes, contentsGate }: FileR
       return { devbox_id: id, exit_status: 0, stdout: '', stderr: '' };
     },
   );
-}
-
-/**
- * A hook that takes one of the gate's slots before the body is read and gives it back once the answer is
- * sent (or the client left); past the gate's queue, a 429 with Retry-After (the SDK waits and retries).
- */
-function holdSlot(gate: Gate) {
-  return async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
-    const release = await gate.enter(clientGone(reply), req.principal.accountId);
-    if (!release) {
-      throw ERRORS.busy(
-        `too many file contents requests in progress (${gate.concurrency} running, ${gate.queue} waiting, at most ${gate.perKey} running per account); retry shortly`,
-      );
-    }
-    // A client that never reads its answer (or trickles its body) must not hold the slot for ever.
-    const deadline = setTimeout(() => reply.raw.destroy(), SLOT_HOLD_MS);
-    deadline.unref();
-    reply.raw.once('close', () => {
-      clearTimeout(deadline);
-      release();
-    });
-    return payload;
-  };
 }
 
 /** The file's bytes as they came out of the box (no copy into one buffer), refusing files over the limit. */

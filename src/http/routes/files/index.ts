@@ -33,6 +33,8 @@ export interface FileRouteOptions {
   devboxes: DevboxService;
   /** Bounds the read_file_contents / write_file_contents requests held in memory at once. */
   contentsGate: Gate;
+  /** Bounds the upload_file / download_file streams running at once. */
+  transferGate: Gate;
 }
 
 /** File transfer into and out of devboxes; multipart is parsed in this scope only. */

@@ -7,6 +7,7 @@ import type { Api } from '../../resource-module.js';
 import { EmptyObject, replies } from '../../schemas/common.js';
 import { DevboxIdParams } from '../devboxes/schemas.js';
 import type { FileRouteOptions } from './index.js';
+import { holdSlot } from './slots.js';
 import { StallWatch } from './stall.js';
 
 /**
@@ -40,39 +41,46 @@ async function* parts(req: FastifyRequest, watch: StallWatch): AsyncGenerator<Mu
   }
 }
 
-export function uploadRoutes(app: Api, { files, devboxes }: FileRouteOptions): void {
+export function uploadRoutes(app: Api, { files, devboxes, transferGate }: FileRouteOptions): void {
   // multipart/form-data: `path` (relative to the home directory) and `file`. The SDK sends the path first,
   // so the bytes stream straight next to it; a file sent before its path is staged in the box and moved after.
-  const schema = { params: DevboxIdParams, consumes: ['multipart/form-data'], response: replies(EmptyObject) };
-  app.post('/v1/devboxes/:id/upload_file', { schema, config: { idempotent: false } }, async (req, reply) => {
-    const { id } = req.params;
-    const accountId = req.principal.accountId;
-    if (!req.isMultipart()) throw ERRORS.invalid('upload_file takes multipart/form-data with the fields path and file');
-    devboxes.requireRunning(accountId, id);
-    const upload = new Upload(files, accountId, id, clientGone(reply));
-    const watch = new StallWatch(req.raw, files.limits.stallMs);
-    try {
-      for await (const part of parts(req, watch)) {
-        if (!part.fieldname) throw ERRORS.invalid('a multipart part has no name; upload_file takes the fields path and file');
-        if (part.type === 'field') {
-          if (part.fieldname !== 'path') throw ERRORS.invalid(`unknown multipart field ${part.fieldname}; upload_file takes path and file`);
-          if (part.valueTruncated) throw ERRORS.invalid('the multipart field path is too long');
-          upload.setPath(String(part.value));
-          continue;
+  app.post(
+    '/v1/devboxes/:id/upload_file',
+    {
+      schema: { params: DevboxIdParams, consumes: ['multipart/form-data'], response: replies(EmptyObject) },
+      config: { idempotent: false },
+      preParsing: holdSlot(transferGate, 'file transfers'),
+    },
+    async (req, reply) => {
+      const { id } = req.params;
+      const accountId = req.principal.accountId;
+      if (!req.isMultipart()) throw ERRORS.invalid('upload_file takes multipart/form-data with the fields path and file');
+      await devboxes.requireRunning(accountId, id);
+      const upload = new Upload(files, accountId, id, clientGone(reply));
+      const watch = new StallWatch(req.raw, files.limits.stallMs);
+      try {
+        for await (const part of parts(req, watch)) {
+          if (!part.fieldname) throw ERRORS.invalid('a multipart part has no name; upload_file takes the fields path and file');
+          if (part.type === 'field') {
+            if (part.fieldname !== 'path') throw ERRORS.invalid(`unknown multipart field ${part.fieldname}; upload_file takes path and file`);
+            if (part.valueTruncated) throw ERRORS.invalid('the multipart field path is too long');
+            upload.setPath(String(part.value));
+            continue;
+          }
+          if (part.fieldname !== 'file') throw ERRORS.invalid(`unknown multipart file part ${part.fieldname}; upload_file takes path and file`);
+          watch.follow(part.file);
+          await upload.receive(part.file);
         }
-        if (part.fieldname !== 'file') throw ERRORS.invalid(`unknown multipart file part ${part.fieldname}; upload_file takes path and file`);
-        watch.follow(part.file);
-        await upload.receive(part.file);
+        await upload.finish();
+      } catch (err) {
+        discardBody(req);
+        await upload.abort();
+        throw err;
+      } finally {
+        watch.stop();
       }
-      await upload.finish();
-    } catch (err) {
-      discardBody(req);
-      await upload.abort();
-      throw err;
-    } finally {
-      watch.stop();
-    }
-    devboxes.touch(id);
-    return {};
-  });
+      devboxes.touch(id);
+      return {};
+    },
+  );
 }

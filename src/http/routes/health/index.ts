@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify';
-import type { Db } from '../../../store/sqlite/db.js';
+import type { Store } from '../../../store/types.js';
 
 /** Liveness and readiness in one: answers 200 once the database answers. */
-export function healthRoutes(app: FastifyInstance, db: Db): void {
+export function healthRoutes(app: FastifyInstance, store: Store): void {
   app.get('/healthz', { config: { auth: false }, schema: { hide: true } }, async () => {
-    db.prepare('SELECT 1').get();
+    await store.ping();
     return { status: 'ok' };
   });
 }

@@ -7,7 +7,7 @@ export function changeRoutes(app: Api, snapshots: SnapshotService): void {
   const schema = { params: SnapshotIdParams, response: replies(SnapshotViewSchema) };
   app.post('/v1/devboxes/disk_snapshots/:id', { schema: { ...schema, body: SnapshotBody } }, async (req) => {
     const { id } = req.params;
-    return toView(snapshots.update(req.principal.accountId, id, toInput(req.body)));
+    return toView(await snapshots.update(req.principal.accountId, id, toInput(req.body)));
   });
 
   // 409 (not retried) while the snapshot is still being taken; its layers go once nothing uses them.

@@ -17,7 +17,7 @@ export function createRoutes(app: Api, snapshots: SnapshotService): void {
   // 200 at once with the snapshot in progress; 404 unknown devbox, 400 not running, 409 one already running.
   app.post('/v1/devboxes/:id/snapshot_disk_async', { schema, config }, async (req) => {
     const { id } = req.params;
-    return toView(snapshots.start(req.principal.accountId, id, toInput(req.body)));
+    return toView(await snapshots.start(req.principal.accountId, id, toInput(req.body)));
   });
 
   app.post('/v1/devboxes/:id/snapshot_disk', { schema, config }, async (req, reply) => {

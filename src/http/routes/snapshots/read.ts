@@ -33,7 +33,7 @@ const ListView = pageSchema('snapshots', SnapshotViewSchema);
 export function readRoutes(app: Api, snapshots: SnapshotService): void {
   app.get('/v1/devboxes/disk_snapshots', { schema: { querystring: ListQuery, response: replies(ListView) } }, async (req) => {
     const q = req.query;
-    const page = snapshots.list(req.principal.accountId, toPageQuery(q), {
+    const page = await snapshots.list(req.principal.accountId, toPageQuery(q), {
       devboxId: q.devbox_id || undefined,
       sourceBlueprintId: q.source_blueprint_id || undefined,
       ...metadataFilters(q as Record<string, unknown>),
@@ -43,11 +43,11 @@ export function readRoutes(app: Api, snapshots: SnapshotService): void {
 
   app.get('/v1/devboxes/disk_snapshots/:id', { schema: { params: SnapshotIdParams, response: replies(SnapshotViewSchema) } }, async (req) => {
     const { id } = req.params;
-    return toView(snapshots.get(req.principal.accountId, id));
+    return toView(await snapshots.get(req.principal.accountId, id));
   });
 
   app.get('/v1/devboxes/disk_snapshots/:id/status', { schema: { params: SnapshotIdParams, response: replies(StatusViewSchema) } }, async (req) => {
     const { id } = req.params;
-    return toStatusView(snapshots.status(req.principal.accountId, id));
+    return toStatusView(await snapshots.status(req.principal.accountId, id));
   });
 }

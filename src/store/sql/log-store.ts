@@ -1,4 +1,4 @@
-import type { Db } from './db.js';
+import type { SqlExecutor } from './executor.js';
 import type { LogEntry, LogEntryInput, LogFilter, LogSource } from '../../domain/executions/types.js';
 import type { LogStore } from '../types.js';
 
@@ -28,19 +28,20 @@ const fromRow = (r: Row): LogEntry => ({
   shellName: r.shell_name,
 });
 
-/** The devbox log (`devbox_logs`): an append-only sequence per devbox. */
-export class SqliteLogStore implements LogStore {
-  private readonly insertStmt;
-  private readonly appendMany;
+const INSERT = `INSERT INTO devbox_logs (devbox_id, timestamp_ms, level, source, cmd, cmd_id, exit_code, message, shell_name)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`;
 
-  constructor(private readonly db: Db) {
-    this.insertStmt = db.prepare(
-      `INSERT INTO devbox_logs (devbox_id, timestamp_ms, level, source, cmd, cmd_id, exit_code, message, shell_name)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
-    this.appendMany = db.transaction((entries: LogEntryInput[]) =>
-      entries.map((e): LogEntry => {
-        const { lastInsertRowid } = this.insertStmt.run(
+/** The devbox log (`devbox_logs`): an append-only sequence per devbox. */
+export class SqlLogStore implements LogStore {
+  constructor(private readonly db: SqlExecutor) {}
+
+  async append(entries: LogEntryInput[]): Promise<LogEntry[]> {
+    if (!entries.length) return [];
+    // One transaction per batch: one disk sync (SQLite) or one commit (PostgreSQL) for many lines.
+    return this.db.transaction(async (tx) => {
+      const out: LogEntry[] = [];
+      for (const e of entries) {
+        const { rows } = await tx.query<{ seq: number }>(INSERT, [
           e.devboxId,
           e.timestampMs,
           e.level,
@@ -50,17 +51,14 @@ export class SqliteLogStore implements LogStore {
           e.exitCode ?? null,
           e.message ?? null,
           e.shellName ?? null,
-        );
-        return { ...e, seq: Number(lastInsertRowid) };
-      }),
-    );
+        ]);
+        out.push({ ...e, seq: Number(rows[0]!.seq) });
+      }
+      return out;
+    });
   }
 
-  append(entries: LogEntryInput[]): LogEntry[] {
-    return entries.length ? this.appendMany(entries) : [];
-  }
-
-  list(devboxId: string, filter: LogFilter): LogEntry[] {
+  async list(devboxId: string, filter: LogFilter): Promise<LogEntry[]> {
     const where = ['devbox_id = ?'];
     const params: unknown[] = [devboxId];
     if (filter.executionId) {
@@ -75,10 +73,10 @@ export class SqliteLogStore implements LogStore {
       where.push('seq > ?');
       params.push(filter.afterSeq);
     }
-    const limit = filter.limit ?? 10_000;
-    const rows = this.db
-      .prepare(`SELECT * FROM devbox_logs WHERE ${where.join(' AND ')} ORDER BY seq LIMIT ?`)
-      .all(...params, limit) as Row[];
+    const { rows } = await this.db.query<Row>(`SELECT * FROM devbox_logs WHERE ${where.join(' AND ')} ORDER BY seq LIMIT ?`, [
+      ...params,
+      filter.limit ?? 10_000,
+    ]);
     return rows.map(fromRow);
   }
 }

@@ -1,0 +1,17 @@
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { ROOT } from '../../test/helpers/server.js';
+
+/** Starts `bench/baseline-fastify.ts` (a bare Fastify route on devboxd's dual-protocol listener). */
+export async function startBaseline(): Promise<{ url: string; stop: () => void }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench/baseline-fastify.ts')], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await new Promise<string>((resolve) => {
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /listening on (\S+)/.exec(out);
+      if (m) resolve(m[1]!);
+    });
+  });
+  return { url, stop: () => child.kill() };
+}

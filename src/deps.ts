@@ -1,17 +1,23 @@
 import path from 'node:path';
 import type { Config } from './config.js';
 import { AccountService } from './domain/accounts/account-service.js';
+import { fileMountsStep } from './domain/devboxes/boot-steps.js';
+import { unknownBlueprints, unknownSecrets } from './domain/devboxes/create-resolvers.js';
 import { DevboxService } from './domain/devboxes/devbox-service.js';
 import { Lifecycle } from './domain/devboxes/lifecycle.js';
 import { StatusEvents } from './domain/devboxes/status-events.js';
 import { Supervisor } from './domain/devboxes/supervisor.js';
 import { TERMINAL } from './domain/devboxes/types.js';
+import { BoxJobs } from './domain/executions/box-jobs.js';
+import { executionExtensions } from './domain/executions/devbox-extensions.js';
 import { DevboxLog } from './domain/executions/devbox-log.js';
 import { ExecutionService } from './domain/executions/execution-service.js';
 import { OutputBudget } from './domain/executions/output-budget.js';
 import { FileService } from './domain/files/file-service.js';
-import { SnapshotService } from './domain/snapshots/snapshot-service.js';
-import { SuspendService } from './domain/snapshots/suspend-service.js';
+import { snapshotLayersResolver, snapshotShutdownGuard } from './domain/snapshots/devbox-extensions.js';
+import { JobRunner } from './domain/jobs/job-runner.js';
+import { CAPTURE_JOB, SnapshotService } from './domain/snapshots/snapshot-service.js';
+import { SUSPEND_JOB, SuspendService } from './domain/snapshots/suspend-service.js';
 import { Gate } from './lib/gate.js';
 import type { Logger } from './lib/logger.js';
 import type { RuntimeDriver } from './runtime/driver.js';
@@ -61,14 +67,24 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   const idempotency = store.idempotency;
   const events = new StatusEvents();
   const devboxStore = store.devboxes;
-  const lifecycle = new Lifecycle(devboxStore, runtime, events, logger.child({ component: 'lifecycle' }));
+  // Features plug into the devbox core through its extension points; services built later are reached by
+  // thunks (called only once a box boots or a request arrives, when everything below exists).
+  const boxProcesses = executionExtensions(() => executions.processes);
+  const lifecycle = new Lifecycle(devboxStore, runtime, events, logger.child({ component: 'lifecycle' }), {
+    bootSteps: [fileMountsStep, boxProcesses.bootStep],
+    onRunning: [boxProcesses.onRunning],
+    onStopped: [boxProcesses.onStopped],
+  });
   const devboxes = new DevboxService(devboxStore, lifecycle, events, logger.child({ component: 'devboxes' }), {
     maxCpuCores: config.maxCpuCores,
     maxMemoryGiB: config.maxMemoryGiB,
-  }, node);
-  const supervisor = new Supervisor(devboxStore, runtime, lifecycle, logger.child({ component: 'supervisor' }), node);
+  }, node, {
+    resolvers: [unknownSecrets, unknownBlueprints, snapshotLayersResolver(() => snapshots)],
+    environment: [],
+    enrichers: [],
+    shutdownGuards: [snapshotShutdownGuard(() => snapshots)],
+  });
 
-  // Services that plug into the lifecycle (executions, snapshots) are wired here, before reconcile.
   const devboxLog = new DevboxLog(store.logs, logger.child({ component: 'devbox-log' }));
   const outputs = new OutputBudget(path.join(config.dataDir, 'executions'), {
     streamMaxBytes: config.executionOutputMaxBytes,
@@ -79,18 +95,24 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     const d = await devboxStore.getById(id);
     return d && { ended: TERMINAL.has(d.status), endTimeMs: d.endTimeMs };
   };
-  const executions = new ExecutionService(store.executions, devboxLog, devboxes, outputs, boxState, logger.child({ component: 'executions' }),
-    node, config.maxExecutionsPerDevbox);
-  lifecycle.setHooks(executions);
+  const executions = new ExecutionService(store.executions, devboxLog, devboxes, new BoxJobs(outputs), boxState, logger.child({ component: 'executions' }), node,
+    config.maxExecutionsPerDevbox);
   await executions.reconcile();
   const files = new FileService(devboxes, logger.child({ component: 'files' }), { stallMs: config.uploadStallMs });
-  const snapshots = new SnapshotService(store.snapshots, devboxStore, devboxes, runtime, logger.child({ component: 'snapshots' }), {
+  // Durable jobs: their handlers reach the services below through closures, called once a job runs.
+  const jobs = new JobRunner(store.jobs, node, {
+    [CAPTURE_JOB]: (job) => snapshots.settleCapture(job.subjectId),
+    [SUSPEND_JOB]: (job) => suspend.settleSuspend(job.subjectId),
+  }, logger.child({ component: 'jobs' }));
+  const snapshots = new SnapshotService(store.snapshots, devboxStore, devboxes, runtime, logger.child({ component: 'snapshots' }), jobs, {
     layersDir: path.join(config.dataDir, 'layers'),
     node,
   });
-  devboxes.setSnapshotLookup(snapshots);
-  const suspend = new SuspendService(devboxes, devboxStore, lifecycle, snapshots, logger.child({ component: 'suspend' }), (id) => files.stopWrites(id));
-  supervisor.setSuspender((d) => suspend.suspendIdle(d));
+  const suspend = new SuspendService(devboxes, devboxStore, lifecycle, snapshots, logger.child({ component: 'suspend' }), jobs, (id) => files.stopWrites(id));
+  const supervisor = new Supervisor(devboxStore, runtime, lifecycle, logger.child({ component: 'supervisor' }), node, (d) => suspend.suspendIdle(d));
+  // Snapshots caught in progress and devboxes caught suspending are settled by their jobs, before the layer
+  // collection and the supervisor's reconcile look at them.
+  await jobs.resume();
   await snapshots.reconcile();
   await suspend.reconcile(node);
   snapshots.startCollector();
@@ -128,6 +150,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
       supervisor.stop();
       outputs.stop();
       snapshots.stop();
+      jobs.stop();
       await devboxLog.flush();
       await store.close();
       await runtime.close?.();

@@ -181,6 +181,26 @@ export interface LogStore {
 }
 
 /** Every store over one database, plus transactions that hand out stores bound to them. */
+import type { Job } from '../domain/jobs/types.js';
+
+/** Durable jobs (see domain/jobs): every change is conditional on the state it leaves. */
+export interface JobStore {
+  /** At most one open (pending or running) job per kind and subject: a second one is a conflict. */
+  insert(j: Job): Promise<void>;
+  get(id: string): Promise<Job | undefined>;
+  /** pending → running for `node`, counting an attempt; the job, or undefined if it was not pending. */
+  claim(id: string, node: string, nowMs: number): Promise<Job | undefined>;
+  /** running → succeeded or failed; false if it was not running. */
+  settle(id: string, state: 'succeeded' | 'failed', lastError: string | null, nowMs: number): Promise<boolean>;
+  /** running → pending, due at `runAfterMs`. */
+  retry(id: string, runAfterMs: number, lastError: string, nowMs: number): Promise<boolean>;
+  /** At start: this node's running jobs (cut by the restart) become pending again; how many. */
+  requeueRunning(node: string, nowMs: number): Promise<number>;
+  /** This node's pending and running jobs, oldest first. */
+  listOpen(node: string): Promise<Job[]>;
+  delete(id: string): Promise<void>;
+}
+
 export interface Store {
   readonly dialect: 'sqlite' | 'postgres';
   readonly accounts: AccountStore;
@@ -189,6 +209,7 @@ export interface Store {
   readonly executions: ExecutionStore;
   readonly logs: LogStore;
   readonly idempotency: IdempotencyStore;
+  readonly jobs: JobStore;
   /**
    * Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. Inside, use only
    * `tx` (a statement through the outer store waits until the transaction ends, and would wait forever).

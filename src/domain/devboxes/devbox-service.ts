@@ -4,22 +4,14 @@ import type { Logger } from '../../lib/logger.js';
 import type { Sandbox, SandboxStats } from '../../runtime/driver.js';
 import type { DevboxStore, Page, PageQuery } from '../../store/types.js';
 import { checkEnvironment, resolveSandboxSettings, type CreateDevboxInput } from './create-input.js';
+import type { DevboxExtensions } from './extensions.js';
 import type { Lifecycle } from './lifecycle.js';
 import type { HostCapacity } from './resources.js';
 import type { StatusEvents } from './status-events.js';
 import { TERMINAL, type Devbox, type DevboxStatus } from './types.js';
 
-/** What devbox creation and shutdown need to know of snapshots (implemented by the snapshot service). */
-export interface SnapshotLookup {
-  /** Layers of a complete snapshot of this account, newest first; 404/400 otherwise. */
-  layersOf(accountId: string, snapshotId: string): Promise<{ layers: string[]; sourceBlueprintId: string | null }>;
-  inProgressFor(devboxId: string): Promise<boolean>;
-}
-
 /** The devbox API in domain terms; routes call one method each. */
 export class DevboxService {
-  private snapshots: SnapshotLookup | undefined;
-
   constructor(
     private readonly store: DevboxStore,
     private readonly lifecycle: Lifecycle,
@@ -28,11 +20,9 @@ export class DevboxService {
     private readonly host: HostCapacity,
     /** DEVBOXD_NODE_NAME: recorded on every box this server creates (its sandbox runs here). */
     private readonly node: string,
+    /** Create resolvers, environment providers, view enrichers and shutdown guards other features contribute. */
+    private readonly ext: DevboxExtensions,
   ) {}
-
-  setSnapshotLookup(s: SnapshotLookup): void {
-    this.snapshots = s;
-  }
 
   async create(accountId: string, input: CreateDevboxInput): Promise<Devbox> {
     const id = newId('dbx');
@@ -41,16 +31,12 @@ export class DevboxService {
     const sandbox = resolveSandboxSettings(id, name, launchParameters, this.host);
     const env = { ...(input.environmentVariables ?? {}) };
     checkEnvironment(env, 'environment_variables');
-    for (const [envName, secret] of Object.entries(input.secrets ?? {})) {
-      throw ERRORS.notFound('secret', `${secret} (for ${envName})`);
-    }
-    if (input.blueprintId) throw ERRORS.notFound('blueprint', input.blueprintId);
-    if (input.blueprintName) throw ERRORS.notFound('blueprint', input.blueprintName);
     let layers: string[] = [];
     let blueprintId: string | null = null;
-    if (input.snapshotId) {
-      if (!this.snapshots) throw ERRORS.notFound('snapshot', input.snapshotId);
-      ({ layers, sourceBlueprintId: blueprintId } = await this.snapshots.layersOf(accountId, input.snapshotId));
+    for (const resolve of this.ext.resolvers) {
+      const r = await resolve(accountId, input);
+      if (r?.layers) layers = r.layers;
+      if (r?.blueprintId !== undefined) blueprintId = r.blueprintId;
     }
     const now = Date.now();
     const d: Devbox = {
@@ -102,8 +88,11 @@ export class DevboxService {
   async shutdown(accountId: string, id: string, force: boolean): Promise<Devbox> {
     const d = await this.get(accountId, id);
     if (TERMINAL.has(d.status)) return d;
-    if (!force && (await this.snapshots?.inProgressFor(id))) {
-      throw ERRORS.snapshotInProgress(`devbox ${id} has a snapshot in progress; wait for it or shut down with force=true`);
+    if (!force) {
+      for (const guard of this.ext.shutdownGuards) {
+        const refusal = await guard(d);
+        if (refusal) throw ERRORS.conflict(refusal);
+      }
     }
     return (await this.lifecycle.end(id, { status: 'shutdown', reason: 'api_shutdown' })) ?? d;
   }
@@ -174,6 +163,21 @@ export class DevboxService {
       throw ERRORS.devboxNotRunning(id, devbox.status);
     }
     return { devbox, sandbox: box.sandbox };
+  }
+
+  /** The environment a box's processes get: what providers contribute (secrets), then the box's own. */
+  async environmentOf(d: Devbox): Promise<Record<string, string>> {
+    if (!this.ext.environment.length) return d.environment;
+    const env: Record<string, string> = {};
+    for (const provide of this.ext.environment) Object.assign(env, await provide(d));
+    return { ...env, ...d.environment };
+  }
+
+  /** Fields the view carries beyond the record, by wire name, from every enricher. */
+  async enrichments(d: Devbox): Promise<Record<string, unknown>> {
+    const extra: Record<string, unknown> = {};
+    for (const enrich of this.ext.enrichers) Object.assign(extra, await enrich(d));
+    return extra;
   }
 
   /** Marks the box active now (idle timer). */

@@ -1,7 +1,7 @@
 import type { Logger } from '../../lib/logger.js';
 import type { RuntimeDriver, Sandbox, SandboxSpec } from '../../runtime/driver.js';
 import type { DevboxStore } from '../../store/types.js';
-import type { BoxProcessHooks } from './hooks.js';
+import type { BootContext, LifecycleExtensions } from './extensions.js';
 import type { StatusEvents } from './status-events.js';
 import { DEVBOX_STATUSES, TERMINAL, type Devbox, type DevboxStatus, type FailureReason, type ShutdownReason, type StateTransition } from './types.js';
 
@@ -32,18 +32,15 @@ export const sandboxSpec = (d: Devbox): SandboxSpec => ({
  */
 export class Lifecycle {
   readonly active = new Map<string, ActiveBox>();
-  private hooks: BoxProcessHooks | undefined;
 
   constructor(
     private readonly store: DevboxStore,
     private readonly runtime: RuntimeDriver,
     private readonly events: StatusEvents,
     private readonly log: Logger,
+    /** Boot steps, what starts once running (the entrypoint) and what ends with the box's processes. */
+    private readonly ext: LifecycleExtensions,
   ) {}
-
-  setHooks(hooks: BoxProcessHooks): void {
-    this.hooks = hooks;
-  }
 
   /**
    * Moves the box to `status` if it is in one of `from` (a conditional write: a racing change wins or loses
@@ -77,12 +74,12 @@ export class Lifecycle {
   }
 
   /**
-   * Creates the sandbox and brings the box to `running`: file mounts, launch commands (a failing one ends
-   * the box in failure/execution_failed), then the entrypoint. Used by create and, with `resuming`, by
-   * resume (which goes resuming → running without passing through initializing).
+   * Creates the sandbox and brings the box to `running`: the boot steps in order (file mounts, launch
+   * commands; a failing one ends the box in failure/execution_failed), then what starts once running (the
+   * entrypoint). Used by create and, with `resuming`, by resume (which goes resuming → running without
+   * passing through initializing).
    */
   async boot(d: Devbox, opts: { fileMounts?: Record<string, string>; resuming?: boolean } = {}): Promise<void> {
-    const fileMounts = opts.fileMounts ?? {};
     let sandbox: Sandbox;
     try {
       sandbox = await this.runtime.create(sandboxSpec(d));
@@ -103,32 +100,24 @@ export class Lifecycle {
       return;
     }
     sandbox.died.then(() => this.onDied(d.id, sandbox)).catch(() => undefined);
-    const launch = d.sandbox.launch.launchCommands;
-    const hasWork = Object.keys(fileMounts).length > 0 || launch.length > 0;
-    if (hasWork && !opts.resuming) await this.transition(d.id, ['provisioning'], 'initializing');
-    try {
-      await this.writeFileMounts(sandbox, fileMounts);
-    } catch (err) {
-      await this.end(d.id, { status: 'failure', reason: 'execution_failed' }, `file mount failed: ${(err as Error).message}`);
-      return;
-    }
-    if (launch.length) {
-      const failure = await this.requireHooks().runLaunchCommands(still, sandbox);
-      if (failure) {
-        await this.end(d.id, { status: 'failure', reason: 'execution_failed' }, failure);
+    const resuming = opts.resuming ?? false;
+    const ctx: BootContext = { devbox: still, sandbox, fileMounts: opts.fileMounts ?? {}, resuming };
+    const steps = this.ext.bootSteps.filter((s) => s.applies(ctx));
+    if (steps.length && !resuming) await this.transition(d.id, ['provisioning'], 'initializing');
+    for (const step of steps) {
+      try {
+        await step.run(ctx);
+      } catch (err) {
+        await this.end(d.id, { status: 'failure', reason: 'execution_failed' }, (err as Error).message);
         return;
       }
     }
     if (this.active.get(d.id)?.sandbox !== sandbox) return;
     // A box with nothing to initialize still records initializing, in the same write as running.
-    const before: StateTransition[] = !hasWork && !opts.resuming ? [{ status: 'initializing', transitionTimeMs: Date.now() }] : [];
-    const now = await this.transition(d.id, opts.resuming ? ['resuming'] : ['provisioning', 'initializing'], 'running', { before });
+    const before: StateTransition[] = !steps.length && !resuming ? [{ status: 'initializing', transitionTimeMs: Date.now() }] : [];
+    const now = await this.transition(d.id, resuming ? ['resuming'] : ['provisioning', 'initializing'], 'running', { before });
     if (!now) return;
-    if (now.entrypoint) {
-      this.requireHooks().startEntrypoint(now, sandbox, () => {
-        void this.end(d.id, { status: 'shutdown', reason: 'entrypoint_exit' });
-      });
-    }
+    for (const step of this.ext.onRunning) step(now, sandbox, () => void this.end(d.id, { status: 'shutdown', reason: 'entrypoint_exit' }));
   }
 
   attach(id: string, sandbox: Sandbox): void {
@@ -141,7 +130,7 @@ export class Lifecycle {
     this.active.delete(id);
     const d = await this.finish(id, why, message);
     // Also for a box with no sandbox (suspended): what it left behind (execution output) goes with it.
-    this.hooks?.onBoxStopped(id);
+    this.stopped(id);
     if (box) await box.sandbox.destroy().catch((err) => this.log.error({ err, devbox: id }, 'sandbox destroy failed'));
     return d;
   }
@@ -154,7 +143,7 @@ export class Lifecycle {
     const box = this.active.get(id);
     this.active.delete(id);
     if (!box) return undefined;
-    this.hooks?.onBoxStopped(id);
+    this.stopped(id);
     return box.sandbox;
   }
 
@@ -174,19 +163,7 @@ export class Lifecycle {
     void this.end(id, { status: 'failure', reason: 'health_check_failed' }, 'the sandbox stopped unexpectedly');
   }
 
-  private async writeFileMounts(sandbox: Sandbox, mounts: Record<string, string>): Promise<void> {
-    for (const [path, contents] of Object.entries(mounts)) {
-      const p = sandbox.spawn({ argv: ['sh', '-c', 'mkdir -p -- "$(dirname -- "$1")" && cat > "$1"', 'sh', path] });
-      p.stdout.resume();
-      p.stderr.resume();
-      p.stdin.end(contents);
-      const { exitCode } = await p.exited;
-      if (exitCode !== 0) throw new Error(`could not write ${path}`);
-    }
-  }
-
-  private requireHooks(): BoxProcessHooks {
-    if (!this.hooks) throw new Error('lifecycle hooks are not wired');
-    return this.hooks;
+  private stopped(id: string): void {
+    for (const listener of this.ext.onStopped) listener(id);
   }
 }

@@ -17,7 +17,6 @@ export class Supervisor {
   private timer: NodeJS.Timeout | undefined;
   private ticks = 0;
   private running = false;
-  private suspender: Suspender | undefined;
 
   constructor(
     private readonly store: DevboxStore,
@@ -26,11 +25,9 @@ export class Supervisor {
     private readonly log: Logger,
     /** DEVBOXD_NODE_NAME: reconcile touches only the boxes this server runs (others share the database). */
     private readonly node: string,
+    /** Suspends a box idle past after_idle with on_idle: suspend (the suspend service). */
+    private readonly suspender: Suspender,
   ) {}
-
-  setSuspender(s: Suspender): void {
-    this.suspender = s;
-  }
 
   start(): void {
     this.timer = setInterval(() => void this.tick(), TICK_MS);
@@ -61,7 +58,7 @@ export class Supervisor {
           continue;
         }
         if (launch.afterIdle && box.busy === 0 && now > box.lastActivityMs + launch.afterIdle.idleSeconds * 1000) {
-          if (launch.afterIdle.onIdle === 'suspend' && this.suspender) {
+          if (launch.afterIdle.onIdle === 'suspend') {
             box.lastActivityMs = now;
             void this.suspender(d).catch((err) => this.log.error({ err, devbox: id }, 'idle suspend failed'));
           } else {

@@ -5,11 +5,15 @@ import { newId } from '../../lib/ids.js';
 import type { Logger } from '../../lib/logger.js';
 import type { RuntimeDriver, Sandbox } from '../../runtime/driver.js';
 import type { DevboxStore, Page, PageQuery, SnapshotStore } from '../../store/types.js';
-import type { DevboxService, SnapshotLookup } from '../devboxes/devbox-service.js';
+import type { DevboxService } from '../devboxes/devbox-service.js';
+import type { JobRunner } from '../jobs/job-runner.js';
 import { DEVBOX_STATUSES, TERMINAL, type Devbox } from '../devboxes/types.js';
 import { COMMIT_MESSAGE_MAX, type Snapshot, type SnapshotFilters, type SnapshotInput, type SnapshotStatus } from './types.js';
 
 export const INTERRUPTED = 'the server stopped while the snapshot was being taken';
+
+/** The durable job that sees a capture through: it settles the snapshot even if a restart cuts the copy. */
+export const CAPTURE_JOB = 'snapshot.capture';
 
 export interface SnapshotServiceOptions {
   /** Where the runtime keeps layers; stray `.tmp-*` copies and `.del-*` leftovers of a crash are removed at start. */
@@ -23,7 +27,7 @@ export interface SnapshotServiceOptions {
  * the layer under a temporary name and renames it, so a layer that exists is whole. Layers are shared: a
  * snapshot's layers are its own plus its devbox's, and a layer is deleted only when nothing uses it.
  */
-export class SnapshotService implements SnapshotLookup {
+export class SnapshotService {
   /** Captures running in this process, by snapshot id. */
   private readonly running = new Map<string, Promise<Snapshot>>();
   /** Sizes of immutable layers, measured once. */
@@ -37,6 +41,8 @@ export class SnapshotService implements SnapshotLookup {
     private readonly devboxes: DevboxService,
     private readonly runtime: RuntimeDriver,
     private readonly log: Logger,
+    /** Records each capture as a durable job (CAPTURE_JOB, handled by `settleCapture`). */
+    private readonly jobs: JobRunner,
     private readonly opts: SnapshotServiceOptions = {},
   ) {}
 
@@ -80,10 +86,18 @@ export class SnapshotService implements SnapshotLookup {
       createTimeMs: Date.now(),
       node: this.opts.node ?? '',
     };
-    // The unique index on in-progress snapshots turns a racing second begin into a conflict here.
-    await this.store.insert(s);
+    // The job is recorded first: a crash right after the snapshot's insert still finds the job to settle it.
+    const job = await this.jobs.add(CAPTURE_JOB, id);
+    try {
+      // The unique index on in-progress snapshots turns a racing second begin into a conflict here.
+      await this.store.insert(s);
+    } catch (err) {
+      await this.jobs.drop(job).catch(() => undefined);
+      throw err;
+    }
     const p = this.capture(s, sandbox, opts.stop ?? false).finally(() => this.running.delete(id));
     this.running.set(id, p);
+    this.jobs.start(job);
     return s;
   }
 
@@ -220,21 +234,34 @@ export class SnapshotService implements SnapshotLookup {
   }
 
   /**
-   * At start: a snapshot caught in_progress is complete if its layer exists (the runtime renames a finished
-   * copy into place, so an existing layer is whole), else it is marked error. Stray temporary copies go.
+   * The capture job: waits for the copy this process runs, or, when none runs here (a restart cut it), the
+   * snapshot is complete if its layer exists (the runtime renames a finished copy into place, so an existing
+   * layer is whole) and error otherwise. Idempotent: only an in_progress snapshot changes.
+   */
+  async settleCapture(snapshotId: string): Promise<void> {
+    const p = this.running.get(snapshotId);
+    if (p) {
+      await p;
+      return;
+    }
+    const s = await this.store.getById(snapshotId);
+    if (!s || s.status !== 'in_progress') return;
+    if (await this.runtime.layerExists(s.id).catch(() => false)) {
+      let total = 0;
+      for (const layer of s.layers) total += await this.layerSize(layer);
+      await this.store.setStatus(s.id, ['in_progress'], 'complete', { sizeBytes: total });
+      this.log.info({ snapshot: s.id }, 'snapshot found complete after restart');
+    } else {
+      await this.store.setStatus(s.id, ['in_progress'], 'error', { errorMessage: INTERRUPTED });
+      this.log.warn({ snapshot: s.id }, 'snapshot interrupted by a restart');
+    }
+  }
+
+  /**
+   * At start, once the jobs resumed (snapshots caught in progress are settled by their capture jobs): stray
+   * temporary copies go, and layers nothing uses any more.
    */
   async reconcile(): Promise<void> {
-    for (const s of await this.store.listByStatus(['in_progress'], this.opts.node)) {
-      if (await this.runtime.layerExists(s.id).catch(() => false)) {
-        let total = 0;
-        for (const layer of s.layers) total += await this.layerSize(layer);
-        await this.store.setStatus(s.id, ['in_progress'], 'complete', { sizeBytes: total });
-        this.log.info({ snapshot: s.id }, 'snapshot found complete after restart');
-      } else {
-        await this.store.setStatus(s.id, ['in_progress'], 'error', { errorMessage: INTERRUPTED });
-        this.log.warn({ snapshot: s.id }, 'snapshot interrupted by a restart');
-      }
-    }
     if (this.opts.layersDir) {
       const names = await readdir(this.opts.layersDir).catch(() => [] as string[]);
       for (const name of names.filter((n) => n.startsWith('.tmp-') || n.startsWith('.del-'))) {

@@ -1,12 +1,16 @@
-import { ERRORS } from '../errors.js';
+import { DomainError, ERRORS } from '../errors.js';
 import type { Logger } from '../../lib/logger.js';
 import type { Sandbox } from '../../runtime/driver.js';
 import type { DevboxStore } from '../../store/types.js';
 import type { DevboxService } from '../devboxes/devbox-service.js';
 import type { Lifecycle } from '../devboxes/lifecycle.js';
+import type { JobRunner } from '../jobs/job-runner.js';
 import type { Devbox } from '../devboxes/types.js';
 import type { SnapshotService } from './snapshot-service.js';
 import { SUSPEND_METADATA_KEY, type Snapshot } from './types.js';
+
+/** The durable job that sees a suspend through: it ends suspending even if a restart cuts the suspend. */
+export const SUSPEND_JOB = 'devbox.suspend';
 
 /**
  * Suspend and resume. Suspend runs the box's suspend commands, stops every process, turns the writable layer
@@ -15,12 +19,17 @@ import { SUSPEND_METADATA_KEY, type Snapshot } from './types.js';
  * the sandbox: no process, memory or cgroup is left. Resume boots a new sandbox on those layers.
  */
 export class SuspendService {
+  /** Suspends this process runs, by devbox id. */
+  private readonly running = new Map<string, Promise<void>>();
+
   constructor(
     private readonly devboxes: DevboxService,
     private readonly store: DevboxStore,
     private readonly lifecycle: Lifecycle,
     private readonly snapshots: SnapshotService,
     private readonly log: Logger,
+    /** Records each suspend as a durable job (SUSPEND_JOB, handled by `settleSuspend`). */
+    private readonly jobs: JobRunner,
     /** Ends what must not be cut by the stop (file writes remove their temporary files); bounded by its owner. */
     private readonly beforeStop: (devboxId: string) => Promise<void> = async () => undefined,
   ) {}
@@ -43,12 +52,25 @@ export class SuspendService {
     const box = this.lifecycle.active.get(d.id);
     if (!box) throw ERRORS.devboxNotRunning(d.id, d.status);
     if (await this.snapshots.inProgressFor(d.id)) throw ERRORS.snapshotInProgress(`devbox ${d.id} has a snapshot in progress; suspend it once that completes`);
+    const notRunning = async () => {
+      const now = await this.store.getById(d.id);
+      return ERRORS.devboxNotRunning(d.id, now?.status ?? 'gone');
+    };
+    // The job is recorded first: a crash right after the transition still finds the job to end suspending.
+    // A second suspend racing this one meets the open job (a conflict) and answers as a lost transition.
+    const job = await this.jobs.add(SUSPEND_JOB, d.id).catch(async (err) => {
+      throw err instanceof DomainError && err.code === 'conflict' ? await notRunning() : err;
+    });
     const suspending = await this.lifecycle.transition(d.id, ['running'], 'suspending');
     if (!suspending) {
-      const now = await this.store.getById(d.id);
-      throw ERRORS.devboxNotRunning(d.id, now?.status ?? 'gone');
+      await this.jobs.drop(job).catch(() => undefined);
+      throw await notRunning();
     }
-    void this.finishSuspend(d.id, box.sandbox).catch((err) => this.log.error({ err, devbox: d.id }, 'suspend failed'));
+    const p = this.finishSuspend(d.id, box.sandbox)
+      .catch((err) => this.log.error({ err, devbox: d.id }, 'suspend failed'))
+      .finally(() => this.running.delete(d.id));
+    this.running.set(d.id, p);
+    this.jobs.start(job);
     return suspending;
   }
 
@@ -112,28 +134,42 @@ export class SuspendService {
   }
 
   /**
-   * At start, after snapshot reconciliation: a devbox caught suspending is suspended when a suspend snapshot
-   * of it completed since it began suspending, else it failed. One caught resuming goes back to suspended:
-   * its disk is intact and a resume can start over. Their sandboxes are removed by the supervisor.
+   * The suspend job: waits for the suspend this process runs, or, when none runs here (a restart cut it),
+   * the devbox is suspended if a suspend snapshot of it completed since it began suspending, else it failed.
+   * Its sandbox is removed by the supervisor. Idempotent: only a devbox still suspending changes.
+   */
+  async settleSuspend(id: string): Promise<void> {
+    const p = this.running.get(id);
+    if (p) {
+      await p;
+      return;
+    }
+    const d = await this.store.getById(id);
+    if (!d || d.status !== 'suspending') return;
+    const since = [...d.stateTransitions].reverse().find((t) => t.status === 'suspending')?.transitionTimeMs ?? 0;
+    const ofThisSuspend = (s: Snapshot) => s.sourceDevboxId === id && s.metadata[SUSPEND_METADATA_KEY] === 'true' && s.createTimeMs >= since;
+    // Its snapshot may still be in progress (its capture job comes later in the queue): settle it first.
+    for (const s of (await this.snapshots.byStatus(['in_progress'])).filter(ofThisSuspend)) await this.snapshots.settleCapture(s.id);
+    const snap = (await this.snapshots.byStatus(['complete'])).filter(ofThisSuspend).at(-1);
+    if (snap) {
+      await this.lifecycle.transition(id, ['suspending'], 'suspended', { layers: snap.layers });
+      this.log.info({ devbox: id, snapshot: snap.id }, 'suspend finished after restart');
+    } else {
+      await this.lifecycle.transition(id, ['suspending'], 'failure', {
+        why: 'the server stopped while the devbox was suspending',
+        failureReason: 'execution_failed',
+      });
+    }
+  }
+
+  /**
+   * At start: a devbox caught resuming goes back to suspended: its disk is intact and a resume can start
+   * over. (One caught suspending is its suspend job's.) Its sandbox is removed by the supervisor.
    */
   async reconcile(node: string): Promise<void> {
     for (const d of await this.store.listByStatus(['resuming'], node)) {
       await this.lifecycle.transition(d.id, ['resuming'], 'suspended', { why: 'the server restarted while the devbox was resuming; resume it again' });
       this.log.warn({ devbox: d.id }, 'resume interrupted by a restart');
-    }
-    const done = (await this.snapshots.byStatus(['complete'])).filter((s) => s.metadata[SUSPEND_METADATA_KEY] === 'true');
-    for (const d of await this.store.listByStatus(['suspending'], node)) {
-      const since = [...d.stateTransitions].reverse().find((t) => t.status === 'suspending')?.transitionTimeMs ?? 0;
-      const snap = done.filter((s) => s.sourceDevboxId === d.id && s.createTimeMs >= since).at(-1);
-      if (snap) {
-        await this.lifecycle.transition(d.id, ['suspending'], 'suspended', { layers: snap.layers });
-        this.log.info({ devbox: d.id, snapshot: snap.id }, 'suspend finished after restart');
-      } else {
-        await this.lifecycle.transition(d.id, ['suspending'], 'failure', {
-          why: 'the server stopped while the devbox was suspending',
-          failureReason: 'execution_failed',
-        });
-      }
     }
   }
 }

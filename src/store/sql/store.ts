@@ -4,6 +4,7 @@ import { SqlDevboxStore } from './devbox-store.js';
 import { SqlExecutionStore } from './execution-store.js';
 import type { SqlExecutor } from './executor.js';
 import { SqlIdempotencyStore } from './idempotency-store.js';
+import { SqlJobStore } from './job-store.js';
 import { SqlLogStore } from './log-store.js';
 import { SqlSnapshotStore } from './snapshot-store.js';
 
@@ -15,6 +16,7 @@ export class SqlStore implements Store {
   readonly executions;
   readonly logs;
   readonly idempotency;
+  readonly jobs;
 
   constructor(readonly db: SqlExecutor) {
     this.accounts = new SqlAccountStore(db);
@@ -23,6 +25,7 @@ export class SqlStore implements Store {
     this.executions = new SqlExecutionStore(db);
     this.logs = new SqlLogStore(db);
     this.idempotency = new SqlIdempotencyStore(db);
+    this.jobs = new SqlJobStore(db);
   }
 
   get dialect() {

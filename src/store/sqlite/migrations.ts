@@ -126,4 +126,26 @@ export const MIGRATIONS: string[] = [
    ALTER TABLE snapshots ADD COLUMN node TEXT NOT NULL DEFAULT '';
    CREATE INDEX devboxes_node_status ON devboxes (node, status);
    CREATE UNIQUE INDEX snapshots_one_in_progress ON snapshots (source_devbox_id) WHERE status = 'in_progress';`,
+  // v7: durable jobs (snapshot captures, suspends; later builds and runs), resumed by their node at start.
+  // Snapshots caught in progress and devboxes caught suspending by an older server get their job here.
+  `CREATE TABLE jobs (
+     id TEXT PRIMARY KEY,
+     kind TEXT NOT NULL,
+     subject_id TEXT NOT NULL,
+     state TEXT NOT NULL CHECK (state IN ('pending', 'running', 'succeeded', 'failed')),
+     attempts INTEGER NOT NULL DEFAULT 0,
+     last_error TEXT,
+     run_after_ms INTEGER NOT NULL,
+     node TEXT NOT NULL,
+     create_time_ms INTEGER NOT NULL,
+     update_time_ms INTEGER NOT NULL
+   );
+   CREATE INDEX jobs_open ON jobs (node, create_time_ms) WHERE state IN ('pending', 'running');
+   CREATE UNIQUE INDEX jobs_one_open ON jobs (kind, subject_id) WHERE state IN ('pending', 'running');
+   INSERT INTO jobs (id, kind, subject_id, state, attempts, run_after_ms, node, create_time_ms, update_time_ms)
+     SELECT 'job_snapshot_' || id, 'snapshot.capture', id, 'pending', 0, 0, node, create_time_ms, create_time_ms
+     FROM snapshots WHERE status = 'in_progress';
+   INSERT INTO jobs (id, kind, subject_id, state, attempts, run_after_ms, node, create_time_ms, update_time_ms)
+     SELECT 'job_suspend_' || id, 'devbox.suspend', id, 'pending', 0, 0, node, create_time_ms, create_time_ms
+     FROM devboxes WHERE status = 'suspending';`,
 ];

@@ -1,0 +1,23 @@
+import type { CreateResolver, ShutdownGuard } from '../devboxes/extensions.js';
+import type { SnapshotService } from './snapshot-service.js';
+
+/** The part of the snapshot service the devbox core reaches through its extension points. */
+type Snapshots = Pick<SnapshotService, 'layersOf' | 'inProgressFor'>;
+
+/**
+ * A create naming `snapshot_id` boots from that snapshot's layers (404 unknown, 400 not complete). The
+ * snapshot service is built after the devbox service (it needs it), so it is reached through a thunk.
+ */
+export function snapshotLayersResolver(snapshots: () => Snapshots): CreateResolver {
+  return async (accountId, input) => {
+    if (!input.snapshotId) return undefined;
+    const { layers, sourceBlueprintId } = await snapshots().layersOf(accountId, input.snapshotId);
+    return { layers, blueprintId: sourceBlueprintId };
+  };
+}
+
+/** A box with a snapshot in progress shuts down only with force (the capture would be cut). */
+export function snapshotShutdownGuard(snapshots: () => Snapshots): ShutdownGuard {
+  return async (d) =>
+    (await snapshots().inProgressFor(d.id)) ? `devbox ${d.id} has a snapshot in progress; wait for it or shut down with force=true` : null;
+}

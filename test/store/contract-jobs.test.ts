@@ -1,0 +1,78 @@
+import assert from 'node:assert/strict';
+import { after, describe, test } from 'node:test';
+import type { Job } from '../../src/domain/jobs/types.js';
+import { newId } from '../../src/lib/ids.js';
+import { openPostgres, openSqlite, rejectsWith, stopPostgres, type Backend } from './fixtures.js';
+
+// The store contract, part three (see contract.test.ts): durable jobs, on both dialects.
+after(stopPostgres);
+
+const job = (over: Partial<Job> = {}): Job => ({
+  id: newId('job'),
+  kind: 'test.kind',
+  subjectId: newId('sub'),
+  state: 'pending',
+  attempts: 0,
+  lastError: null,
+  runAfterMs: 1,
+  node: 'node-a',
+  createTimeMs: Date.now(),
+  updateTimeMs: Date.now(),
+  ...over,
+});
+
+for (const open of [openSqlite, openPostgres]) {
+  describe(`store contract, jobs: ${open === openSqlite ? 'sqlite' : 'postgres'}`, () => {
+    let db: Backend;
+    const ready = (async () => (db = await open()))();
+    after(async () => (await ready).close());
+
+    test('two servers claiming one pending job: exactly one gets it, and the attempt is counted once', async () => {
+      await ready;
+      for (let round = 0; round < 10; round++) {
+        const j = job();
+        await db.a.jobs.insert(j);
+        const [x, y] = await Promise.all([db.a.jobs.claim(j.id, 'node-a', 5), db.b.jobs.claim(j.id, 'node-b', 6)]);
+        assert.equal([x, y].filter(Boolean).length, 1, 'exactly one claim applies');
+        const now = (await db.a.jobs.get(j.id))!;
+        assert.equal(now.state, 'running');
+        assert.equal(now.attempts, 1);
+        assert.equal(now.node, (x ?? y)!.node);
+      }
+    });
+
+    test('one open job per kind and subject; a finished one does not count', async () => {
+      await ready;
+      const j = job();
+      await db.a.jobs.insert(j);
+      await rejectsWith(db.b.jobs.insert(job({ subjectId: j.subjectId })), 'conflict');
+      await db.a.jobs.insert(job({ subjectId: j.subjectId, kind: 'other.kind' }));
+      await db.a.jobs.claim(j.id, 'node-a', 2);
+      assert.equal(await db.a.jobs.settle(j.id, 'succeeded', null, 3), true);
+      assert.equal(await db.b.jobs.settle(j.id, 'failed', 'late', 4), false, 'a settled job stays as it was settled');
+      await db.a.jobs.insert(job({ subjectId: j.subjectId }));
+    });
+
+    test('retry puts a running job back with its error and due time; a restart requeues only its own node', async () => {
+      await ready;
+      const mine = job({ node: 'node-r' });
+      const legacy = job({ node: '' });
+      const theirs = job({ node: 'node-s' });
+      for (const j of [mine, legacy, theirs]) await db.a.jobs.insert(j);
+      await db.a.jobs.claim(mine.id, 'node-r', 2);
+      assert.equal(await db.a.jobs.retry(mine.id, 999, 'boom', 3), true);
+      assert.deepEqual(
+        { ...(await db.b.jobs.get(mine.id))!, updateTimeMs: 0 },
+        { ...mine, state: 'pending', attempts: 1, lastError: 'boom', runAfterMs: 999, updateTimeMs: 0 },
+      );
+      await db.a.jobs.claim(mine.id, 'node-r', 4);
+      await db.a.jobs.claim(theirs.id, 'node-s', 4);
+      assert.equal(await db.b.jobs.requeueRunning('node-r', 5), 1);
+      assert.equal((await db.b.jobs.get(theirs.id))!.state, 'running', "another node's running job is left alone");
+      const open = (await db.b.jobs.listOpen('node-r')).map((j) => j.id);
+      assert.ok(open.includes(mine.id) && open.includes(legacy.id) && !open.includes(theirs.id));
+      await db.a.jobs.delete(legacy.id);
+      assert.equal(await db.a.jobs.get(legacy.id), undefined);
+    });
+  });
+}

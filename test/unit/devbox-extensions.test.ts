@@ -1,0 +1,121 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { DevboxService } from '../../src/domain/devboxes/devbox-service.js';
+import type { BootStep, DevboxExtensions, LifecycleExtensions } from '../../src/domain/devboxes/extensions.js';
+import { Lifecycle } from '../../src/domain/devboxes/lifecycle.js';
+import { StatusEvents } from '../../src/domain/devboxes/status-events.js';
+import type { Devbox } from '../../src/domain/devboxes/types.js';
+import { DomainError, ERRORS } from '../../src/domain/errors.js';
+import { createLogger } from '../../src/lib/logger.js';
+import type { RuntimeDriver, Sandbox } from '../../src/runtime/driver.js';
+import { openStore } from '../../src/store/open.js';
+import type { Store } from '../../src/store/types.js';
+
+// The devbox core's extension points, driven through the real services on a real SQLite store; the
+// runtime is a stand-in (no root, no sandbox): what is under test is the order and the outcome of the
+// contributions, not the box.
+const log = createLogger('silent');
+const sandboxes: string[] = [];
+const runtime = {
+  async create(spec: { id: string }): Promise<Sandbox> {
+    sandboxes.push(spec.id);
+    return { id: spec.id, died: new Promise(() => undefined), destroy: async () => undefined, stats: async () => ({}) } as unknown as Sandbox;
+  },
+} as unknown as RuntimeDriver;
+
+describe('devbox extension points', () => {
+  let dir: string;
+  let store: Store;
+  const accountId = 'acc_ext';
+  before(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'ext-'));
+    store = await openStore({ dataDir: dir });
+    await store.accounts.createAccount({ id: accountId, name: 'ext', createTimeMs: Date.now() });
+  });
+  after(async () => {
+    await store.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  function build(life: Partial<LifecycleExtensions>, ext: Partial<DevboxExtensions>) {
+    const events = new StatusEvents();
+    const lifecycle = new Lifecycle(store.devboxes, runtime, events, log, { bootSteps: [], onRunning: [], onStopped: [], ...life });
+    const devboxes = new DevboxService(store.devboxes, lifecycle, events, log, { maxCpuCores: 2, maxMemoryGiB: 4 }, 'n1', {
+      resolvers: [],
+      environment: [],
+      enrichers: [],
+      shutdownGuards: [],
+      ...ext,
+    });
+    const settled = (id: string) => devboxes.waitForStatus(accountId, id, ['running', 'failure', 'shutdown'], 5000);
+    return { lifecycle, devboxes, settled };
+  }
+
+  it('boot steps that apply run in order, through initializing; running steps start once it runs; stop listeners hear the end', async () => {
+    const order: string[] = [];
+    const step = (name: string, applies: boolean): BootStep => ({ name, applies: () => applies, run: async (ctx) => void order.push(`${name}:${ctx.devbox.id === ctx.sandbox.id}`) });
+    const { devboxes, settled } = build(
+      { bootSteps: [step('a', true), step('skipped', false), step('b', true)], onRunning: [(d) => void order.push(`running:${d.status}`)], onStopped: [(id) => void order.push(`stopped:${id}`)] },
+      {},
+    );
+    const d = await devboxes.create(accountId, {});
+    const now = (await settled(d.id))!;
+    assert.equal(now.status, 'running');
+    assert.deepEqual(now.stateTransitions.map((t) => t.status), ['provisioning', 'initializing', 'running']);
+    await devboxes.shutdown(accountId, d.id, false);
+    assert.deepEqual(order, ['a:true', 'b:true', 'running:running', `stopped:${d.id}`]);
+  });
+
+  it('a failing boot step ends the box in failure/execution_failed with its message; later steps do not run', async () => {
+    let later = false;
+    const { devboxes, settled } = build(
+      {
+        bootSteps: [
+          { name: 'attach network', applies: () => true, run: async () => Promise.reject(new Error('network policy np_1 not found')) },
+          { name: 'later', applies: () => true, run: async () => void (later = true) },
+        ],
+      },
+      {},
+    );
+    const d = (await settled((await devboxes.create(accountId, {})).id))!;
+    assert.equal(d.status, 'failure');
+    assert.equal(d.failureReason, 'execution_failed');
+    assert.equal(d.stateTransitions.at(-1)?.failureReason, 'network policy np_1 not found');
+    assert.equal(later, false);
+  });
+
+  it('create resolvers refuse before anything is recorded, or resolve layers; environment providers lose to the box own variables', async () => {
+    const { devboxes, settled } = build(
+      {},
+      {
+        resolvers: [
+          async (_acc, input) => {
+            if (input.secrets?.TOKEN) throw ERRORS.notFound('secret', input.secrets.TOKEN);
+            return undefined;
+          },
+          async (_acc, input) => (input.snapshotId ? { layers: ['snp_x'], blueprintId: 'bpt_y' } : undefined),
+        ],
+        environment: [async () => ({ FROM_SECRET: 's3cr3t', SHARED: 'provider' })],
+        enrichers: [async (d: Devbox) => ({ tunnel: { box: d.id } })],
+      },
+    );
+    const before = (await store.devboxes.list(accountId, { limit: 100, includeTotalCount: true })).totalCount;
+    await assert.rejects(devboxes.create(accountId, { secrets: { TOKEN: 'missing' } }), (e: DomainError) => e.code === 'not_found' && /secret missing/.test(e.message));
+    assert.equal((await store.devboxes.list(accountId, { limit: 100, includeTotalCount: true })).totalCount, before, 'nothing recorded');
+    const d = await devboxes.create(accountId, { snapshotId: 'snp_x', environmentVariables: { SHARED: 'box' } });
+    assert.deepEqual([d.layers, d.blueprintId], [['snp_x'], 'bpt_y']);
+    await settled(d.id);
+    assert.deepEqual(await devboxes.environmentOf(d), { FROM_SECRET: 's3cr3t', SHARED: 'box' });
+    assert.deepEqual(await devboxes.enrichments(d), { tunnel: { box: d.id } });
+  });
+
+  it('a shutdown guard refuses a shutdown without force (409), and force passes it', async () => {
+    const { devboxes, settled } = build({}, { shutdownGuards: [async (d) => `devbox ${d.id} is busy`] });
+    const d = (await settled((await devboxes.create(accountId, {})).id))!;
+    await assert.rejects(devboxes.shutdown(accountId, d.id, false), (e: DomainError) => e.code === 'conflict' && /is busy/.test(e.message));
+    assert.equal((await devboxes.shutdown(accountId, d.id, true)).status, 'shutdown');
+  });
+});

@@ -1,0 +1,79 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { JobRunner, type JobHandler } from '../../src/domain/jobs/job-runner.js';
+import type { Job } from '../../src/domain/jobs/types.js';
+import { createLogger } from '../../src/lib/logger.js';
+import { openStore } from '../../src/store/open.js';
+import type { Store } from '../../src/store/types.js';
+
+const log = createLogger('silent');
+const until = async (cond: () => Promise<boolean>, ms = 5000) => {
+  const end = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+};
+
+describe('JobRunner (on a real SQLite store)', () => {
+  let dir: string;
+  let store: Store;
+  before(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'jobs-'));
+    store = await openStore({ dataDir: dir });
+  });
+  after(async () => {
+    await store.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('runs a started job once and records it succeeded', async () => {
+    const seen: string[] = [];
+    const runner = new JobRunner(store.jobs, 'n1', { 'test.ok': async (j) => void seen.push(j.subjectId) }, log);
+    const job = await runner.add('test.ok', 'subject-1');
+    assert.equal((await store.jobs.get(job.id))!.state, 'pending', 'recorded before it starts');
+    runner.start(job);
+    await runner.settled(job.id);
+    assert.deepEqual(seen, ['subject-1']);
+    assert.deepEqual({ state: (await store.jobs.get(job.id))!.state, attempts: (await store.jobs.get(job.id))!.attempts }, { state: 'succeeded', attempts: 1 });
+    await assert.rejects(runner.add('test.unknown', 'x'), /no handler/);
+  });
+
+  it('retries a failing job with back-off, and fails it for good once its attempts run out', async () => {
+    let calls = 0;
+    const flaky: JobHandler = async () => {
+      if (++calls < 3) throw new Error(`attempt ${calls} failed`);
+    };
+    const runner = new JobRunner(store.jobs, 'n1', { flaky, broken: async () => Promise.reject(new Error('always')) }, log, { maxAttempts: 3, retryBaseMs: 10 });
+    const a = await runner.add('flaky', 'a');
+    runner.start(a);
+    await until(async () => (await store.jobs.get(a.id))!.state === 'succeeded');
+    assert.equal(calls, 3);
+    const got = (await store.jobs.get(a.id))!;
+    assert.equal(got.attempts, 3);
+    const b = await runner.add('broken', 'b');
+    runner.start(b);
+    await until(async () => (await store.jobs.get(b.id))!.state === 'failed');
+    assert.deepEqual([(await store.jobs.get(b.id))!.attempts, (await store.jobs.get(b.id))!.lastError], [3, 'always']);
+    runner.stop();
+  });
+
+  it('at start, resumes the jobs a crash cut (running) or left pending, of this node only, in order', async () => {
+    // A previous server process: it added and claimed one job, added another, then died.
+    const before = new JobRunner(store.jobs, 'n2', { work: async () => new Promise<void>(() => undefined) }, log);
+    const cut = await before.add('work', 'first');
+    await store.jobs.claim(cut.id, 'n2', Date.now());
+    const waiting = await before.add('work', 'second');
+    const elsewhere = await new JobRunner(store.jobs, 'n3', { work: async () => undefined }, log).add('work', 'other');
+    const ran: Job[] = [];
+    const after = new JobRunner(store.jobs, 'n2', { work: async (j) => void ran.push(j) }, log);
+    await after.resume();
+    assert.deepEqual(ran.map((j) => j.subjectId), ['first', 'second']);
+    assert.equal(ran[0]!.attempts, 2, 'the cut run counts as an attempt');
+    for (const j of [cut, waiting]) assert.equal((await store.jobs.get(j.id))!.state, 'succeeded');
+    assert.equal((await store.jobs.get(elsewhere.id))!.state, 'pending', "another node's job is not this server's to run");
+  });
+});

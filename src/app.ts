@@ -35,6 +35,7 @@ export async function buildApp(deps: Deps, opts: AppOptions): Promise<FastifyIns
 
   await app.register(swagger, {
     openapi: {
+      openapi: '3.1.0',
       info: { title: 'devboxd', version: '0.1.0', description: 'Runloop-compatible sandbox server' },
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
       security: [{ bearer: [] }],

@@ -48,11 +48,19 @@ export interface Deps {
   close(): Promise<void>;
 }
 
-export async function buildDeps(config: Config, logger: Logger): Promise<Deps> {
+/** `runtime` replaces the shipped driver (fast tests pass a stub; never the server itself). */
+export async function buildDeps(config: Config, logger: Logger, opts: { runtime?: RuntimeDriver } = {}): Promise<Deps> {
   const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   const node = config.nodeName;
-  const runtime = createRuntime({ dataDir: config.dataDir, imageDir: config.imageDir, logger: logger.child({ component: 'runtime' }),
-    maxCommandsPerBox: config.maxExecutionsPerDevbox, maxCommands: config.maxExecutions });
+  const runtime =
+    opts.runtime ??
+    createRuntime({
+      dataDir: config.dataDir,
+      imageDir: config.imageDir,
+      logger: logger.child({ component: 'runtime' }),
+      maxCommandsPerBox: config.maxExecutionsPerDevbox,
+      maxCommands: config.maxExecutions,
+    });
   await runtime.prepare();
 
   const accounts = new AccountService(store);

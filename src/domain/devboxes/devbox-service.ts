@@ -100,7 +100,7 @@ export class DevboxService {
   async keepAlive(accountId: string, id: string): Promise<void> {
     if (!(await this.store.keepAlive(accountId, id, Date.now()))) {
       const d = await this.get(accountId, id);
-      throw ERRORS.badState(`devbox ${id} is ${d.status}`);
+      throw ERRORS.devboxEnded(id, d.status);
     }
     this.touch(id);
   }
@@ -160,7 +160,7 @@ export class DevboxService {
     const devbox = await this.get(accountId, id);
     const box = this.lifecycle.active.get(id);
     if (devbox.status !== 'running' || !box) {
-      throw ERRORS.badState(`devbox ${id} is ${devbox.status}, not running`);
+      throw ERRORS.devboxNotRunning(id, devbox.status);
     }
     return { devbox, sandbox: box.sandbox };
   }

@@ -177,13 +177,13 @@ export class ExecutionService {
   async sendStdin(accountId: string, devboxId: string, id: string, input: { text?: string | null; signal?: 'EOF' | 'INTERRUPT' | null }): Promise<Execution> {
     const e = await this.get(accountId, devboxId, id);
     const live = this.live.get(id);
-    if (e.status === 'completed' || !live) throw ERRORS.badState(`execution ${id} is completed`);
+    if (e.status === 'completed' || !live) throw ERRORS.executionCompleted(id);
     if (input.signal === 'INTERRUPT') {
       if (!live.job.signal('SIGINT', true)) await this.runner.finish(live, 130);
       return live.exec;
     }
     if (!live.attachStdin && (input.text || input.signal === 'EOF')) {
-      throw ERRORS.badState(`execution ${id} has no stdin attached; start it with execute_async and attach_stdin: true`);
+      throw ERRORS.stdinNotAttached(id);
     }
     if (input.text) live.job.stdin({ text: input.text });
     if (input.signal === 'EOF') live.job.stdin({ eof: true });

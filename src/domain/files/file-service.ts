@@ -198,15 +198,15 @@ export class FileService {
       case EXIT.notFound:
         return ERRORS.fileNotFound(path);
       case EXIT.isDirectory:
-        return ERRORS.badState(`${path} is a directory`);
+        return ERRORS.notAFile(`${path} is a directory`);
       case EXIT.denied:
-        return ERRORS.forbidden(`permission denied: ${path}`);
+        return ERRORS.permissionDenied(path);
       case EXIT.empty:
         return ERRORS.invalid('path must not be empty');
       case EXIT.parentNotDirectory:
-        return ERRORS.badState(`cannot create ${path}: a parent is not a directory`);
+        return ERRORS.notAFile(`cannot create ${path}: a parent is not a directory`);
       case EXIT.notRegular:
-        return ERRORS.badState(`${path} is not a regular file`);
+        return ERRORS.notAFile(`${path} is not a regular file`);
     }
     const status = (await this.devboxes.get(t.accountId, t.id)).status;
     if (status !== 'running') return ERRORS.conflict(`the devbox stopped (it is ${status}) during the ${what} of ${path}`);
@@ -222,11 +222,11 @@ export class FileService {
 /** Maps the message of a failed system call (as coreutils print it) to the answer a client can act on. */
 function fromErrno(detail: string, path: string, what: string): DomainError | null {
   if (/no space left|quota exceeded/i.test(detail)) return ERRORS.tooLarge(`${what} of ${path} failed: the devbox disk is full`);
-  if (/permission denied|operation not permitted|read-only file system/i.test(detail)) return ERRORS.forbidden(`permission denied: ${path}`);
+  if (/permission denied|operation not permitted|read-only file system/i.test(detail)) return ERRORS.permissionDenied(path);
   if (/file name too long/i.test(detail)) return ERRORS.invalid(`path ${path} is too long for the devbox (a name or the resolved path exceeds the kernel limit)`);
   if (/too many levels of symbolic links/i.test(detail)) return ERRORS.invalid(`path ${path} has too many levels of symbolic links`);
-  if (/not a directory/i.test(detail)) return ERRORS.badState(`cannot use ${path}: a parent is not a directory`);
-  if (/is a directory/i.test(detail)) return ERRORS.badState(`${path} is a directory`);
+  if (/not a directory/i.test(detail)) return ERRORS.notAFile(`cannot use ${path}: a parent is not a directory`);
+  if (/is a directory/i.test(detail)) return ERRORS.notAFile(`${path} is a directory`);
   if (/no such file/i.test(detail)) return ERRORS.fileNotFound(path);
   return null;
 }

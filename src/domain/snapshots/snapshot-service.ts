@@ -69,7 +69,7 @@ export class SnapshotService {
       throw ERRORS.invalid(`commit_message is ${input.commitMessage.length} characters; at most ${COMMIT_MESSAGE_MAX} are allowed`);
     }
     const busy = await this.store.inProgressFor(devbox.id);
-    if (busy) throw ERRORS.conflict(`devbox ${devbox.id} already has a snapshot in progress (${busy.id})`);
+    if (busy) throw ERRORS.snapshotInProgress(`devbox ${devbox.id} already has a snapshot in progress (${busy.id})`);
     const id = newId('snp');
     const s: Snapshot = {
       id,
@@ -188,7 +188,7 @@ export class SnapshotService {
 
   async delete(accountId: string, id: string): Promise<Snapshot> {
     const s = await this.get(accountId, id);
-    if (s.status === 'in_progress') throw ERRORS.conflict(`snapshot ${id} is still in progress; delete it once it completes`);
+    if (s.status === 'in_progress') throw ERRORS.snapshotInProgress(`snapshot ${id} is still in progress; delete it once it completes`);
     const deleted = await this.store.setStatus(id, ['complete', 'error'], 'deleted');
     if (!deleted) {
       const now = await this.get(accountId, id);
@@ -200,7 +200,7 @@ export class SnapshotService {
 
   async layersOf(accountId: string, snapshotId: string): Promise<{ layers: string[]; sourceBlueprintId: string | null }> {
     const s = await this.get(accountId, snapshotId);
-    if (s.status !== 'complete') throw ERRORS.badState(`snapshot ${snapshotId} is ${s.status}, not complete`);
+    if (s.status !== 'complete') throw ERRORS.snapshotNotComplete(snapshotId, s.status);
     return { layers: s.layers, sourceBlueprintId: s.sourceBlueprintId };
   }
 

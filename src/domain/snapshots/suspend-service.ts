@@ -50,11 +50,11 @@ export class SuspendService {
 
   private async startSuspend(d: Devbox): Promise<Devbox> {
     const box = this.lifecycle.active.get(d.id);
-    if (!box) throw ERRORS.badState(`devbox ${d.id} is ${d.status}, not running`);
-    if (await this.snapshots.inProgressFor(d.id)) throw ERRORS.conflict(`devbox ${d.id} has a snapshot in progress; suspend it once that completes`);
+    if (!box) throw ERRORS.devboxNotRunning(d.id, d.status);
+    if (await this.snapshots.inProgressFor(d.id)) throw ERRORS.snapshotInProgress(`devbox ${d.id} has a snapshot in progress; suspend it once that completes`);
     const notRunning = async () => {
       const now = await this.store.getById(d.id);
-      return ERRORS.badState(`devbox ${d.id} is ${now?.status ?? 'gone'}, not running`);
+      return ERRORS.devboxNotRunning(d.id, now?.status ?? 'gone');
     };
     // The job is recorded first: a crash right after the transition still finds the job to end suspending.
     // A second suspend racing this one meets the open job (a conflict) and answers as a lost transition.
@@ -123,11 +123,11 @@ export class SuspendService {
   /** suspended → resuming → running on the same disk; launch commands run again. */
   async resume(accountId: string, id: string): Promise<Devbox> {
     const d = await this.devboxes.get(accountId, id);
-    if (d.status !== 'suspended') throw ERRORS.badState(`devbox ${id} is ${d.status}, not suspended`);
+    if (d.status !== 'suspended') throw ERRORS.devboxNotSuspended(id, d.status);
     const resuming = await this.lifecycle.transition(id, ['suspended'], 'resuming');
     if (!resuming) {
       const now = await this.devboxes.get(accountId, id);
-      throw ERRORS.badState(`devbox ${id} is ${now.status}, not suspended`);
+      throw ERRORS.devboxNotSuspended(id, now.status);
     }
     void this.lifecycle.boot(resuming, { resuming: true }).catch((err) => this.log.error({ err, devbox: id }, 'resume failed'));
     return resuming;

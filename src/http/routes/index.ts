@@ -11,7 +11,7 @@ import { snapshotRoutes } from './snapshots/index.js';
 /** Every resource's routes, each one hop from its path to the file that serves it. */
 export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
   healthRoutes(app, deps.store);
-  accountRoutes(app, deps.accounts);
+  await app.register(accountRoutes, { accounts: deps.accounts });
   await app.register(apiKeyRoutes, { accounts: deps.accounts });
   await app.register(devboxRoutes, { devboxes: deps.devboxes, suspend: deps.suspend });
   await app.register(executionRoutes, { executions: deps.executions });

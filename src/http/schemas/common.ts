@@ -1,4 +1,4 @@
-import { Type, type TSchema } from 'typebox';
+import { Type, type Static, type TArray, type TSchema } from 'typebox';
 import { MAX_BYTES_KEYWORD } from '../validation.js';
 
 /** A string enum as JSON Schema `enum` (clear validation messages, plain OpenAPI). */
@@ -65,16 +65,55 @@ export const toPageQuery = (q: PageQueryWire) => ({
 });
 
 /** The list envelope the SDK paginates: `{<items>: [...], has_more, total_count}`. */
-export const pageSchema = (itemsKey: string, item: TSchema) =>
-  Type.Object({ [itemsKey]: Type.Array(item), has_more: Type.Boolean(), total_count: Type.Optional(Type.Integer()) });
+export const pageSchema = <K extends string, T extends TSchema>(itemsKey: K, item: T) =>
+  Type.Object({
+    ...({ [itemsKey]: Type.Array(item) } as Record<K, TArray<T>>),
+    has_more: Type.Boolean(),
+    total_count: Type.Optional(Type.Integer()),
+  });
 
-export function pageEnvelope<T>(itemsKey: string, page: { items: T[]; hasMore: boolean; totalCount?: number }) {
-  return { [itemsKey]: page.items, has_more: page.hasMore, total_count: page.totalCount };
+export function pageEnvelope<K extends string, T>(itemsKey: K, page: { items: T[]; hasMore: boolean; totalCount?: number }) {
+  return { [itemsKey]: page.items, has_more: page.hasMore, total_count: page.totalCount } as Record<K, T[]> & {
+    has_more: boolean;
+    total_count?: number;
+  };
 }
 
 export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }) });
 
 export const MessageSchema = Type.Object({ message: Type.String() });
+
+/*
+ * Response schemas. Fastify serializes with them (fast-json-stringify), which writes only the properties a
+ * schema names and converts values to the declared type: each one describes exactly what its view returns.
+ */
+
+/** A primitive or enum that may be null, as `type: [t, "null"]` (serialized natively; plain OpenAPI 3.1). */
+export const OrNull = <T extends TSchema>(t: T) => {
+  const { type, enum: values, ...rest } = t as unknown as { type: string; enum?: unknown[] };
+  return Type.Unsafe<Static<T> | null>({ ...rest, type: [type, 'null'], ...(values ? { enum: [...values, null] } : {}) });
+};
+
+/** Integers the API returns (times in ms, sizes, exit codes). */
+export const Int = Type.Integer();
+
+/** string → string maps (`metadata`). */
+export const StringMap = Type.Unsafe<Record<string, string>>({ type: 'object', additionalProperties: { type: 'string' } });
+
+/** `{message, error}`: every 4xx and 5xx (see the error handler). */
+export const ErrorSchema = Type.Object(
+  { message: Type.String(), error: Type.String({ description: 'error code, e.g. not_found, invalid_request' }) },
+  { description: 'an error' },
+);
+
+/** The error answers every route may give. */
+export const ERROR_RESPONSES = { '4xx': ErrorSchema, '5xx': ErrorSchema } as const;
+
+/** Response schemas of a JSON route: its 200 view and the error shape. */
+export const replies = <T extends TSchema>(ok: T) => ({ 200: ok, ...ERROR_RESPONSES });
+
+/** An empty JSON object (`keep_alive`, `upload_file`). */
+export const EmptyObject = Type.Object({});
 
 /** A request body object: unknown fields are a 400 naming them, never silently dropped. */
 export const Body = <P extends Record<string, TSchema>>(properties: P) => Type.Object(properties, { additionalProperties: false });

@@ -1,9 +1,25 @@
-import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
 import type { AccountService } from '../../../domain/accounts/account-service.js';
+import { resourceModule } from '../../resource-module.js';
+import { replies } from '../../schemas/common.js';
 
-export function accountRoutes(app: FastifyInstance, accounts: AccountService): void {
-  app.get('/v1/accounts/me', { config: { resource: 'RESOURCE_TYPE_ACCOUNT' } }, async (req) => {
-    const a = await accounts.getAccount(req.principal.accountId);
+/** AccountView: one account, one tier, no billing here. */
+const AccountViewSchema = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    account_status: Type.String(),
+    tier: Type.String(),
+    created_at: Type.String({ format: 'date-time' }),
+    billing: Type.Object({ account_billing_type: Type.String(), aws: Type.Null(), stripe: Type.Null() }),
+  },
+  { description: 'AccountView' },
+);
+
+/** The caller's account; RESOURCE_TYPE_ACCOUNT read on a restricted key. */
+export const accountRoutes = resourceModule('RESOURCE_TYPE_ACCOUNT', (app, opts: { accounts: AccountService }) => {
+  app.get('/v1/accounts/me', { schema: { response: replies(AccountViewSchema) } }, async (req) => {
+    const a = await opts.accounts.getAccount(req.principal.accountId);
     return {
       id: a.id,
       name: a.name,
@@ -13,4 +29,4 @@ export function accountRoutes(app: FastifyInstance, accounts: AccountService): v
       billing: { account_billing_type: 'UNRECOGNIZED', aws: null, stripe: null },
     };
   });
-}
+});

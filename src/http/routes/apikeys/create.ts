@@ -1,8 +1,8 @@
-import type { FastifyInstance } from 'fastify';
-import { Type, type Static } from 'typebox';
+import { Type } from 'typebox';
 import type { AccountService } from '../../../domain/accounts/account-service.js';
-import { Body, LIMITS, Opt } from '../../schemas/common.js';
-import { ScopeSchema, toScopes } from './schemas.js';
+import type { Api } from '../../resource-module.js';
+import { Body, LIMITS, Opt, replies } from '../../schemas/common.js';
+import { CreatedKeySchema, ScopeSchema, toScopes } from './schemas.js';
 
 const ExpiresAt = Opt(Type.Integer({ minimum: 0, maximum: LIMITS.maxTimeMs }));
 
@@ -18,11 +18,11 @@ const RestrictedBody = Body({
 });
 
 /** Minting keys; the caller's key bounds what it may mint (a restricted key never mints a wider one). */
-export function createRoutes(app: FastifyInstance, accounts: AccountService): void {
+export function createRoutes(app: Api, accounts: AccountService): void {
   // Outside x-request-id replay: a stored answer would keep a key's secret in the database (only digests
   // are stored). A retried create may mint a second key; the list shows it and it can be revoked.
-  app.post('/v1/apikeys', { schema: { body: KeyBody }, config: { idempotent: false } }, async (req) => {
-    const body = (req.body ?? {}) as Static<typeof KeyBody>;
+  app.post('/v1/apikeys', { schema: { body: KeyBody, response: replies(CreatedKeySchema) }, config: { idempotent: false } }, async (req) => {
+    const body = req.body ?? {};
     const { key, secret } = await accounts.createKey(
       req.principal.accountId,
       { name: body.name, kind: 'standard', expiresAtMs: body.expires_at_ms },
@@ -31,8 +31,9 @@ export function createRoutes(app: FastifyInstance, accounts: AccountService): vo
     return { id: key.id, name: key.name ?? undefined, key_secret: secret, expires_at_ms: key.expiresAtMs };
   });
 
-  app.post('/v1/restricted_keys', { schema: { body: RestrictedBody }, config: { idempotent: false } }, async (req) => {
-    const body = (req.body ?? {}) as Static<typeof RestrictedBody>;
+  const restricted = { schema: { body: RestrictedBody, response: replies(CreatedKeySchema) }, config: { idempotent: false } };
+  app.post('/v1/restricted_keys', restricted, async (req) => {
+    const body = req.body ?? {};
     const { key, secret } = await accounts.createKey(
       req.principal.accountId,
       { name: body.name, kind: 'restricted', expiresAtMs: body.expires_at_ms, scopes: toScopes(body.scopes ?? []) },

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { RESOURCE_TYPES } from '../../../domain/accounts/account-service.js';
 import type { AccessLevel, ApiKey, Scope } from '../../../store/types.js';
-import { StringEnum } from '../../schemas/common.js';
+import { Int, OrNull, StringEnum } from '../../schemas/common.js';
 
 /** Wire access levels (Runloop names) and the domain's. */
 export const LEVELS = { ACCESS_LEVEL_NONE: 'none', ACCESS_LEVEL_READ: 'read', ACCESS_LEVEL_WRITE: 'write' } as const;
@@ -15,6 +15,30 @@ export const ScopeSchema = Type.Object(
   },
   { additionalProperties: false },
 );
+
+/** A scope as the API shows it (no additionalProperties: the request schema above refuses unknown fields). */
+const ScopeView = Type.Object({ resource_type: Type.String(), access_level: Type.String() });
+
+/** What creating a key answers: the only time its secret is shown. */
+export const CreatedKeySchema = Type.Object({
+  id: Type.String(),
+  name: Type.Optional(Type.String()),
+  key_secret: Type.String(),
+  expires_at_ms: OrNull(Int),
+  scopes: Type.Optional(Type.Array(ScopeView)),
+});
+
+/** A key in lists and revocations (`toKeyView`). */
+export const KeyViewSchema = Type.Object({
+  id: Type.String(),
+  name: OrNull(Type.String()),
+  kind: StringEnum(['standard', 'restricted']),
+  secret_last4: OrNull(Type.String()),
+  scopes: Type.Array(ScopeView),
+  create_time_ms: Int,
+  expires_at_ms: OrNull(Int),
+  revoked_at_ms: OrNull(Int),
+});
 
 export const KeyIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }) });
 

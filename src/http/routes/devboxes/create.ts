@@ -1,8 +1,9 @@
-import type { FastifyInstance } from 'fastify';
 import type { DevboxService } from '../../../domain/devboxes/devbox-service.js';
 import type { Devbox } from '../../../domain/devboxes/types.js';
 import { clientGone } from '../../request-signal.js';
-import { CreateBodySchema, refuseUnsupported, toView, type CreateBody } from './schemas.js';
+import type { Api } from '../../resource-module.js';
+import { replies } from '../../schemas/common.js';
+import { CreateBodySchema, DevboxViewSchema, refuseUnsupported, toView, type CreateBody } from './schemas.js';
 
 /** How long create_and_await_running holds before answering with the current view (the SDK then polls). */
 const AWAIT_RUNNING_MS = 20_000;
@@ -23,15 +24,17 @@ function toInput(b: CreateBody) {
   };
 }
 
-export function createRoutes(app: FastifyInstance, devboxes: DevboxService): void {
-  app.post('/v1/devboxes', { schema: { body: CreateBodySchema } }, async (req) => {
-    return toView(await devboxes.create(req.principal.accountId, toInput((req.body ?? {}) as CreateBody)));
+const schema = { body: CreateBodySchema, response: replies(DevboxViewSchema) };
+
+export function createRoutes(app: Api, devboxes: DevboxService): void {
+  app.post('/v1/devboxes', { schema }, async (req) => {
+    return toView(await devboxes.create(req.principal.accountId, toInput(req.body ?? {})));
   });
 
   // Always 200 with the current view: a 408 here would make the SDK retry, i.e. create again.
-  app.post('/v1/devboxes/create_and_await_running', { schema: { body: CreateBodySchema } }, async (req, reply) => {
+  app.post('/v1/devboxes/create_and_await_running', { schema }, async (req, reply) => {
     const accountId = req.principal.accountId;
-    const created = await devboxes.create(accountId, toInput((req.body ?? {}) as CreateBody));
+    const created = await devboxes.create(accountId, toInput(req.body ?? {}));
     const reached: Devbox | null = await devboxes.waitForStatus(
       accountId,
       created.id,

@@ -1,11 +1,10 @@
-import type { FastifyInstance } from 'fastify';
-import { Type, type Static } from 'typebox';
+import { Type } from 'typebox';
 import type { DevboxService } from '../../../domain/devboxes/devbox-service.js';
-import type { DevboxStatus } from '../../../domain/devboxes/types.js';
 import { ERRORS } from '../../../domain/errors.js';
-import { Body, Opt, pageEnvelope, PageQuerySchema, toPageQuery } from '../../schemas/common.js';
 import { clientGone } from '../../request-signal.js';
-import { DevboxIdParams, StatusSchema, toView } from './schemas.js';
+import type { Api } from '../../resource-module.js';
+import { Body, Opt, pageEnvelope, PageQuerySchema, pageSchema, replies, toPageQuery } from '../../schemas/common.js';
+import { DevboxIdParams, DevboxViewSchema, StatusSchema, toView, UsageViewSchema } from './schemas.js';
 
 const ListQuery = Type.Intersect([PageQuerySchema, Type.Object({ status: Type.Optional(StatusSchema) })]);
 const WaitBody = Body({
@@ -16,34 +15,36 @@ const WaitBody = Body({
 const DEFAULT_WAIT_S = 10;
 const MAX_WAIT_S = 30;
 
-export function readRoutes(app: FastifyInstance, devboxes: DevboxService): void {
-  app.get('/v1/devboxes/:id', { schema: { params: DevboxIdParams } }, async (req) => {
-    const { id } = req.params as Static<typeof DevboxIdParams>;
+const ListView = pageSchema('devboxes', DevboxViewSchema);
+
+export function readRoutes(app: Api, devboxes: DevboxService): void {
+  app.get('/v1/devboxes/:id', { schema: { params: DevboxIdParams, response: replies(DevboxViewSchema) } }, async (req) => {
+    const { id } = req.params;
     return toView(await devboxes.get(req.principal.accountId, id));
   });
 
-  app.get('/v1/devboxes', { schema: { querystring: ListQuery } }, async (req) => {
-    const q = req.query as Static<typeof ListQuery>;
-    const page = await devboxes.list(req.principal.accountId, toPageQuery(q), q.status as DevboxStatus | undefined);
+  app.get('/v1/devboxes', { schema: { querystring: ListQuery, response: replies(ListView) } }, async (req) => {
+    const q = req.query;
+    const page = await devboxes.list(req.principal.accountId, toPageQuery(q), q.status);
     return pageEnvelope('devboxes', { ...page, items: page.items.map(toView) });
   });
 
   // Long-poll: 200 once a requested status is reached, 408 when the hold ends (the SDK re-sends at once).
   app.post(
     '/v1/devboxes/:id/wait_for_status',
-    { schema: { params: DevboxIdParams, body: WaitBody }, config: { idempotent: false, access: 'read' } },
+    { schema: { params: DevboxIdParams, body: WaitBody, response: replies(DevboxViewSchema) }, config: { idempotent: false, access: 'read' } },
     async (req, reply) => {
-      const { id } = req.params as Static<typeof DevboxIdParams>;
-      const body = req.body as Static<typeof WaitBody>;
+      const { id } = req.params;
+      const body = req.body;
       const seconds = Math.min(body.timeout_seconds ?? DEFAULT_WAIT_S, MAX_WAIT_S);
-      const d = await devboxes.waitForStatus(req.principal.accountId, id, body.statuses as DevboxStatus[], seconds * 1000, clientGone(reply));
+      const d = await devboxes.waitForStatus(req.principal.accountId, id, body.statuses, seconds * 1000, clientGone(reply));
       if (!d) throw ERRORS.waitTimeout(`devbox ${id} did not reach ${body.statuses.join(' or ')} within ${seconds}s`);
       return toView(d);
     },
   );
 
-  app.get('/v1/devboxes/:id/usage', { schema: { params: DevboxIdParams } }, async (req) => {
-    const { id } = req.params as Static<typeof DevboxIdParams>;
+  app.get('/v1/devboxes/:id/usage', { schema: { params: DevboxIdParams, response: replies(UsageViewSchema) } }, async (req) => {
+    const { id } = req.params;
     const { devbox: d, stats } = await devboxes.usage(req.principal.accountId, id);
     const end = d.endTimeMs ?? Date.now();
     let active = 0;

@@ -1,8 +1,8 @@
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import type { Devbox } from '../../../domain/devboxes/types.js';
 import { DEVBOX_STATUSES } from '../../../domain/devboxes/types.js';
 import { ERRORS } from '../../../domain/errors.js';
-import { ArgString, Body, EnvironmentMap, LIMITS, Metadata, Opt, StringEnum } from '../../schemas/common.js';
+import { ArgString, Body, EnvironmentMap, Int, LIMITS, Metadata, Opt, OrNull, StringEnum, StringMap } from '../../schemas/common.js';
 import { MAX_BYTES_KEYWORD } from '../../validation.js';
 
 export const StatusSchema = StringEnum([...DEVBOX_STATUSES]);
@@ -86,23 +86,8 @@ export const CreateBodySchema = Body({
   tunnel: Later,
 });
 
-export interface CreateBody {
-  name?: string | null;
-  entrypoint?: string | null;
-  environment_variables?: Record<string, string> | null;
-  metadata?: Record<string, string> | null;
-  secrets?: Record<string, string> | null;
-  file_mounts?: Record<string, string> | null;
-  launch_parameters?: Record<string, unknown> | null;
-  blueprint_id?: string | null;
-  blueprint_name?: string | null;
-  snapshot_id?: string | null;
-  code_mounts?: unknown;
-  gateways?: unknown;
-  mcp?: unknown;
-  mounts?: unknown;
-  tunnel?: unknown;
-}
+/** The create body as validated (the type follows the schema). */
+export type CreateBody = Static<typeof CreateBodySchema>;
 
 const isEmpty = (v: unknown) =>
   v === undefined || v === null || v === false || (Array.isArray(v) && v.length === 0) || (typeof v === 'object' && Object.keys(v as object).length === 0);
@@ -121,10 +106,7 @@ const UNSUPPORTED: Array<[string, (b: CreateBody) => unknown, string]> = [
   ['launch_parameters.lifecycle.resume_triggers.http', (b) => resumeTriggers(b)?.http, 'HTTP resume triggers'],
 ];
 
-function resumeTriggers(b: CreateBody): Record<string, unknown> | undefined {
-  const lifecycle = b.launch_parameters?.lifecycle as Record<string, unknown> | null | undefined;
-  return (lifecycle?.resume_triggers ?? undefined) as Record<string, unknown> | undefined;
-}
+const resumeTriggers = (b: CreateBody) => b.launch_parameters?.lifecycle?.resume_triggers ?? undefined;
 
 /** Throws a 400 naming the first parameter this server cannot act on yet (never accepted and dropped). */
 export function refuseUnsupported(b: CreateBody): void {
@@ -134,6 +116,57 @@ export function refuseUnsupported(b: CreateBody): void {
 }
 
 export const DevboxIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }) });
+
+const FAILURE_REASONS = ['out_of_memory', 'out_of_disk', 'execution_failed', 'health_check_failed'];
+const SHUTDOWN_REASONS = ['api_shutdown', 'keep_alive_timeout', 'entrypoint_exit', 'idle', 'ttl_expired'];
+
+/** DevboxView as `toView` writes it. */
+export const DevboxViewSchema = Type.Object(
+  {
+    id: Type.String(),
+    name: OrNull(Type.String()),
+    status: StatusSchema,
+    create_time_ms: Int,
+    end_time_ms: OrNull(Int),
+    metadata: StringMap,
+    launch_parameters: Type.Unsafe<Record<string, unknown>>({
+      type: 'object',
+      additionalProperties: true,
+      description: 'the launch parameters as they were sent',
+    }),
+    capabilities: Type.Array(Type.String()),
+    state_transitions: Type.Array(
+      Type.Object({ status: StatusSchema, transition_time_ms: Int, failure_reason: Type.Optional(Type.String()) }),
+    ),
+    initiator_type: Type.String(),
+    blueprint_id: OrNull(Type.String()),
+    snapshot_id: OrNull(Type.String()),
+    failure_reason: OrNull(StringEnum(FAILURE_REASONS)),
+    shutdown_reason: OrNull(StringEnum(SHUTDOWN_REASONS)),
+    tunnel: Type.Null(),
+    gateway_specs: Type.Null(),
+    mcp_specs: Type.Null(),
+  },
+  { description: 'DevboxView' },
+);
+
+/** DevboxResourceUsageView. */
+export const UsageViewSchema = Type.Object(
+  {
+    id: Type.String(),
+    status: StatusSchema,
+    start_time_ms: Int,
+    end_time_ms: OrNull(Int),
+    total_elapsed_seconds: Type.Number(),
+    total_active_seconds: Type.Number(),
+    vcpu_seconds: Type.Number(),
+    memory_gb_seconds: Type.Number(),
+    disk_gb_seconds: Type.Number(),
+    memory_bytes: OrNull(Int),
+    cpu_micros: OrNull(Int),
+  },
+  { description: 'DevboxResourceUsageView' },
+);
 
 /** The wire shape (DevboxView). */
 export function toView(d: Devbox) {

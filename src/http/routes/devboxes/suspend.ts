@@ -1,18 +1,20 @@
-import type { FastifyInstance } from 'fastify';
-import type { Static } from 'typebox';
 import type { SuspendService } from '../../../domain/snapshots/suspend-service.js';
-import { DevboxIdParams, toView } from './schemas.js';
+import type { Api } from '../../resource-module.js';
+import { replies } from '../../schemas/common.js';
+import { DevboxIdParams, DevboxViewSchema, toView } from './schemas.js';
 
-export function suspendRoutes(app: FastifyInstance, suspend: SuspendService): void {
+const schema = { params: DevboxIdParams, response: replies(DevboxViewSchema) };
+
+export function suspendRoutes(app: Api, suspend: SuspendService): void {
   // Answers at once (suspending); the SDK's awaitSuspended polls wait_for_status. 400 unless running.
-  app.post('/v1/devboxes/:id/suspend', { schema: { params: DevboxIdParams } }, async (req) => {
-    const { id } = req.params as Static<typeof DevboxIdParams>;
+  app.post('/v1/devboxes/:id/suspend', { schema }, async (req) => {
+    const { id } = req.params;
     return toView(await suspend.suspend(req.principal.accountId, id));
   });
 
   // Answers at once (resuming); 400 unless suspended.
-  app.post('/v1/devboxes/:id/resume', { schema: { params: DevboxIdParams } }, async (req) => {
-    const { id } = req.params as Static<typeof DevboxIdParams>;
+  app.post('/v1/devboxes/:id/resume', { schema }, async (req) => {
+    const { id } = req.params;
     return toView(await suspend.resume(req.principal.accountId, id));
   });
 }

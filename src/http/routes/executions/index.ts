@@ -1,5 +1,5 @@
-import type { FastifyInstance } from 'fastify';
 import type { ExecutionService } from '../../../domain/executions/execution-service.js';
+import { resourceModule } from '../../resource-module.js';
 import { controlRoutes } from './control.js';
 import { executeRoutes } from './execute.js';
 import { logRoutes } from './logs.js';
@@ -7,13 +7,10 @@ import { readRoutes } from './read.js';
 import { streamRoutes } from './stream.js';
 
 /** Executions and devbox logs; like every devbox route they need RESOURCE_TYPE_DEVBOXES on a restricted key. */
-export async function executionRoutes(scope: FastifyInstance, opts: { executions: ExecutionService }): Promise<void> {
-  scope.addHook('onRoute', (route) => {
-    route.config = { ...(route.config as object), resource: 'RESOURCE_TYPE_DEVBOXES' } as typeof route.config;
-  });
+export const executionRoutes = resourceModule('RESOURCE_TYPE_DEVBOXES', (scope, opts: { executions: ExecutionService }) => {
   executeRoutes(scope, opts.executions);
   readRoutes(scope, opts.executions);
   controlRoutes(scope, opts.executions);
   streamRoutes(scope, opts.executions);
   logRoutes(scope, opts.executions);
-}
+});

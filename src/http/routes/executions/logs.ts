@@ -1,8 +1,9 @@
-import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from 'typebox';
 import type { ExecutionService } from '../../../domain/executions/execution-service.js';
+import type { Api } from '../../resource-module.js';
+import { replies } from '../../schemas/common.js';
 import { startSse } from '../../sse.js';
-import { DevboxParams, toLogView } from './schemas.js';
+import { DevboxParams, LogViewSchema, sseReplies, toLogView } from './schemas.js';
 
 const LogsQuery = Type.Object({
   execution_id: Type.Optional(Type.String({ maxLength: 200 })),
@@ -11,21 +12,23 @@ const LogsQuery = Type.Object({
 
 const filterOf = (q: Static<typeof LogsQuery>) => ({ executionId: q.execution_id || undefined, shellName: q.shell_name || undefined });
 
-export function logRoutes(app: FastifyInstance, executions: ExecutionService): void {
-  app.get('/v1/devboxes/:id/logs', { schema: { params: DevboxParams, querystring: LogsQuery } }, async (req) => {
-    const { id } = req.params as Static<typeof DevboxParams>;
-    const q = req.query as Static<typeof LogsQuery>;
-    const logs = await executions.logs(req.principal.accountId, id, filterOf(q));
+const LogsView = Type.Object({ logs: Type.Array(LogViewSchema) });
+
+export function logRoutes(app: Api, executions: ExecutionService): void {
+  app.get('/v1/devboxes/:id/logs', { schema: { params: DevboxParams, querystring: LogsQuery, response: replies(LogsView) } }, async (req) => {
+    const { id } = req.params;
+    const logs = await executions.logs(req.principal.accountId, id, filterOf(req.query));
     return { logs: logs.map(toLogView) };
   });
 
   // One unnamed event per log entry: the backlog, then live entries; ends once the devbox is terminal. The
   // filters hold for both; an unknown devbox or execution is a JSON 404 before the stream starts.
-  app.get('/v1/devboxes/:id/logs/tail', { schema: { params: DevboxParams, querystring: LogsQuery } }, async (req, reply) => {
-    const { id } = req.params as Static<typeof DevboxParams>;
+  const tailSchema = { params: DevboxParams, querystring: LogsQuery, response: sseReplies('one event per log entry (a devbox log entry as JSON)') };
+  app.get('/v1/devboxes/:id/logs/tail', { schema: tailSchema }, async (req, reply) => {
+    const { id } = req.params;
     const accountId = req.principal.accountId;
     const gone = new AbortController();
-    const entries = await executions.tailLogs(accountId, id, filterOf(req.query as Static<typeof LogsQuery>), gone.signal);
+    const entries = await executions.tailLogs(accountId, id, filterOf(req.query), gone.signal);
     const sse = startSse(reply);
     sse.signal.addEventListener('abort', () => gone.abort());
     try {

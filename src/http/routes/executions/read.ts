@@ -1,10 +1,9 @@
-import type { FastifyInstance } from 'fastify';
-import { Type, type Static } from 'typebox';
+import { Type } from 'typebox';
 import type { ExecutionService } from '../../../domain/executions/execution-service.js';
-import type { ExecutionStatus } from '../../../domain/executions/types.js';
 import { clientGone } from '../../request-signal.js';
-import { Body, Opt } from '../../schemas/common.js';
-import { ExecutionParams, ExecutionStatusSchema, LastNQuery, lastNOf, toAsyncView } from './schemas.js';
+import type { Api } from '../../resource-module.js';
+import { Body, Opt, replies } from '../../schemas/common.js';
+import { AsyncViewSchema, ExecutionParams, ExecutionStatusSchema, LastNQuery, lastNOf, toAsyncView } from './schemas.js';
 
 const MAX_WAIT_S = 25;
 
@@ -13,25 +12,29 @@ const WaitBody = Body({
   timeout_seconds: Opt(Type.Number({ minimum: 0, maximum: 3600 })),
 });
 
-export function readRoutes(app: FastifyInstance, executions: ExecutionService): void {
-  app.get('/v1/devboxes/:id/executions/:execution_id', { schema: { params: ExecutionParams, querystring: LastNQuery } }, async (req) => {
-    const { id, execution_id } = req.params as Static<typeof ExecutionParams>;
-    const lastN = lastNOf(req.query as Static<typeof LastNQuery>);
+export function readRoutes(app: Api, executions: ExecutionService): void {
+  app.get(
+    '/v1/devboxes/:id/executions/:execution_id',
+    { schema: { params: ExecutionParams, querystring: LastNQuery, response: replies(AsyncViewSchema) } },
+    async (req) => {
+    const { id, execution_id } = req.params;
+    const lastN = lastNOf(req.query);
     const e = await executions.get(req.principal.accountId, id, execution_id);
     return toAsyncView(e, e.status === 'completed' ? await executions.output(e, lastN) : null);
-  });
+    },
+  );
 
   // Long-poll: 200 once a requested status is reached; 408 with x-should-retry at the end of the hold (the
   // SDK's loop re-sends at once).
   app.post(
     '/v1/devboxes/:id/executions/:execution_id/wait_for_status',
-    { schema: { params: ExecutionParams, querystring: LastNQuery, body: WaitBody }, config: { idempotent: false, access: 'read' } },
+    { schema: { params: ExecutionParams, querystring: LastNQuery, body: WaitBody, response: replies(AsyncViewSchema) }, config: { idempotent: false, access: 'read' } },
     async (req, reply) => {
-      const { id, execution_id } = req.params as Static<typeof ExecutionParams>;
-      const body = req.body as Static<typeof WaitBody>;
-      const lastN = lastNOf(req.query as Static<typeof LastNQuery>);
+      const { id, execution_id } = req.params;
+      const body = req.body;
+      const lastN = lastNOf(req.query);
       const seconds = Math.min(body.timeout_seconds ?? MAX_WAIT_S, MAX_WAIT_S);
-      const statuses = body.statuses as ExecutionStatus[];
+      const statuses = body.statuses;
       const e = await executions.waitFor(req.principal.accountId, id, execution_id, statuses, seconds * 1000, clientGone(reply));
       if (!e) {
         return reply

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { ExecutionOutput } from '../../../domain/executions/execution-service.js';
 import { EXECUTION_STATUSES, type Execution, type LogEntry } from '../../../domain/executions/types.js';
-import { ArgString, Opt, StringEnum } from '../../schemas/common.js';
+import { ArgString, ERROR_RESPONSES, Int, Opt, OrNull, StringEnum } from '../../schemas/common.js';
 
 export const DEFAULT_LAST_N = 100;
 
@@ -19,6 +19,52 @@ export const ExecutionStatusSchema = StringEnum([...EXECUTION_STATUSES]);
 /** Printable ASCII: the name is hex-encoded into a file name inside the box, which must fit NAME_MAX. */
 export const ShellName = Opt(Type.String({ minLength: 1, maxLength: 100, pattern: '^[\\x20-\\x7e]*$' }));
 export const Command = ArgString({ minLength: 1, maxLength: 120_000 });
+
+/** DevboxAsyncExecutionDetailView as `toAsyncView` writes it. */
+export const AsyncViewSchema = Type.Object(
+  {
+    devbox_id: Type.String(),
+    execution_id: Type.String(),
+    status: ExecutionStatusSchema,
+    exit_status: OrNull(Int),
+    shell_name: OrNull(Type.String()),
+    stdout: Type.Optional(Type.String({ description: 'the last last_n lines, once completed' })),
+    stderr: Type.Optional(Type.String({ description: 'the last last_n lines, once completed' })),
+    stdout_truncated: Type.Optional(Type.Boolean()),
+    stderr_truncated: Type.Optional(Type.Boolean()),
+  },
+  { description: 'DevboxAsyncExecutionDetailView' },
+);
+
+/** DevboxExecutionDetailView (execute_sync, write_file_contents). */
+export const SyncViewSchema = Type.Object(
+  {
+    devbox_id: Type.String(),
+    exit_status: OrNull(Int),
+    stdout: Type.String(),
+    stderr: Type.String(),
+    shell_name: Type.Optional(OrNull(Type.String())),
+  },
+  { description: 'DevboxExecutionDetailView' },
+);
+
+/** One devbox log entry (`toLogView`). */
+export const LogViewSchema = Type.Object({
+  level: Type.String(),
+  source: Type.String(),
+  timestamp_ms: Int,
+  cmd: OrNull(Type.String()),
+  cmd_id: OrNull(Type.String()),
+  exit_code: OrNull(Int),
+  message: OrNull(Type.String()),
+  shell_name: OrNull(Type.String()),
+});
+
+/** A server-sent event stream: errors before it starts are JSON. */
+export const sseReplies = (description: string) => ({
+  200: { description, content: { 'text/event-stream': { schema: Type.String() } } },
+  ...ERROR_RESPONSES,
+});
 
 /** DevboxAsyncExecutionDetailView: output only once completed. */
 export function toAsyncView(e: Execution, out: ExecutionOutput | null) {

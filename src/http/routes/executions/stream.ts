@@ -1,9 +1,9 @@
-import type { FastifyInstance } from 'fastify';
-import { Type, type Static } from 'typebox';
+import { Type } from 'typebox';
 import type { ExecutionService } from '../../../domain/executions/execution-service.js';
 import type { OutputStream } from '../../../domain/executions/types.js';
+import type { Api } from '../../resource-module.js';
 import { startSse } from '../../sse.js';
-import { ExecutionParams } from './schemas.js';
+import { ExecutionParams, sseReplies } from './schemas.js';
 
 /** `offset` is a string on the wire; missing or empty means 0. */
 const OffsetQuery = Type.Object({ offset: Type.Optional(Type.String({ pattern: '^[0-9]{0,15}$' })) });
@@ -13,14 +13,14 @@ const OffsetQuery = Type.Object({ offset: Type.Optional(Type.String({ pattern: '
  * chunk, from `?offset=` on; replay then live; the response ends once the execution completed and every
  * byte went out.
  */
-export function streamRoutes(app: FastifyInstance, executions: ExecutionService): void {
+export function streamRoutes(app: Api, executions: ExecutionService): void {
   for (const stream of ['stdout', 'stderr'] as OutputStream[]) {
     app.get(
       `/v1/devboxes/:id/executions/:execution_id/stream_${stream}_updates`,
-      { schema: { params: ExecutionParams, querystring: OffsetQuery } },
+      { schema: { params: ExecutionParams, querystring: OffsetQuery, response: sseReplies(`{"output", "offset"} events of ${stream}`) } },
       async (req, reply) => {
-        const { id, execution_id } = req.params as Static<typeof ExecutionParams>;
-        const offset = Number((req.query as Static<typeof OffsetQuery>).offset || 0);
+        const { id, execution_id } = req.params;
+        const offset = Number(req.query.offset || 0);
         await executions.get(req.principal.accountId, id, execution_id); // 404s as JSON, before streaming
         const sse = startSse(reply);
         try {

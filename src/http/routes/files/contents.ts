@@ -1,12 +1,14 @@
 import { isUtf8 } from 'node:buffer';
 import { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
-import type { FastifyInstance } from 'fastify';
-import { Type, type Static } from 'typebox';
+import { Type } from 'typebox';
 import { ERRORS } from '../../../domain/errors.js';
 import { checkPath } from '../../../domain/files/paths.js';
 import { clientGone } from '../../request-signal.js';
+import type { Api } from '../../resource-module.js';
+import { Body, ERROR_RESPONSES, replies } from '../../schemas/common.js';
 import { DevboxIdParams } from '../devboxes/schemas.js';
+import { SyncViewSchema } from '../executions/schemas.js';
 import type { FileRouteOptions } from './index.js';
 import { holdSlot } from './slots.js';
 
@@ -17,18 +19,26 @@ const EMPTY = Buffer.alloc(0);
 /** Longest a request may hold a slot, body and answer included: 64 MiB at ≥ 0.5 MiB/s. */
 const SLOT_HOLD_MS = 120_000;
 
-const ReadBody = Type.Object({ file_path: Type.String({ maxLength: 4096 }) });
-const WriteBody = Type.Object({ file_path: Type.String({ maxLength: 4096 }), contents: Type.String() });
+const ReadBody = Body({ file_path: Type.String({ maxLength: 4096 }) });
+const WriteBody = Body({ file_path: Type.String({ maxLength: 4096 }), contents: Type.String() });
+const TextReplies = {
+  200: { description: 'the file as UTF-8 text', content: { 'text/plain': { schema: Type.Unsafe<Readable>({ type: 'string' }) } } },
+  ...ERROR_RESPONSES,
+};
 
-export function contentRoutes(app: FastifyInstance, { files, devboxes, contentsGate }: FileRouteOptions): void {
+export function contentRoutes(app: Api, { files, devboxes, contentsGate }: FileRouteOptions): void {
   // The whole file is read before the answer starts (a file over the limit must be a 400, not a cut body),
   // so each request holds up to MAX_TEXT_BYTES until its answer is sent: the gate bounds how many do.
   app.post(
     '/v1/devboxes/:id/read_file_contents',
-    { schema: { params: DevboxIdParams, body: ReadBody }, config: { idempotent: false, access: 'read' }, preParsing: holdSlot(contentsGate, 'file contents requests', SLOT_HOLD_MS) },
+    {
+      schema: { params: DevboxIdParams, body: ReadBody, response: TextReplies },
+      config: { idempotent: false, access: 'read' },
+      preParsing: holdSlot(contentsGate, 'file contents requests', SLOT_HOLD_MS),
+    },
     async (req, reply) => {
-      const { id } = req.params as Static<typeof DevboxIdParams>;
-      const { file_path } = req.body as Static<typeof ReadBody>;
+      const { id } = req.params;
+      const { file_path } = req.body;
       checkPath(file_path, 'file_path');
       const chunks = await readWhole(files, req.principal.accountId, id, file_path, clientGone(reply));
       devboxes.touch(id);
@@ -44,10 +54,13 @@ export function contentRoutes(app: FastifyInstance, { files, devboxes, contentsG
   // body limit) is held in memory too, so it takes a slot of the same gate before the body is read.
   app.post(
     '/v1/devboxes/:id/write_file_contents',
-    { schema: { params: DevboxIdParams, body: WriteBody }, preParsing: holdSlot(contentsGate, 'file contents requests', SLOT_HOLD_MS) },
+    {
+      schema: { params: DevboxIdParams, body: WriteBody, response: replies(SyncViewSchema) },
+      preParsing: holdSlot(contentsGate, 'file contents requests', SLOT_HOLD_MS),
+    },
     async (req, reply) => {
-      const { id } = req.params as Static<typeof DevboxIdParams>;
-      const { file_path, contents } = req.body as Static<typeof WriteBody>;
+      const { id } = req.params;
+      const { file_path, contents } = req.body;
       checkPath(file_path, 'file_path');
       await files.write(req.principal.accountId, id, file_path, contents, clientGone(reply));
       devboxes.touch(id);

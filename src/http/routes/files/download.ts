@@ -1,20 +1,30 @@
-import type { FastifyInstance } from 'fastify';
-import { Type, type Static } from 'typebox';
+import type { Readable } from 'node:stream';
+import { Type } from 'typebox';
 import { clientGone } from '../../request-signal.js';
+import type { Api } from '../../resource-module.js';
+import { Body, ERROR_RESPONSES } from '../../schemas/common.js';
 import { DevboxIdParams } from '../devboxes/schemas.js';
 import type { FileRouteOptions } from './index.js';
 import { holdSlot } from './slots.js';
 
-const DownloadBody = Type.Object({ path: Type.String({ maxLength: 4096 }) });
+const DownloadBody = Body({ path: Type.String({ maxLength: 4096 }) });
+const FileReplies = {
+  200: { description: 'the file, streamed', content: { 'application/octet-stream': { schema: Type.Unsafe<Readable>({ type: 'string', format: 'binary' }) } } },
+  ...ERROR_RESPONSES,
+};
 
-export function downloadRoutes(app: FastifyInstance, { files, devboxes, transferGate }: FileRouteOptions): void {
+export function downloadRoutes(app: Api, { files, devboxes, transferGate }: FileRouteOptions): void {
   // Headers go out once the box found the file readable; the bytes then stream with back-pressure.
   app.post(
     '/v1/devboxes/:id/download_file',
-    { schema: { params: DevboxIdParams, body: DownloadBody }, config: { idempotent: false, access: 'read' }, preParsing: holdSlot(transferGate, 'file transfers') },
+    {
+      schema: { params: DevboxIdParams, body: DownloadBody, response: FileReplies },
+      config: { idempotent: false, access: 'read' },
+      preParsing: holdSlot(transferGate, 'file transfers'),
+    },
     async (req, reply) => {
-      const { id } = req.params as Static<typeof DevboxIdParams>;
-      const { path } = req.body as Static<typeof DownloadBody>;
+      const { id } = req.params;
+      const { path } = req.body;
       const { stream, done } = await files.read(req.principal.accountId, id, path, clientGone(reply));
       done.then(
         () => devboxes.touch(id),

@@ -1,9 +1,9 @@
 import type { ServerHttp2Session, ServerHttp2Stream } from 'node:http2';
 import multipart from '@fastify/multipart';
-import type { FastifyInstance } from 'fastify';
 import type { DevboxService } from '../../../domain/devboxes/devbox-service.js';
 import type { FileService } from '../../../domain/files/file-service.js';
 import type { Gate } from '../../../lib/gate.js';
+import { resourceModule } from '../../resource-module.js';
 import { contentRoutes } from './contents.js';
 import { downloadRoutes } from './download.js';
 import { uploadRoutes } from './upload.js';
@@ -38,10 +38,7 @@ export interface FileRouteOptions {
 }
 
 /** File transfer into and out of devboxes; multipart is parsed in this scope only. */
-export async function fileRoutes(scope: FastifyInstance, opts: FileRouteOptions): Promise<void> {
-  scope.addHook('onRoute', (route) => {
-    route.config = { ...(route.config as object), resource: 'RESOURCE_TYPE_DEVBOXES' } as typeof route.config;
-  });
+export const fileRoutes = resourceModule('RESOURCE_TYPE_DEVBOXES', async (scope, opts: FileRouteOptions) => {
   scope.addHook('onRequest', async (req) => {
     widenWindows((req.raw as { stream?: ServerHttp2Stream }).stream?.session as ServerHttp2Session | undefined);
   });
@@ -53,4 +50,4 @@ export async function fileRoutes(scope: FastifyInstance, opts: FileRouteOptions)
   uploadRoutes(scope, opts);
   downloadRoutes(scope, opts);
   contentRoutes(scope, opts);
-}
+});

@@ -1,9 +1,10 @@
 import type { Multipart } from '@fastify/multipart';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Static } from 'typebox';
+import type { FastifyRequest } from 'fastify';
 import { DomainError, ERRORS } from '../../../domain/errors.js';
 import { Upload } from '../../../domain/files/upload.js';
 import { clientGone } from '../../request-signal.js';
+import type { Api } from '../../resource-module.js';
+import { EmptyObject, replies } from '../../schemas/common.js';
 import { DevboxIdParams } from '../devboxes/schemas.js';
 import type { FileRouteOptions } from './index.js';
 import { holdSlot } from './slots.js';
@@ -40,14 +41,18 @@ async function* parts(req: FastifyRequest, watch: StallWatch): AsyncGenerator<Mu
   }
 }
 
-export function uploadRoutes(app: FastifyInstance, { files, devboxes, transferGate }: FileRouteOptions): void {
+export function uploadRoutes(app: Api, { files, devboxes, transferGate }: FileRouteOptions): void {
   // multipart/form-data: `path` (relative to the home directory) and `file`. The SDK sends the path first,
   // so the bytes stream straight next to it; a file sent before its path is staged in the box and moved after.
   app.post(
     '/v1/devboxes/:id/upload_file',
-    { schema: { params: DevboxIdParams }, config: { idempotent: false }, preParsing: holdSlot(transferGate, 'file transfers') },
+    {
+      schema: { params: DevboxIdParams, consumes: ['multipart/form-data'], response: replies(EmptyObject) },
+      config: { idempotent: false },
+      preParsing: holdSlot(transferGate, 'file transfers'),
+    },
     async (req, reply) => {
-      const { id } = req.params as Static<typeof DevboxIdParams>;
+      const { id } = req.params;
       const accountId = req.principal.accountId;
       if (!req.isMultipart()) throw ERRORS.invalid('upload_file takes multipart/form-data with the fields path and file');
       await devboxes.requireRunning(accountId, id);

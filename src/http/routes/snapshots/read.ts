@@ -1,9 +1,9 @@
-import type { FastifyInstance } from 'fastify';
-import { Type, type Static } from 'typebox';
+import { Type } from 'typebox';
 import type { SnapshotService } from '../../../domain/snapshots/snapshot-service.js';
 import type { SnapshotFilters } from '../../../domain/snapshots/types.js';
-import { pageEnvelope, PageQuerySchema, toPageQuery } from '../../schemas/common.js';
-import { SnapshotIdParams, toStatusView, toView } from './schemas.js';
+import type { Api } from '../../resource-module.js';
+import { pageEnvelope, PageQuerySchema, pageSchema, replies, toPageQuery } from '../../schemas/common.js';
+import { SnapshotIdParams, SnapshotViewSchema, StatusViewSchema, toStatusView, toView } from './schemas.js';
 
 /** `metadata[k]` and `metadata[k][in]` keys are open-ended, so the query allows extra properties. */
 const ListQuery = Type.Intersect([
@@ -28,24 +28,26 @@ export function metadataFilters(query: Record<string, unknown>): Pick<SnapshotFi
   return { metadataEquals, metadataIn };
 }
 
-export function readRoutes(app: FastifyInstance, snapshots: SnapshotService): void {
-  app.get('/v1/devboxes/disk_snapshots', { schema: { querystring: ListQuery } }, async (req) => {
-    const q = req.query as Static<typeof ListQuery> & Record<string, unknown>;
+const ListView = pageSchema('snapshots', SnapshotViewSchema);
+
+export function readRoutes(app: Api, snapshots: SnapshotService): void {
+  app.get('/v1/devboxes/disk_snapshots', { schema: { querystring: ListQuery, response: replies(ListView) } }, async (req) => {
+    const q = req.query;
     const page = await snapshots.list(req.principal.accountId, toPageQuery(q), {
       devboxId: q.devbox_id || undefined,
       sourceBlueprintId: q.source_blueprint_id || undefined,
-      ...metadataFilters(q),
+      ...metadataFilters(q as Record<string, unknown>),
     });
     return pageEnvelope('snapshots', { ...page, items: page.items.map(toView) });
   });
 
-  app.get('/v1/devboxes/disk_snapshots/:id', { schema: { params: SnapshotIdParams } }, async (req) => {
-    const { id } = req.params as Static<typeof SnapshotIdParams>;
+  app.get('/v1/devboxes/disk_snapshots/:id', { schema: { params: SnapshotIdParams, response: replies(SnapshotViewSchema) } }, async (req) => {
+    const { id } = req.params;
     return toView(await snapshots.get(req.principal.accountId, id));
   });
 
-  app.get('/v1/devboxes/disk_snapshots/:id/status', { schema: { params: SnapshotIdParams } }, async (req) => {
-    const { id } = req.params as Static<typeof SnapshotIdParams>;
+  app.get('/v1/devboxes/disk_snapshots/:id/status', { schema: { params: SnapshotIdParams, response: replies(StatusViewSchema) } }, async (req) => {
+    const { id } = req.params;
     return toStatusView(await snapshots.status(req.principal.accountId, id));
   });
 }

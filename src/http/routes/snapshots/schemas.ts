@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
-import type { Snapshot } from '../../../domain/snapshots/types.js';
-import { Body, LIMITS, Metadata, Opt } from '../../schemas/common.js';
+import { SNAPSHOT_STATUSES, type Snapshot } from '../../../domain/snapshots/types.js';
+import { Body, Int, LIMITS, Metadata, Opt, OrNull, StringEnum, StringMap } from '../../schemas/common.js';
 
 /** snapshot_disk, snapshot_disk_async and update share one body; commit_message length is checked by the domain. */
 export const SnapshotBody = Body({
@@ -10,13 +10,38 @@ export const SnapshotBody = Body({
 });
 export type SnapshotBodyWire = { name?: string | null; metadata?: Record<string, string> | null; commit_message?: string | null };
 
-export const toInput = (b: SnapshotBodyWire | undefined) => ({
+export const toInput = (b: SnapshotBodyWire | null | undefined) => ({
   name: b?.name,
   metadata: b?.metadata,
   commitMessage: b?.commit_message,
 });
 
 export const SnapshotIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }) });
+
+/** DevboxSnapshotView as `toView` writes it. */
+export const SnapshotViewSchema = Type.Object(
+  {
+    id: Type.String(),
+    name: OrNull(Type.String()),
+    create_time_ms: Int,
+    metadata: StringMap,
+    source_devbox_id: Type.String(),
+    source_blueprint_id: OrNull(Type.String()),
+    commit_message: OrNull(Type.String()),
+    size_bytes: OrNull(Int),
+  },
+  { description: 'DevboxSnapshotView' },
+);
+
+/** DevboxSnapshotAsyncStatusView. */
+export const StatusViewSchema = Type.Object(
+  {
+    status: StringEnum([...SNAPSHOT_STATUSES]),
+    snapshot: SnapshotViewSchema,
+    error_message: Type.Optional(Type.String()),
+  },
+  { description: 'DevboxSnapshotAsyncStatusView' },
+);
 
 /** DevboxSnapshotView. */
 export const toView = (s: Snapshot) => ({

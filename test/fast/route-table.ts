@@ -1,0 +1,85 @@
+/**
+ * Every authenticated route of the API, what a restricted key needs for it, and a request body that passes
+ * validation (so a cross-account call reaches the handler, where only a 404 may come back). The route-table
+ * test checks this list against /openapi.json: a new route fails the test until it is described here.
+ */
+import type { ResourceType } from '../../src/domain/accounts/account-service.js';
+
+export type Level = 'read' | 'write';
+export type Need = [ResourceType, Level];
+
+export interface RouteCase {
+  needs: Need[];
+  body?: Record<string, unknown>;
+  /** multipart/form-data upload instead of JSON. */
+  upload?: boolean;
+}
+
+const DEVBOX_READ: Need[] = [['RESOURCE_TYPE_DEVBOXES', 'read']];
+const DEVBOX_WRITE: Need[] = [['RESOURCE_TYPE_DEVBOXES', 'write']];
+const SNAPSHOT_READ: Need[] = [['RESOURCE_TYPE_SNAPSHOTS', 'read']];
+const SNAPSHOT_WRITE: Need[] = [['RESOURCE_TYPE_SNAPSHOTS', 'write']];
+const TAKE_SNAPSHOT: Need[] = [
+  ['RESOURCE_TYPE_SNAPSHOTS', 'write'],
+  ['RESOURCE_TYPE_DEVBOXES', 'read'],
+];
+
+export const ROUTES: Record<string, RouteCase> = {
+  'GET /v1/accounts/me': { needs: [['RESOURCE_TYPE_ACCOUNT', 'read']] },
+  'GET /v1/apikeys': { needs: [['RESOURCE_TYPE_ACCOUNT', 'read']] },
+  'POST /v1/apikeys': { needs: [['RESOURCE_TYPE_ACCOUNT', 'write']], body: { name: 'k' } },
+  'POST /v1/restricted_keys': { needs: [['RESOURCE_TYPE_ACCOUNT', 'write']], body: { scopes: [] } },
+  'POST /v1/apikeys/{id}/delete': { needs: [['RESOURCE_TYPE_ACCOUNT', 'write']] },
+
+  'POST /v1/devboxes': { needs: DEVBOX_WRITE, body: {} },
+  'POST /v1/devboxes/create_and_await_running': { needs: DEVBOX_WRITE, body: {} },
+  'GET /v1/devboxes': { needs: DEVBOX_READ },
+  'GET /v1/devboxes/{id}': { needs: DEVBOX_READ },
+  'POST /v1/devboxes/{id}': { needs: DEVBOX_WRITE, body: { name: 'renamed' } },
+  'POST /v1/devboxes/{id}/wait_for_status': { needs: DEVBOX_READ, body: { statuses: ['shutdown'], timeout_seconds: 0 } },
+  'GET /v1/devboxes/{id}/usage': { needs: DEVBOX_READ },
+  'POST /v1/devboxes/{id}/shutdown': { needs: DEVBOX_WRITE },
+  'POST /v1/devboxes/{id}/keep_alive': { needs: DEVBOX_WRITE },
+  'POST /v1/devboxes/{id}/suspend': { needs: DEVBOX_WRITE },
+  'POST /v1/devboxes/{id}/resume': { needs: DEVBOX_WRITE },
+
+  'POST /v1/devboxes/{id}/execute': { needs: DEVBOX_WRITE, body: { command: 'true', command_id: 'c1' } },
+  'POST /v1/devboxes/{id}/execute_async': { needs: DEVBOX_WRITE, body: { command: 'true' } },
+  'POST /v1/devboxes/{id}/execute_sync': { needs: DEVBOX_WRITE, body: { command: 'true' } },
+  'GET /v1/devboxes/{id}/executions/{execution_id}': { needs: DEVBOX_READ },
+  'POST /v1/devboxes/{id}/executions/{execution_id}/wait_for_status': {
+    needs: DEVBOX_READ,
+    body: { statuses: ['completed'], timeout_seconds: 0 },
+  },
+  'POST /v1/devboxes/{id}/executions/{execution_id}/kill': { needs: DEVBOX_WRITE, body: {} },
+  'POST /v1/devboxes/{id}/executions/{execution_id}/send_std_in': { needs: DEVBOX_WRITE, body: { text: 'x' } },
+  'GET /v1/devboxes/{id}/executions/{execution_id}/stream_stdout_updates': { needs: DEVBOX_READ },
+  'GET /v1/devboxes/{id}/executions/{execution_id}/stream_stderr_updates': { needs: DEVBOX_READ },
+  'GET /v1/devboxes/{id}/logs': { needs: DEVBOX_READ },
+  'GET /v1/devboxes/{id}/logs/tail': { needs: DEVBOX_READ },
+
+  'POST /v1/devboxes/{id}/upload_file': { needs: DEVBOX_WRITE, upload: true },
+  'POST /v1/devboxes/{id}/download_file': { needs: DEVBOX_READ, body: { path: 'f.txt' } },
+  'POST /v1/devboxes/{id}/read_file_contents': { needs: DEVBOX_READ, body: { file_path: 'f.txt' } },
+  'POST /v1/devboxes/{id}/write_file_contents': { needs: DEVBOX_WRITE, body: { file_path: 'f.txt', contents: 'x' } },
+
+  'POST /v1/devboxes/{id}/snapshot_disk': { needs: TAKE_SNAPSHOT, body: {} },
+  'POST /v1/devboxes/{id}/snapshot_disk_async': { needs: TAKE_SNAPSHOT, body: {} },
+  'GET /v1/devboxes/disk_snapshots': { needs: SNAPSHOT_READ },
+  'GET /v1/devboxes/disk_snapshots/{id}': { needs: SNAPSHOT_READ },
+  'GET /v1/devboxes/disk_snapshots/{id}/status': { needs: SNAPSHOT_READ },
+  'POST /v1/devboxes/disk_snapshots/{id}': { needs: SNAPSHOT_WRITE, body: { name: 'renamed' } },
+  'POST /v1/devboxes/disk_snapshots/{id}/delete': { needs: SNAPSHOT_WRITE },
+};
+
+const BOUNDARY = 'devboxd-route-table';
+
+/** A multipart upload of `hello` to f.txt, as the SDK sends it (path first). */
+export const UPLOAD = {
+  headers: { 'content-type': `multipart/form-data; boundary=${BOUNDARY}` },
+  payload: [
+    `--${BOUNDARY}\r\ncontent-disposition: form-data; name="path"\r\n\r\nf.txt\r\n`,
+    `--${BOUNDARY}\r\ncontent-disposition: form-data; name="file"; filename="f.txt"\r\ncontent-type: application/octet-stream\r\n\r\nhello\r\n`,
+    `--${BOUNDARY}--\r\n`,
+  ].join(''),
+};

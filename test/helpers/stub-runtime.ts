@@ -1,0 +1,91 @@
+import { PassThrough } from 'node:stream';
+import type { BoxProcess, ProcessExit, RuntimeDriver, Sandbox, SandboxSpec, SandboxStats, SpawnSpec } from '../../src/runtime/driver.js';
+
+/** What a stubbed process does: its output and exit code (default: nothing, exit 0). */
+export interface StubRun {
+  stdout?: string;
+  stderr?: string;
+  exitCode?: number;
+}
+
+/**
+ * A runtime driver for the fast test tier only (never shipped): sandboxes are records, every process exits
+ * at once with what `run` says, snapshots are names in a set. It lets `buildApp()` + `inject()` tests create
+ * devboxes, executions and snapshots without root or a real sandbox.
+ */
+export class StubRuntime implements RuntimeDriver {
+  readonly boxes = new Map<string, Sandbox>();
+  readonly layers = new Set<string>();
+  /** Decides what each spawned process does. */
+  run: (spec: SpawnSpec) => StubRun = () => ({});
+  /** Snapshots finish once this settles (tests hold one in progress with it). */
+  snapshotGate: Promise<void> = Promise.resolve();
+
+  async prepare(): Promise<void> {}
+
+  async create(spec: SandboxSpec): Promise<Sandbox> {
+    const box = this.sandbox(spec.id);
+    this.boxes.set(spec.id, box);
+    return box;
+  }
+
+  async adopt(spec: SandboxSpec): Promise<Sandbox | null> {
+    return this.boxes.get(spec.id) ?? null;
+  }
+
+  async listSandboxes(): Promise<string[]> {
+    return [...this.boxes.keys()];
+  }
+
+  async remove(id: string): Promise<void> {
+    this.boxes.delete(id);
+  }
+
+  async layerExists(layerId: string): Promise<boolean> {
+    return this.layers.has(layerId);
+  }
+
+  async deleteLayer(layerId: string): Promise<void> {
+    this.layers.delete(layerId);
+  }
+
+  async layerSize(): Promise<number> {
+    return 4096;
+  }
+
+  private sandbox(id: string): Sandbox {
+    const stub = this;
+    return {
+      id,
+      spawn: (spec) => stub.process(spec),
+      async snapshot(layerId) {
+        await stub.snapshotGate;
+        stub.layers.add(layerId);
+        return { sizeBytes: 4096 };
+      },
+      async stats(): Promise<SandboxStats> {
+        return { memoryBytes: 0, memoryLimitBytes: 0, cpuMicros: 0, oomKills: 0, diskBytes: 0, pids: 1 };
+      },
+      died: new Promise<void>(() => undefined),
+      async destroy() {
+        stub.boxes.delete(id);
+      },
+    };
+  }
+
+  private process(spec: SpawnSpec): BoxProcess {
+    const { stdout = '', stderr = '', exitCode = 0 } = this.run(spec);
+    const out = new PassThrough();
+    const err = new PassThrough();
+    const stdin = new PassThrough();
+    stdin.resume();
+    let exit!: (e: ProcessExit) => void;
+    const exited = new Promise<ProcessExit>((r) => (exit = r));
+    setImmediate(() => {
+      out.end(stdout);
+      err.end(stderr);
+      exit({ exitCode, signal: null });
+    });
+    return { stdin, stdout: out, stderr: err, exited, signal: () => undefined };
+  }
+}

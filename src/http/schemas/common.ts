@@ -12,6 +12,9 @@ export const Opt = <T extends TSchema>(t: T) => Type.Optional(Nullable(t));
 /** Text that becomes a process argument or environment value: the kernel cannot carry a NUL there. */
 export const ArgString = (opts: { minLength?: number; maxLength: number }) => Type.String({ ...opts, pattern: '^[^\\u0000]*$' });
 
+/** Stored text: no NUL, which PostgreSQL text cannot hold (refused up front on either store). */
+export const Text = (maxLength: number) => Type.String({ maxLength, pattern: '^[^\\u0000]*$' });
+
 /**
  * Documented bounds of free-form input. Everything stored is returned on every read of its resource, so
  * each field, and each map as a whole, has a ceiling that keeps a record small enough to render.
@@ -30,8 +33,8 @@ export const LIMITS = {
 /** `metadata`: string → string, bounded in count, key and value length and total size. */
 export const Metadata = Type.Unsafe<Record<string, string>>({
   type: 'object',
-  propertyNames: { minLength: 1, maxLength: LIMITS.metadata.keyLength },
-  additionalProperties: { type: 'string', maxLength: LIMITS.metadata.valueLength },
+  propertyNames: { minLength: 1, maxLength: LIMITS.metadata.keyLength, pattern: '^[^\\u0000]*$' },
+  additionalProperties: { type: 'string', maxLength: LIMITS.metadata.valueLength, pattern: '^[^\\u0000]*$' },
   maxProperties: LIMITS.metadata.keys,
   [MAX_BYTES_KEYWORD]: LIMITS.metadata.totalBytes,
 });
@@ -48,7 +51,7 @@ export const EnvironmentMap = Type.Unsafe<Record<string, string>>({
 /** Query of every cursor-paginated list (Runloop names). */
 export const PageQuerySchema = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 5000, default: 20 })),
-  starting_after: Type.Optional(Type.String({ maxLength: 200 })),
+  starting_after: Type.Optional(Text(200)),
   include_total_count: Type.Optional(Type.Boolean({ default: true })),
 });
 

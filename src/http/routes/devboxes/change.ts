@@ -1,12 +1,12 @@
 import { Type } from 'typebox';
 import type { DevboxService } from '../../../domain/devboxes/devbox-service.js';
 import type { Api } from '../../resource-module.js';
-import { Body, EmptyObject, LIMITS, Metadata, Opt, replies } from '../../schemas/common.js';
+import { Body, EmptyObject, LIMITS, Metadata, Opt, Text, replies } from '../../schemas/common.js';
 import { DevboxIdParams, DevboxViewSchema, toView } from './schemas.js';
 
 /** Omitted or null leaves a field as it is (the SDK sends null so); "" clears the name, {} the metadata. */
 const UpdateBody = Body({
-  name: Opt(Type.String({ maxLength: LIMITS.name })),
+  name: Opt(Text(LIMITS.name)),
   metadata: Opt(Metadata),
 });
 const ShutdownQuery = Type.Object({ force: Type.Optional(Type.Boolean()) });

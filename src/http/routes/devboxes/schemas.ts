@@ -2,7 +2,7 @@ import { Type, type Static } from 'typebox';
 import type { Devbox } from '../../../domain/devboxes/types.js';
 import { DEVBOX_STATUSES } from '../../../domain/devboxes/types.js';
 import { ERRORS } from '../../../domain/errors.js';
-import { ArgString, Body, EnvironmentMap, Int, LIMITS, Metadata, Opt, OrNull, StringEnum, StringMap } from '../../schemas/common.js';
+import { ArgString, Body, EnvironmentMap, Int, LIMITS, Metadata, Opt, OrNull, StringEnum, StringMap, Text } from '../../schemas/common.js';
 import { MAX_BYTES_KEYWORD } from '../../validation.js';
 
 export const StatusSchema = StringEnum([...DEVBOX_STATUSES]);
@@ -55,7 +55,7 @@ export const LaunchParametersSchema = Type.Object(
 const Later = Type.Optional(Type.Unknown());
 
 export const CreateBodySchema = Body({
-  name: Opt(Type.String({ maxLength: LIMITS.name })),
+  name: Opt(Text(LIMITS.name)),
   entrypoint: Opt(ArgString({ maxLength: 100_000 })),
   environment_variables: Opt(EnvironmentMap),
   metadata: Opt(Metadata),

@@ -1,12 +1,12 @@
 import { Type } from 'typebox';
 import { SNAPSHOT_STATUSES, type Snapshot } from '../../../domain/snapshots/types.js';
-import { Body, Int, LIMITS, Metadata, Opt, OrNull, StringEnum, StringMap } from '../../schemas/common.js';
+import { Body, Int, LIMITS, Metadata, Opt, OrNull, StringEnum, StringMap, Text } from '../../schemas/common.js';
 
 /** snapshot_disk, snapshot_disk_async and update share one body; commit_message length is checked by the domain. */
 export const SnapshotBody = Body({
-  name: Opt(Type.String({ maxLength: LIMITS.name })),
+  name: Opt(Text(LIMITS.name)),
   metadata: Opt(Metadata),
-  commit_message: Opt(Type.String({ maxLength: 100_000 })),
+  commit_message: Opt(Text(100_000)),
 });
 export type SnapshotBodyWire = { name?: string | null; metadata?: Record<string, string> | null; commit_message?: string | null };
 

@@ -117,23 +117,6 @@ export class FileService {
     return { stream, done };
   }
 
-  /** Reads a whole file as UTF-8 text, refusing files over `maxBytes`. */
-  async readText(accountId: string, id: string, path: string, maxBytes: number, signal?: AbortSignal): Promise<string> {
-    const { stream, done } = await this.read(accountId, id, path, signal);
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of stream as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > maxBytes) {
-        stream.destroy();
-        throw ERRORS.invalid(`${path} is larger than ${maxBytes} bytes; use download_file for large files`);
-      }
-      chunks.push(chunk);
-    }
-    await done;
-    return Buffer.concat(chunks).toString('utf8');
-  }
-
   private async openWrite(t: Target, staged: string[], signal?: AbortSignal): Promise<BoxWrite> {
     const token = randomBytes(TOKEN_LENGTH / 2).toString('hex');
     const args = [t.path, randomBytes(8).toString('hex'), token, ...staged];

@@ -133,19 +133,8 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     files,
     snapshots,
     suspend,
-    // One account holds at most half the slots and half the queue: others always get a turn.
-    fileContentsGate: new Gate(
-      config.fileContentsConcurrency,
-      config.fileContentsQueue,
-      Math.max(1, Math.floor(config.fileContentsConcurrency / 2)),
-      Math.max(1, Math.floor(config.fileContentsQueue / 2)),
-    ),
-    fileTransferGate: new Gate(
-      config.fileTransferConcurrency,
-      config.fileTransferQueue,
-      Math.max(1, Math.floor(config.fileTransferConcurrency / 2)),
-      Math.max(1, Math.floor(config.fileTransferQueue / 2)),
-    ),
+    fileContentsGate: fairGate(config.fileContentsConcurrency, config.fileContentsQueue),
+    fileTransferGate: fairGate(config.fileTransferConcurrency, config.fileTransferQueue),
     async close() {
       supervisor.stop();
       outputs.stop();
@@ -156,4 +145,9 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
       await runtime.close?.();
     },
   };
+}
+
+/** A gate where one account holds at most half the slots and half the queue: others always get a turn. */
+function fairGate(concurrency: number, queue: number): Gate {
+  return new Gate(concurrency, queue, Math.max(1, Math.floor(concurrency / 2)), Math.max(1, Math.floor(queue / 2)));
 }

@@ -55,8 +55,9 @@ export class ExecutionRunner implements BoxProcessHooks {
   /** At start: executions a previous server process left unfinished end now, their outcome unknown. */
   async reconcile(): Promise<void> {
     for (const e of await this.store.listUnfinished(this.node)) {
-      e.stdoutBytes = streamSizeSync(this.jobs.create(e.devboxId, e.id).outputPath('stdout'));
-      e.stderrBytes = streamSizeSync(this.jobs.create(e.devboxId, e.id).outputPath('stderr'));
+      const job = this.jobs.create(e.devboxId, e.id);
+      e.stdoutBytes = streamSizeSync(job.outputPath('stdout'));
+      e.stderrBytes = streamSizeSync(job.outputPath('stderr'));
       e.status = 'completed';
       e.endTimeMs = Date.now();
       await this.store.update(e);

@@ -43,7 +43,7 @@ function participates(req: FastifyRequest): boolean {
 }
 
 /**
- * x-request-id makes a non-GET call safe to retry. The first request with an id (per account and route)
+ * x-request-id makes a non-GET call safe to retry. The first request with an id (per API key and route)
  * writes an in-flight marker before its handler runs and owns the id; requests with the same id that arrive
  * meanwhile wait for its answer (up to WAIT_MS, then 409, which the SDK retries) and replay it with
  * `x-idempotent-replay: true`. Only 2xx answers are kept: a 4xx or 5xx releases the id, so a corrected or

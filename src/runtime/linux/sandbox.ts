@@ -91,12 +91,14 @@ export class LinuxSandbox implements Sandbox {
     if (disk) return this.snapshotDisk(layerId, disk, !!opts.stop);
     if (existsSync(final)) throw new SandboxError('failed', `layer ${layerId} already exists`);
     await rm(tmp, { recursive: true, force: true });
+    let moved = false;
     try {
       if (opts.stop) {
         // Nothing runs any more, so nothing writes: the writable layer is moved, not copied.
         this.ctx.watcher.unwatch(this.id);
         await stopProcesses(this.ctx.cgroup, this.state);
         await rename(this.upper, tmp);
+        moved = true;
       } else {
         // Frozen for the copy: the layer is the writable layer at one instant.
         await cgroup.freeze();
@@ -107,11 +109,11 @@ export class LinuxSandbox implements Sandbox {
           cgroup.thaw();
         }
       }
-      await run('sync', ['-f', tmp]);
-      await rename(tmp, final);
-      await fsyncDir(paths.layers);
+      await publishLayer(tmp, final, paths.layers);
     } catch (err) {
-      await rm(tmp, { recursive: true, force: true }).catch(() => undefined);
+      // On suspend the moved layer is the box's only copy of its disk: it goes back, never away.
+      if (moved) await rename(tmp, this.upper).catch(() => undefined);
+      else await rm(tmp, { recursive: true, force: true }).catch(() => undefined);
       if (err instanceof SandboxError) throw err;
       throw new SandboxError('failed', `snapshot of ${this.id} failed: ${(err as Error).message}`);
     }
@@ -149,9 +151,7 @@ export class LinuxSandbox implements Sandbox {
           cgroup.thaw();
         }
       }
-      await run('sync', ['-f', tmp]);
-      await rename(tmp, final);
-      await fsyncDir(paths.layers);
+      await publishLayer(tmp, final, paths.layers);
     } catch (err) {
       // On suspend the moved image is the box's only disk: it goes back, never away.
       if (moved) await rename(tmp, `${disk}.img`).catch(() => undefined);
@@ -192,6 +192,13 @@ export class LinuxSandbox implements Sandbox {
     })();
     return this.destroying;
   }
+}
+
+/** Makes a fully written layer durable under its final name: data synced, renamed, the rename synced. */
+async function publishLayer(tmp: string, final: string, layersDir: string): Promise<void> {
+  await run('sync', ['-f', tmp]);
+  await rename(tmp, final);
+  await fsyncDir(layersDir);
 }
 
 /** Kills a box's processes, removes its cgroups and its directory (writable layer included). */

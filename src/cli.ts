@@ -1,7 +1,7 @@
 import { loadConfig, type Config } from './config.js';
-import { AccountService } from './domain/accounts/account-service.js';
-import { openStore } from './store/open.js';
-import type { Store } from './store/types.js';
+import { AccountService } from './resources/accounts/account-service.js';
+import { openStore } from './platform/store/open.js';
+import type { Store } from './platform/store/types.js';
 import { startServer } from './main.js';
 
 const USAGE = `usage:

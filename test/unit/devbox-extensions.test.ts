@@ -3,16 +3,16 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { DevboxService } from '../../src/domain/devboxes/devbox-service.js';
-import type { BootStep, DevboxExtensions, LifecycleExtensions } from '../../src/domain/devboxes/extensions.js';
-import { Lifecycle } from '../../src/domain/devboxes/lifecycle.js';
-import { StatusEvents } from '../../src/domain/devboxes/status-events.js';
-import type { Devbox } from '../../src/domain/devboxes/types.js';
-import { DomainError, ERRORS } from '../../src/domain/errors.js';
+import { DevboxService } from '../../src/resources/devboxes/devbox-service.js';
+import type { BootStep, DevboxExtensions, LifecycleExtensions } from '../../src/resources/devboxes/extensions.js';
+import { Lifecycle } from '../../src/resources/devboxes/lifecycle.js';
+import { StatusEvents } from '../../src/resources/devboxes/status-events.js';
+import type { Devbox } from '../../src/resources/devboxes/types.js';
+import { DomainError, ERRORS } from '../../src/platform/errors.js';
 import { createLogger } from '../../src/lib/logger.js';
 import type { RuntimeDriver, Sandbox } from '../../src/runtime/driver.js';
-import { openStore } from '../../src/store/open.js';
-import type { Store } from '../../src/store/types.js';
+import { openStore } from '../../src/platform/store/open.js';
+import type { Store } from '../../src/platform/store/types.js';
 
 // The devbox core's extension points, driven through the real services on a real SQLite store; the
 // runtime is a stand-in (no root, no sandbox): what is under test is the order and the outcome of the

@@ -24,6 +24,7 @@ import type { RuntimeDriver } from './runtime/driver.js';
 import { createRuntime } from './runtime/index.js';
 import { openStore } from './platform/store/open.js';
 import type { IdempotencyStore, Store } from './platform/store/types.js';
+import { MODULE_SCHEMAS } from './resources/index.js';
 
 /** The composition root: every store, driver and service is built once, here, with explicit arguments. */
 export interface Deps {
@@ -50,7 +51,7 @@ export interface Deps {
 
 /** `runtime` replaces the shipped driver (fast tests pass a stub; never the server itself). */
 export async function buildDeps(config: Config, logger: Logger, opts: { runtime?: RuntimeDriver } = {}): Promise<Deps> {
-  const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+  const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, modules: MODULE_SCHEMAS });
   const node = config.nodeName;
   const runtime =
     opts.runtime ??

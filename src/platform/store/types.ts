@@ -182,6 +182,7 @@ export interface LogStore {
 
 /** Every store over one database, plus transactions that hand out stores bound to them. */
 import type { Job } from '../jobs/types.js';
+import type { SqlExecutor } from './sql/executor.js';
 
 /** Durable jobs (see platform/jobs): every change is conditional on the state it leaves. */
 export interface JobStore {
@@ -203,6 +204,11 @@ export interface JobStore {
 
 export interface Store {
   readonly dialect: 'sqlite' | 'postgres';
+  /**
+   * The executor this store runs on (in a transaction, the transaction's): resource modules build their own
+   * stores over it (`new SqlSecretStore(store.db)`), so their tables share the database and its transactions.
+   */
+  readonly db: SqlExecutor;
   readonly accounts: AccountStore;
   readonly devboxes: DevboxStore;
   readonly snapshots: SnapshotStore;

@@ -90,6 +90,14 @@ export class PgExecutor implements SqlExecutor {
     }
   }
 
+  async script(sql: string): Promise<void> {
+    try {
+      await this.conn.query(sql);
+    } catch (err) {
+      throw translatePgError(err);
+    }
+  }
+
   async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
     if (this.inTransaction) return fn(this);
     const client = await this.pool.connect().catch((err) => {

@@ -16,6 +16,8 @@ export interface SqlExecutor {
   query<R = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<QueryResult<R>>;
   /** Runs `fn` in one transaction on an executor bound to it; commit on resolve, rollback on throw. */
   transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
+  /** Runs several `;`-separated statements without parameters (a migration). */
+  script(sql: string): Promise<void>;
   close(): Promise<void>;
 }
 

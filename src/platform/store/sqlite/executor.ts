@@ -91,6 +91,15 @@ export class SqliteExecutor implements SqlExecutor {
     }
   }
 
+  async script(sql: string): Promise<void> {
+    if (!this.inTransaction) while (this.lock.gate) await this.lock.gate;
+    try {
+      this.db.exec(sql);
+    } catch (err) {
+      throw translateSqliteError(err);
+    }
+  }
+
   async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
     if (this.inTransaction) return fn(this); // nested: part of the open one
     const lock = this.lock;

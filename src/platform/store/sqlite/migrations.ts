@@ -148,4 +148,11 @@ export const MIGRATIONS: string[] = [
    INSERT INTO jobs (id, kind, subject_id, state, attempts, run_after_ms, node, create_time_ms, update_time_ms)
      SELECT 'job_suspend_' || id, 'devbox.suspend', id, 'pending', 0, 0, node, create_time_ms, create_time_ms
      FROM devboxes WHERE status = 'suspending';`,
+  // v8: the migrations each resource module brings for its own tables (see module-schema.ts), by module.
+  `CREATE TABLE module_migrations (
+     module TEXT NOT NULL,
+     version INTEGER NOT NULL,
+     applied_at_ms INTEGER NOT NULL,
+     PRIMARY KEY (module, version)
+   );`,
 ];

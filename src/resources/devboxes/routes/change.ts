@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import type { DevboxService } from '../devbox-service.js';
 import type { Api } from '../../../platform/http/resource-module.js';
 import { Body, EmptyObject, LIMITS, Metadata, Opt, Text, replies } from '../../../platform/http/schemas/common.js';
-import { DevboxIdParams, DevboxViewSchema, toView } from './schemas.js';
+import { DevboxIdParams, DevboxViewSchema, view } from './schemas.js';
 
 /** Omitted or null leaves a field as it is (the SDK sends null so); "" clears the name, {} the metadata. */
 const UpdateBody = Body({
@@ -14,7 +14,7 @@ const ShutdownQuery = Type.Object({ force: Type.Optional(Type.Boolean()) });
 export function changeRoutes(app: Api, devboxes: DevboxService): void {
   app.post('/v1/devboxes/:id', { schema: { params: DevboxIdParams, body: UpdateBody, response: replies(DevboxViewSchema) } }, async (req) => {
     const { id } = req.params;
-    return toView(await devboxes.update(req.principal.accountId, id, req.body));
+    return view(devboxes, await devboxes.update(req.principal.accountId, id, req.body));
   });
 
   app.post(
@@ -23,7 +23,7 @@ export function changeRoutes(app: Api, devboxes: DevboxService): void {
     async (req) => {
     const { id } = req.params;
     const { force } = req.query;
-    return toView(await devboxes.shutdown(req.principal.accountId, id, force ?? false));
+    return view(devboxes, await devboxes.shutdown(req.principal.accountId, id, force ?? false));
     },
   );
 

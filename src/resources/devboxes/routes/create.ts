@@ -3,7 +3,7 @@ import type { Devbox } from '../types.js';
 import { clientGone } from '../../../platform/http/request-signal.js';
 import type { Api } from '../../../platform/http/resource-module.js';
 import { replies } from '../../../platform/http/schemas/common.js';
-import { CreateBodySchema, DevboxViewSchema, refuseUnsupported, toView, type CreateBody } from './schemas.js';
+import { CreateBodySchema, DevboxViewSchema, refuseUnsupported, view, type CreateBody } from './schemas.js';
 
 /** How long create_and_await_running holds before answering with the current view (the SDK then polls). */
 const AWAIT_RUNNING_MS = 20_000;
@@ -28,7 +28,7 @@ const schema = { body: CreateBodySchema, response: replies(DevboxViewSchema) };
 
 export function createRoutes(app: Api, devboxes: DevboxService): void {
   app.post('/v1/devboxes', { schema }, async (req) => {
-    return toView(await devboxes.create(req.principal.accountId, toInput(req.body ?? {})));
+    return view(devboxes, await devboxes.create(req.principal.accountId, toInput(req.body ?? {})));
   });
 
   // Always 200 with the current view: a 408 here would make the SDK retry, i.e. create again.
@@ -42,6 +42,6 @@ export function createRoutes(app: Api, devboxes: DevboxService): void {
       AWAIT_RUNNING_MS,
       clientGone(reply),
     );
-    return toView(reached ?? (await devboxes.get(accountId, created.id)));
+    return view(devboxes, reached ?? (await devboxes.get(accountId, created.id)));
   });
 }

@@ -11,5 +11,5 @@ export const devboxRoutes = resourceModule('RESOURCE_TYPE_DEVBOXES', (scope, opt
   createRoutes(scope, opts.devboxes);
   readRoutes(scope, opts.devboxes);
   changeRoutes(scope, opts.devboxes);
-  if (opts.suspend) suspendRoutes(scope, opts.suspend);
+  if (opts.suspend) suspendRoutes(scope, opts.suspend, opts.devboxes);
 });

@@ -4,7 +4,7 @@ import { ERRORS } from '../../../platform/errors.js';
 import { clientGone } from '../../../platform/http/request-signal.js';
 import type { Api } from '../../../platform/http/resource-module.js';
 import { Body, Opt, pageEnvelope, PageQuerySchema, pageSchema, replies, toPageQuery } from '../../../platform/http/schemas/common.js';
-import { DevboxIdParams, DevboxViewSchema, StatusSchema, toView, UsageViewSchema } from './schemas.js';
+import { DevboxIdParams, DevboxViewSchema, StatusSchema, UsageViewSchema, view } from './schemas.js';
 
 const ListQuery = Type.Intersect([PageQuerySchema, Type.Object({ status: Type.Optional(StatusSchema) })]);
 const WaitBody = Body({
@@ -20,13 +20,13 @@ const ListView = pageSchema('devboxes', DevboxViewSchema);
 export function readRoutes(app: Api, devboxes: DevboxService): void {
   app.get('/v1/devboxes/:id', { schema: { params: DevboxIdParams, response: replies(DevboxViewSchema) } }, async (req) => {
     const { id } = req.params;
-    return toView(await devboxes.get(req.principal.accountId, id));
+    return view(devboxes, await devboxes.get(req.principal.accountId, id));
   });
 
   app.get('/v1/devboxes', { schema: { querystring: ListQuery, response: replies(ListView) } }, async (req) => {
     const q = req.query;
     const page = await devboxes.list(req.principal.accountId, toPageQuery(q), q.status);
-    return pageEnvelope('devboxes', { ...page, items: page.items.map(toView) });
+    return pageEnvelope('devboxes', { ...page, items: await Promise.all(page.items.map((d) => view(devboxes, d))) });
   });
 
   // Long-poll: 200 once a requested status is reached, 408 when the hold ends (the SDK re-sends at once).
@@ -39,7 +39,7 @@ export function readRoutes(app: Api, devboxes: DevboxService): void {
       const seconds = Math.min(body.timeout_seconds ?? DEFAULT_WAIT_S, MAX_WAIT_S);
       const d = await devboxes.waitForStatus(req.principal.accountId, id, body.statuses, seconds * 1000, clientGone(reply));
       if (!d) throw ERRORS.waitTimeout(`devbox ${id} did not reach ${body.statuses.join(' or ')} within ${seconds}s`);
-      return toView(d);
+      return view(devboxes, d);
     },
   );
 

@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import type { DevboxService } from '../devbox-service.js';
 import type { Devbox } from '../types.js';
 import { DEVBOX_STATUSES } from '../types.js';
 import { ERRORS } from '../../../platform/errors.js';
@@ -120,7 +121,20 @@ export const DevboxIdParams = Type.Object({ id: Type.String({ minLength: 1, maxL
 const FAILURE_REASONS = ['out_of_memory', 'out_of_disk', 'execution_failed', 'health_check_failed'];
 const SHUTDOWN_REASONS = ['api_shutdown', 'keep_alive_timeout', 'entrypoint_exit', 'idle', 'ttl_expired'];
 
-/** DevboxView as `toView` writes it. */
+/** TunnelView: how a box's ports are reached from outside (the networking module fills it in). */
+const TunnelViewSchema = Type.Object(
+  {
+    auth_mode: StringEnum(['open', 'authenticated']),
+    create_time_ms: Int,
+    http_keep_alive: Type.Boolean(),
+    tunnel_key: Type.String(),
+    wake_on_http: Type.Boolean(),
+    auth_token: Type.Optional(OrNull(Type.String())),
+  },
+  { description: 'TunnelView' },
+);
+
+/** DevboxView as `toView` writes it, with what view enrichers add (`tunnel`, `gateway_specs`, `mcp_specs`). */
 export const DevboxViewSchema = Type.Object(
   {
     id: Type.String(),
@@ -143,9 +157,9 @@ export const DevboxViewSchema = Type.Object(
     snapshot_id: OrNull(Type.String()),
     failure_reason: OrNull(StringEnum(FAILURE_REASONS)),
     shutdown_reason: OrNull(StringEnum(SHUTDOWN_REASONS)),
-    tunnel: Type.Null(),
-    gateway_specs: Type.Null(),
-    mcp_specs: Type.Null(),
+    tunnel: OrNull(TunnelViewSchema),
+    gateway_specs: OrNull(Type.Record(Type.String(), Type.Object({ gateway_config_id: Type.String(), secret_id: Type.String() }))),
+    mcp_specs: OrNull(Type.Record(Type.String(), Type.Object({ mcp_config_id: Type.String(), secret_id: Type.String() }))),
   },
   { description: 'DevboxView' },
 );
@@ -168,7 +182,10 @@ export const UsageViewSchema = Type.Object(
   { description: 'DevboxResourceUsageView' },
 );
 
-/** The wire shape (DevboxView). */
+/**
+ * The wire shape (DevboxView) of the record alone; `tunnel`, `gateway_specs` and `mcp_specs` are null here
+ * and come from the view enrichers other modules contribute (`DevboxService.enrichments`), merged by `view`.
+ */
 export function toView(d: Devbox) {
   return {
     id: d.id,
@@ -193,4 +210,10 @@ export function toView(d: Devbox) {
     gateway_specs: null,
     mcp_specs: null,
   };
+}
+
+/** The full view: the record's fields plus every enricher's (a feature that owns a field fills it in). */
+export async function view(devboxes: Pick<DevboxService, 'enrichments'>, d: Devbox) {
+  const extra = await devboxes.enrichments(d);
+  return { ...toView(d), ...extra } as ReturnType<typeof toView>;
 }

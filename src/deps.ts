@@ -76,7 +76,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     onRunning: [boxProcesses.onRunning],
     onStopped: [boxProcesses.onStopped],
   });
-  const devboxes = new DevboxService(devboxStore, lifecycle, events, logger.child({ component: 'devboxes' }), {
+  const devboxes = new DevboxService(store, lifecycle, events, logger.child({ component: 'devboxes' }), {
     maxCpuCores: config.maxCpuCores,
     maxMemoryGiB: config.maxMemoryGiB,
   }, node, {

@@ -43,7 +43,7 @@ describe('devbox extension points', () => {
   function build(life: Partial<LifecycleExtensions>, ext: Partial<DevboxExtensions>) {
     const events = new StatusEvents();
     const lifecycle = new Lifecycle(store.devboxes, runtime, events, log, { bootSteps: [], onRunning: [], onStopped: [], ...life });
-    const devboxes = new DevboxService(store.devboxes, lifecycle, events, log, { maxCpuCores: 2, maxMemoryGiB: 4 }, 'n1', {
+    const devboxes = new DevboxService(store, lifecycle, events, log, { maxCpuCores: 2, maxMemoryGiB: 4 }, 'n1', {
       resolvers: [],
       environment: [],
       enrichers: [],
@@ -110,6 +110,32 @@ describe('devbox extension points', () => {
     await settled(d.id);
     assert.deepEqual(await devboxes.environmentOf(d), { FROM_SECRET: 's3cr3t', SHARED: 'box' });
     assert.deepEqual(await devboxes.enrichments(d), { tunnel: { box: d.id } });
+  });
+
+  it('what a resolver persists is written in the transaction that inserts the box: a failing persist leaves no box', async () => {
+    await store.db.script('CREATE TABLE IF NOT EXISTS test_bindings (devbox_id TEXT PRIMARY KEY REFERENCES devboxes(id), env TEXT NOT NULL)');
+    const { devboxes, settled } = build(
+      {},
+      {
+        resolvers: [
+          async (_acc, input) => ({
+            persist: async (tx, d) => {
+              await tx.db.query('INSERT INTO test_bindings (devbox_id, env) VALUES (?, ?)', [d.id, 'TOKEN']);
+              if (input.name === 'fail') throw ERRORS.invalid('binding refused');
+            },
+          }),
+        ],
+      },
+    );
+    const d = await devboxes.create(accountId, { name: 'ok' });
+    const bound = await store.db.query('SELECT env FROM test_bindings WHERE devbox_id = ?', [d.id]);
+    assert.deepEqual(bound.rows, [{ env: 'TOKEN' }]);
+    await settled(d.id);
+    const before = (await store.devboxes.list(accountId, { limit: 100, includeTotalCount: true })).totalCount;
+    await assert.rejects(devboxes.create(accountId, { name: 'fail' }), /binding refused/);
+    assert.equal((await store.devboxes.list(accountId, { limit: 100, includeTotalCount: true })).totalCount, before, 'no box');
+    const rows = await store.db.query('SELECT COUNT(*) AS n FROM test_bindings');
+    assert.equal(Number((rows.rows[0] as { n: number }).n), 1, 'no binding either');
   });
 
   it('a shutdown guard refuses a shutdown without force (409), and force passes it', async () => {

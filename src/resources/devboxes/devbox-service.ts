@@ -2,9 +2,9 @@ import { ERRORS } from '../../platform/errors.js';
 import { newId } from '../../lib/ids.js';
 import type { Logger } from '../../lib/logger.js';
 import type { Sandbox, SandboxStats } from '../../runtime/driver.js';
-import type { DevboxStore, Page, PageQuery } from '../../platform/store/types.js';
+import type { DevboxStore, Page, PageQuery, Store } from '../../platform/store/types.js';
 import { checkEnvironment, resolveSandboxSettings, type CreateDevboxInput } from './create-input.js';
-import type { DevboxExtensions } from './extensions.js';
+import type { CreateResolution, DevboxExtensions } from './extensions.js';
 import type { Lifecycle } from './lifecycle.js';
 import type { HostCapacity } from './resources.js';
 import type { StatusEvents } from './status-events.js';
@@ -12,8 +12,11 @@ import { TERMINAL, type Devbox, type DevboxStatus } from './types.js';
 
 /** The devbox API in domain terms; routes call one method each. */
 export class DevboxService {
+  private readonly store: DevboxStore;
+
   constructor(
-    private readonly store: DevboxStore,
+    /** The devbox table, and transactions in which features record what they keep about a new box. */
+    private readonly db: Store,
     private readonly lifecycle: Lifecycle,
     private readonly events: StatusEvents,
     private readonly log: Logger,
@@ -22,7 +25,9 @@ export class DevboxService {
     private readonly node: string,
     /** Create resolvers, environment providers, view enrichers and shutdown guards other features contribute. */
     private readonly ext: DevboxExtensions,
-  ) {}
+  ) {
+    this.store = db.devboxes;
+  }
 
   async create(accountId: string, input: CreateDevboxInput): Promise<Devbox> {
     const id = newId('dbx');
@@ -33,10 +38,12 @@ export class DevboxService {
     checkEnvironment(env, 'environment_variables');
     let layers: string[] = [];
     let blueprintId: string | null = null;
+    const persists: NonNullable<CreateResolution['persist']>[] = [];
     for (const resolve of this.ext.resolvers) {
       const r = await resolve(accountId, input);
       if (r?.layers) layers = r.layers;
       if (r?.blueprintId !== undefined) blueprintId = r.blueprintId;
+      if (r?.persist) persists.push(r.persist);
     }
     const now = Date.now();
     const d: Devbox = {
@@ -60,7 +67,14 @@ export class DevboxService {
       keepAliveAtMs: now,
       node: this.node,
     };
-    await this.store.insert(d);
+    if (persists.length) {
+      await this.db.transaction(async (tx) => {
+        await tx.devboxes.insert(d);
+        for (const persist of persists) await persist(tx, d);
+      });
+    } else {
+      await this.store.insert(d);
+    }
     void this.lifecycle.boot(d, { fileMounts: input.fileMounts ?? {} }).catch((err) => this.log.error({ err, devbox: id }, 'boot failed'));
     return d;
   }

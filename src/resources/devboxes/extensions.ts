@@ -1,3 +1,4 @@
+import type { Store } from '../../platform/store/types.js';
 import type { Sandbox } from '../../runtime/driver.js';
 import type { CreateDevboxInput } from './create-input.js';
 import type { Devbox } from './types.js';
@@ -14,6 +15,11 @@ export interface CreateResolution {
   /** Image layers the box boots from (a snapshot's or a blueprint's), newest first. */
   layers?: string[];
   blueprintId?: string | null;
+  /**
+   * Records what the feature keeps about the new box (its secret, gateway or MCP bindings) in the
+   * transaction that inserts the devbox, so a box never exists without them, nor they without the box.
+   */
+  persist?: (tx: Store, devbox: Devbox) => Promise<void>;
 }
 
 /**

@@ -14,6 +14,7 @@ import { DevboxLog } from './resources/executions/devbox-log.js';
 import { ExecutionService } from './resources/executions/execution-service.js';
 import { OutputBudget } from './resources/executions/output-budget.js';
 import { FileService } from './resources/files/file-service.js';
+import { buildAgentGateway, type AgentGateway } from './resources/gateway-configs/index.js';
 import { snapshotLayersResolver, snapshotShutdownGuard } from './resources/snapshots/devbox-extensions.js';
 import { JobRunner } from './platform/jobs/job-runner.js';
 import { CAPTURE_JOB, SnapshotService } from './resources/snapshots/snapshot-service.js';
@@ -45,6 +46,8 @@ export interface Deps {
   fileContentsGate: Gate;
   /** Bounds the upload_file / download_file streams running at once (each holds stream buffers). */
   fileTransferGate: Gate;
+  /** The agent gateway: gateway configs, the boxes' tokens and the proxy boxes reach them through. */
+  gateway: AgentGateway;
   /** Stops background work and closes what was opened, in reverse order. Devboxes keep running. */
   close(): Promise<void>;
 }
@@ -71,18 +74,26 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   // Features plug into the devbox core through its extension points; services built later are reached by
   // thunks (called only once a box boots or a request arrives, when everything below exists).
   const boxProcesses = executionExtensions(() => executions.processes);
+  const gateway = buildAgentGateway(store, {
+    secrets: () => noSecrets,
+    sealer: () => {
+      throw new Error('no sealer yet');
+    },
+    baseUrl: 'http://127.0.0.1:1023',
+    log: logger.child({ component: 'gateway' }),
+  });
   const lifecycle = new Lifecycle(devboxStore, runtime, events, logger.child({ component: 'lifecycle' }), {
     bootSteps: [fileMountsStep, boxProcesses.bootStep],
     onRunning: [boxProcesses.onRunning],
-    onStopped: [boxProcesses.onStopped],
+    onStopped: [boxProcesses.onStopped, gateway.devbox.onStopped],
   });
   const devboxes = new DevboxService(store, lifecycle, events, logger.child({ component: 'devboxes' }), {
     maxCpuCores: config.maxCpuCores,
     maxMemoryGiB: config.maxMemoryGiB,
   }, node, {
-    resolvers: [unknownSecrets, unknownBlueprints, snapshotLayersResolver(() => snapshots)],
-    environment: [],
-    enrichers: [],
+    resolvers: [unknownSecrets, unknownBlueprints, snapshotLayersResolver(() => snapshots), gateway.devbox.resolver],
+    environment: [gateway.devbox.environment],
+    enrichers: [gateway.devbox.enricher],
     shutdownGuards: [snapshotShutdownGuard(() => snapshots)],
   });
 
@@ -119,6 +130,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   snapshots.startCollector();
 
   await supervisor.reconcile();
+  await gateway.bindings.reconcile();
   await executions.reconcileOutput();
   supervisor.start();
   return {
@@ -136,7 +148,9 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     suspend,
     fileContentsGate: fairGate(config.fileContentsConcurrency, config.fileContentsQueue),
     fileTransferGate: fairGate(config.fileTransferConcurrency, config.fileTransferQueue),
+    gateway,
     async close() {
+      await gateway.proxy.close();
       supervisor.stop();
       outputs.stop();
       snapshots.stop();
@@ -152,3 +166,5 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
 function fairGate(concurrency: number, queue: number): Gate {
   return new Gate(concurrency, queue, Math.max(1, Math.floor(concurrency / 2)), Math.max(1, Math.floor(queue / 2)));
 }
+
+const noSecrets = { resolve: async () => undefined, reveal: async (_a: string, ref: string): Promise<never> => { throw new Error(ref); } };

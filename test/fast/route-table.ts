@@ -70,6 +70,22 @@ export const ROUTES: Record<string, RouteCase> = {
   'GET /v1/devboxes/disk_snapshots/{id}/status': { needs: SNAPSHOT_READ },
   'POST /v1/devboxes/disk_snapshots/{id}': { needs: SNAPSHOT_WRITE, body: { name: 'renamed' } },
   'POST /v1/devboxes/disk_snapshots/{id}/delete': { needs: SNAPSHOT_WRITE },
+
+  'POST /v1/gateway-configs': {
+    needs: [['RESOURCE_TYPE_ACCOUNT', 'write']],
+    body: { name: 'g', endpoint: 'https://api.example.com', auth_mechanism: { type: 'bearer' } },
+  },
+  'GET /v1/gateway-configs': { needs: [['RESOURCE_TYPE_ACCOUNT', 'read']] },
+  'GET /v1/gateway-configs/{id}': { needs: [['RESOURCE_TYPE_ACCOUNT', 'read']] },
+  'POST /v1/gateway-configs/{id}': { needs: [['RESOURCE_TYPE_ACCOUNT', 'write']], body: { description: 'd' } },
+  'POST /v1/gateway-configs/{id}/delete': { needs: [['RESOURCE_TYPE_ACCOUNT', 'write']] },
+  'POST /v1/devboxes/{id}/create_gateway_token': {
+    needs: [
+      ['RESOURCE_TYPE_DEVBOXES', 'write'],
+      ['RESOURCE_TYPE_ACCOUNT', 'read'],
+    ],
+    body: { gateway: 'g', secret: 's' },
+  },
 };
 
 const BOUNDARY = 'devboxd-route-table';

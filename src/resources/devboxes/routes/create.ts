@@ -21,6 +21,7 @@ function toInput(b: CreateBody) {
   blueprintId: b.blueprint_id,
   blueprintName: b.blueprint_name,
   fileMounts: b.file_mounts,
+  gateways: b.gateways,
   };
 }
 

@@ -74,6 +74,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   const accounts = new AccountService(store);
   const sealer = new Sealer(openKeySource({ dataDir: config.dataDir, secretKey: config.secretKey, previousKeys: config.secretKeyPrevious }));
   const secrets = new SecretService(store, sealer, logger.child({ component: 'secrets' }));
+  await secrets.checkKeys();
   const secretsForBoxes = secretExtensions(secrets, store, logger.child({ component: 'secrets' }));
   const idempotency = store.idempotency;
   const events = new StatusEvents();

@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { Config } from './config.js';
 import { AccountService } from './resources/accounts/account-service.js';
 import { fileMountsStep } from './resources/devboxes/boot-steps.js';
-import { unknownBlueprints, unknownSecrets } from './resources/devboxes/create-resolvers.js';
+import { unknownBlueprints } from './resources/devboxes/create-resolvers.js';
 import { DevboxService } from './resources/devboxes/devbox-service.js';
 import { Lifecycle } from './resources/devboxes/lifecycle.js';
 import { StatusEvents } from './resources/devboxes/status-events.js';
@@ -15,6 +15,10 @@ import { ExecutionService } from './resources/executions/execution-service.js';
 import { OutputBudget } from './resources/executions/output-budget.js';
 import { FileService } from './resources/files/file-service.js';
 import { buildAgentGateway, type AgentGateway } from './resources/gateway-configs/index.js';
+import { secretExtensions } from './resources/secrets/devbox-extensions.js';
+import { openKeySource } from './resources/secrets/master-key.js';
+import { SecretService } from './resources/secrets/secret-service.js';
+import { Sealer } from './resources/secrets/sealer.js';
 import { snapshotLayersResolver, snapshotShutdownGuard } from './resources/snapshots/devbox-extensions.js';
 import { JobRunner } from './platform/jobs/job-runner.js';
 import { CAPTURE_JOB, SnapshotService } from './resources/snapshots/snapshot-service.js';
@@ -42,6 +46,9 @@ export interface Deps {
   files: FileService;
   snapshots: SnapshotService;
   suspend: SuspendService;
+  /** The authenticated cipher under the master key (secret values; reusable for tokens). */
+  sealer: Sealer;
+  secrets: SecretService;
   /** Bounds the read_file_contents / write_file_contents requests held in memory at once. */
   fileContentsGate: Gate;
   /** Bounds the upload_file / download_file streams running at once (each holds stream buffers). */
@@ -68,6 +75,10 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   await runtime.prepare();
 
   const accounts = new AccountService(store);
+  const sealer = new Sealer(openKeySource({ dataDir: config.dataDir, secretKey: config.secretKey, previousKeys: config.secretKeyPrevious }));
+  const secrets = new SecretService(store, sealer, logger.child({ component: 'secrets' }));
+  await secrets.checkKeys();
+  const secretsForBoxes = secretExtensions(secrets, store, logger.child({ component: 'secrets' }));
   const idempotency = store.idempotency;
   const events = new StatusEvents();
   const devboxStore = store.devboxes;
@@ -75,10 +86,8 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   // thunks (called only once a box boots or a request arrives, when everything below exists).
   const boxProcesses = executionExtensions(() => executions.processes);
   const gateway = buildAgentGateway(store, {
-    secrets: () => noSecrets,
-    sealer: () => {
-      throw new Error('no sealer yet');
-    },
+    secrets: () => secrets,
+    sealer: () => sealer,
     baseUrl: 'http://127.0.0.1:1023',
     log: logger.child({ component: 'gateway' }),
   });
@@ -91,8 +100,8 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     maxCpuCores: config.maxCpuCores,
     maxMemoryGiB: config.maxMemoryGiB,
   }, node, {
-    resolvers: [unknownSecrets, unknownBlueprints, snapshotLayersResolver(() => snapshots), gateway.devbox.resolver],
-    environment: [gateway.devbox.environment],
+    resolvers: [secretsForBoxes.resolver, unknownBlueprints, snapshotLayersResolver(() => snapshots), gateway.devbox.resolver],
+    environment: [secretsForBoxes.environment, gateway.devbox.environment],
     enrichers: [gateway.devbox.enricher],
     shutdownGuards: [snapshotShutdownGuard(() => snapshots)],
   });
@@ -146,6 +155,8 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     files,
     snapshots,
     suspend,
+    sealer,
+    secrets,
     fileContentsGate: fairGate(config.fileContentsConcurrency, config.fileContentsQueue),
     fileTransferGate: fairGate(config.fileTransferConcurrency, config.fileTransferQueue),
     gateway,
@@ -166,5 +177,3 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
 function fairGate(concurrency: number, queue: number): Gate {
   return new Gate(concurrency, queue, Math.max(1, Math.floor(concurrency / 2)), Math.max(1, Math.floor(queue / 2)));
 }
-
-const noSecrets = { resolve: async () => undefined, reveal: async (_a: string, ref: string): Promise<never> => { throw new Error(ref); } };

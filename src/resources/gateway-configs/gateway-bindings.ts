@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { ERRORS } from '../../platform/errors.js';
 import type { Store } from '../../platform/store/types.js';
 import { newId, newSecret } from '../../lib/ids.js';
+import type { Logger } from '../../lib/logger.js';
 import type { CreateDevboxInput } from '../devboxes/create-input.js';
 import type { CreateResolution } from '../devboxes/extensions.js';
 import { TERMINAL, type Devbox } from '../devboxes/types.js';
@@ -42,6 +43,7 @@ export class GatewayBindings {
     private readonly secrets: () => SecretLookup,
     private readonly sealer: () => TokenSealer,
     private readonly opts: GatewayBindingsOptions,
+    private readonly log: Logger,
   ) {
     this.store = new SqlGatewayStore(db.db);
   }
@@ -89,9 +91,29 @@ export class GatewayBindings {
     for (const b of await this.store.bindingsOf(devbox.id)) {
       if (b.prefix === null) continue;
       env[`${b.prefix}_URL`] = this.urlOf(b.id);
-      env[b.prefix] = this.sealer().open(b.tokenSealed, b.id);
+      env[b.prefix] = await this.tokenOf(b);
     }
     return env;
+  }
+
+  /**
+   * The binding's token in clear. A token sealed under a master key the server no longer holds (the key was
+   * rotated: `secrets rotate-key` re-seals secrets, not tokens) is replaced by a new one, which the box's
+   * next processes get; its running processes keep the old one, which no longer passes.
+   */
+  private async tokenOf(b: GatewayBinding): Promise<string> {
+    try {
+      return this.sealer().open(b.tokenSealed, b.id);
+    } catch (err) {
+      const token = newSecret('gws');
+      if (await this.store.replaceToken(b.id, b.tokenHash, hashToken(token), this.sealer().seal(token, b.id))) {
+        this.log.warn({ err: (err as Error).message, devbox: b.devboxId, binding: b.id }, 'gateway token did not open; a new one was issued');
+        return token;
+      }
+      const now = await this.store.getBinding(b.id);
+      if (!now) throw err;
+      return this.sealer().open(now.tokenSealed, now.id);
+    }
   }
 
   /** `gateway_specs` of the view: the create request's bindings, by prefix. */

@@ -140,6 +140,22 @@ export class SqlGatewayStore {
     await this.db.query(INSERT_BINDING, BINDING_COLUMNS.map((k) => row[k]));
   }
 
+  /** Swaps a binding's token, if it still holds `oldHash`; false when another writer swapped it first. */
+  async replaceToken(id: string, oldHash: string, hash: string, sealed: string): Promise<boolean> {
+    const { rowCount } = await this.db.query('UPDATE gateway_bindings SET token_hash = ?, token_sealed = ? WHERE id = ? AND token_hash = ?', [
+      hash,
+      sealed,
+      id,
+      oldHash,
+    ]);
+    return rowCount > 0;
+  }
+
+  async getBinding(id: string): Promise<GatewayBinding | undefined> {
+    const { rows } = await this.db.query<BindingRow>('SELECT * FROM gateway_bindings WHERE id = ?', [id]);
+    return rows[0] && bindingFromRow(rows[0]);
+  }
+
   async findBindingByTokenHash(hash: string): Promise<GatewayBinding | undefined> {
     const { rows } = await this.db.query<BindingRow>('SELECT * FROM gateway_bindings WHERE token_hash = ?', [hash]);
     return rows[0] && bindingFromRow(rows[0]);

@@ -184,3 +184,47 @@ describe('devbox gateways at create', () => {
     assert.equal(d.gateway_specs, null);
   });
 });
+
+describe('devbox bindings with a real secret', () => {
+  test('gateway_specs in the view, the variables in the environment, tokens from create_gateway_token, sealed at rest, gone with the box', async () => {
+    const secret = await ok<{ id: string }>({ method: 'POST', url: '/v1/secrets', payload: { name: 'GW_FAST_KEY', value: 'fast-real-secret-value' } });
+    const c = await create({ ...base, name: 'bound' });
+    const d = await ok<{ id: string; gateway_specs: Record<string, unknown> }>({
+      method: 'POST',
+      url: '/v1/devboxes/create_and_await_running',
+      payload: { gateways: { LLM: { gateway: 'bound', secret: 'GW_FAST_KEY' } } },
+    });
+    assert.deepEqual(d.gateway_specs, { LLM: { gateway_config_id: c.id, secret_id: secret.id } });
+    const box = (await f.deps.store.devboxes.getById(d.id))!;
+    const env = await f.deps.devboxes.environmentOf(box);
+    assert.match(env.LLM!, /^gws_[A-Za-z0-9_-]{32}$/);
+    assert.match(env.LLM_URL!, /^http:\/\/127\.0\.0\.1:\d+\/gateway\/gwb_\w+$/);
+    assert.ok(!Object.values(env).includes('fast-real-secret-value'));
+    assert.equal((await f.deps.devboxes.environmentOf(box)).LLM, env.LLM, 'the same token at every execution');
+
+    const t = await ok<Record<string, unknown>>({ method: 'POST', url: `/v1/devboxes/${d.id}/create_gateway_token`, payload: { gateway: c.id, secret: secret.id } });
+    assert.match(t.token as string, /^gws_/);
+    assert.notEqual(t.token, env.LLM);
+    assert.deepEqual({ ...t, token: 'x', url: 'y' }, { token: 'x', url: 'y', auth_mechanism: { type: 'bearer' }, devbox_id: d.id, endpoint: base.endpoint, gateway_config_id: c.id });
+    assert.match(t.url as string, /\/gateway\/gwb_\w+$/);
+    assert.notEqual(t.url, env.LLM_URL);
+    await bad({ method: 'POST', url: `/v1/devboxes/${d.id}/create_gateway_token`, payload: { gateway: 'nope', secret: secret.id } }, 400, /gateway config nope not found/);
+    await bad({ method: 'POST', url: `/v1/devboxes/${d.id}/create_gateway_token`, payload: { gateway: c.id, secret: 'NOPE' } }, 400, /secret NOPE not found/);
+    await bad({ method: 'POST', url: `/v1/devboxes/${d.id}/create_gateway_token`, key: keyB, payload: { gateway: c.id, secret: secret.id } }, 404, /devbox/);
+
+    // Neither token is in the database in clear (only its SHA-256 and its sealed form).
+    const { rows } = await f.deps.store.db.query<Record<string, unknown>>('SELECT * FROM gateway_bindings WHERE devbox_id = ?', [d.id]);
+    assert.equal(rows.length, 2);
+    assert.ok(!JSON.stringify(rows).includes(env.LLM!) && !JSON.stringify(rows).includes(t.token as string));
+
+    await ok({ method: 'POST', url: `/v1/devboxes/${d.id}/shutdown` });
+    for (let i = 0; i < 50; i++) {
+      const left = await f.deps.store.db.query<{ n: number }>('SELECT COUNT(*) AS n FROM gateway_bindings WHERE devbox_id = ?', [d.id]);
+      if (Number(left.rows[0]!.n) === 0) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const left = await f.deps.store.db.query<{ n: number }>('SELECT COUNT(*) AS n FROM gateway_bindings WHERE devbox_id = ?', [d.id]);
+    assert.equal(Number(left.rows[0]!.n), 0, 'tokens die with the box');
+    await bad({ method: 'POST', url: `/v1/devboxes/${d.id}/create_gateway_token`, payload: { gateway: c.id, secret: secret.id } }, 400, /is shutdown/);
+  });
+});

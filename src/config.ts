@@ -47,6 +47,11 @@ export interface Config {
   maxExecutionsPerDevbox: number;
   /** DEVBOXD_MAX_EXECUTIONS: commands all devboxes run at once (one host relay each); past it a command ends with 125. */
   maxExecutions: number;
+  /**
+   * DEVBOXD_BOX_SERVICES_PORT: the port on 127.0.0.1 inside every box where the box services (MCP hub, agent
+   * gateway) answer. Below 1024 by default: box root cannot bind such a port, so no tenant can take it.
+   */
+  boxServicesPort: number;
 }
 
 const MiB = 1024 * 1024;
@@ -105,5 +110,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     uploadStallMs: int('DEVBOXD_UPLOAD_STALL_MS', env.DEVBOXD_UPLOAD_STALL_MS, 60_000, 100, 3_600_000),
     maxExecutionsPerDevbox: int('DEVBOXD_MAX_EXECUTIONS_PER_DEVBOX', env.DEVBOXD_MAX_EXECUTIONS_PER_DEVBOX, 256, 1, 65536),
     maxExecutions: int('DEVBOXD_MAX_EXECUTIONS', env.DEVBOXD_MAX_EXECUTIONS, 4096, 1, 1 << 20),
+    boxServicesPort: int('DEVBOXD_BOX_SERVICES_PORT', env.DEVBOXD_BOX_SERVICES_PORT, 1023, 1, 65535),
   });
 }

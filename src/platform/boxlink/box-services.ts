@@ -64,7 +64,6 @@ export class BoxServices {
     // The timeouts above are enforced by a timer the server starts on 'listening'; this server never listens
     // (connections are handed to it), so it is told it does.
     this.http.emit('listening');
-    this.http.on('clientError', (_err, socket) => socket.destroy());
     const dir = join(opts.dataDir, 'run', 'boxsvc');
     // Box ids are 25 characters; a data dir too deep for a socket path under it gets a directory in /run.
     this.socketDir = Buffer.byteLength(join(dir, `${'x'.repeat(40)}.sock`)) <= SUN_PATH_MAX

@@ -1,7 +1,7 @@
 // The baseline for bench/http.ts: a bare Fastify hello-world route on the same dual-protocol server devboxd
 // uses, so the comparison isolates what devboxd adds (auth, key lookup, store, hooks).
 import Fastify from 'fastify';
-import { dualProtocolServer } from '../src/http/server.js';
+import { dualProtocolServer } from '../src/platform/http/server.js';
 
 const app = Fastify({ serverFactory: dualProtocolServer as never });
 app.get('/hello', async () => ({ hello: 'world' }));

@@ -2,14 +2,14 @@ import swagger from '@fastify/swagger';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Deps } from './deps.js';
 import type { Logger } from './lib/logger.js';
-import { registerAuth } from './http/plugins/auth.js';
-import { registerErrorHandler } from './http/plugins/error-handler.js';
-import { registerIdempotency } from './http/plugins/idempotency.js';
-import { registerMetrics } from './http/plugins/metrics.js';
-import { dualProtocolServer } from './http/server.js';
-import { registerRoutes } from './http/routes/index.js';
-import { registerJsonBody } from './http/json-body.js';
-import { registerValidation } from './http/validation.js';
+import { registerAuth } from './platform/http/plugins/auth.js';
+import { registerErrorHandler } from './platform/http/plugins/error-handler.js';
+import { registerIdempotency } from './platform/http/plugins/idempotency.js';
+import { registerMetrics } from './platform/http/plugins/metrics.js';
+import { dualProtocolServer } from './platform/http/server.js';
+import { registerRoutes } from './resources/index.js';
+import { registerJsonBody } from './platform/http/json-body.js';
+import { registerValidation } from './platform/http/validation.js';
 
 export interface AppOptions {
   logger: Logger;

@@ -1,8 +1,9 @@
 import { loadConfig, type Config } from './config.js';
-import { AccountService } from './domain/accounts/account-service.js';
-import { openStore } from './store/open.js';
-import type { Store } from './store/types.js';
+import { AccountService } from './resources/accounts/account-service.js';
+import { openStore } from './platform/store/open.js';
+import type { Store } from './platform/store/types.js';
 import { startServer } from './main.js';
+import { MODULE_SCHEMAS } from './resources/index.js';
 
 const USAGE = `usage:
   devboxd serve                         start the server (env: DEVBOXD_HOST, DEVBOXD_PORT, DEVBOXD_DATA_DIR, ...)
@@ -57,7 +58,7 @@ export async function runCli(argv: string[]): Promise<number> {
 }
 
 async function withStore(config: Config, fn: (store: Store) => Promise<number>): Promise<number> {
-  const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+  const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, modules: MODULE_SCHEMAS });
   try {
     return await fn(store);
   } finally {

@@ -1,30 +1,31 @@
 import path from 'node:path';
 import type { Config } from './config.js';
-import { AccountService } from './domain/accounts/account-service.js';
-import { fileMountsStep } from './domain/devboxes/boot-steps.js';
-import { unknownBlueprints, unknownSecrets } from './domain/devboxes/create-resolvers.js';
-import { DevboxService } from './domain/devboxes/devbox-service.js';
-import { Lifecycle } from './domain/devboxes/lifecycle.js';
-import { StatusEvents } from './domain/devboxes/status-events.js';
-import { Supervisor } from './domain/devboxes/supervisor.js';
-import { TERMINAL } from './domain/devboxes/types.js';
-import { BoxJobs } from './domain/executions/box-jobs.js';
-import { executionExtensions } from './domain/executions/devbox-extensions.js';
-import { DevboxLog } from './domain/executions/devbox-log.js';
-import { ExecutionService } from './domain/executions/execution-service.js';
-import { OutputBudget } from './domain/executions/output-budget.js';
-import { FileService } from './domain/files/file-service.js';
-import { snapshotLayersResolver, snapshotShutdownGuard } from './domain/snapshots/devbox-extensions.js';
-import { JobRunner } from './domain/jobs/job-runner.js';
-import { CAPTURE_JOB, SnapshotService } from './domain/snapshots/snapshot-service.js';
-import { SUSPEND_JOB, SuspendService } from './domain/snapshots/suspend-service.js';
+import { AccountService } from './resources/accounts/account-service.js';
+import { fileMountsStep } from './resources/devboxes/boot-steps.js';
+import { unknownBlueprints, unknownSecrets } from './resources/devboxes/create-resolvers.js';
+import { DevboxService } from './resources/devboxes/devbox-service.js';
+import { Lifecycle } from './resources/devboxes/lifecycle.js';
+import { StatusEvents } from './resources/devboxes/status-events.js';
+import { Supervisor } from './resources/devboxes/supervisor.js';
+import { TERMINAL } from './resources/devboxes/types.js';
+import { BoxJobs } from './resources/executions/box-jobs.js';
+import { executionExtensions } from './resources/executions/devbox-extensions.js';
+import { DevboxLog } from './resources/executions/devbox-log.js';
+import { ExecutionService } from './resources/executions/execution-service.js';
+import { OutputBudget } from './resources/executions/output-budget.js';
+import { FileService } from './resources/files/file-service.js';
+import { snapshotLayersResolver, snapshotShutdownGuard } from './resources/snapshots/devbox-extensions.js';
+import { JobRunner } from './platform/jobs/job-runner.js';
+import { CAPTURE_JOB, SnapshotService } from './resources/snapshots/snapshot-service.js';
+import { SUSPEND_JOB, SuspendService } from './resources/snapshots/suspend-service.js';
 import { Gate } from './lib/gate.js';
 import { BoxServices, boxServicesExtensions } from './platform/boxlink/index.js';
 import type { Logger } from './lib/logger.js';
 import type { RuntimeDriver } from './runtime/driver.js';
 import { createRuntime } from './runtime/index.js';
-import { openStore } from './store/open.js';
-import type { IdempotencyStore, Store } from './store/types.js';
+import { openStore } from './platform/store/open.js';
+import type { IdempotencyStore, Store } from './platform/store/types.js';
+import { MODULE_SCHEMAS } from './resources/index.js';
 
 /** The composition root: every store, driver and service is built once, here, with explicit arguments. */
 export interface Deps {
@@ -53,7 +54,7 @@ export interface Deps {
 
 /** `runtime` replaces the shipped driver (fast tests pass a stub; never the server itself). */
 export async function buildDeps(config: Config, logger: Logger, opts: { runtime?: RuntimeDriver } = {}): Promise<Deps> {
-  const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+  const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, modules: MODULE_SCHEMAS });
   const node = config.nodeName;
   const runtime =
     opts.runtime ??
@@ -81,7 +82,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     onRunning: [boxProcesses.onRunning],
     onStopped: [boxLink.onStopped, boxProcesses.onStopped],
   });
-  const devboxes = new DevboxService(devboxStore, lifecycle, events, logger.child({ component: 'devboxes' }), {
+  const devboxes = new DevboxService(store, lifecycle, events, logger.child({ component: 'devboxes' }), {
     maxCpuCores: config.maxCpuCores,
     maxMemoryGiB: config.maxMemoryGiB,
   }, node, {

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { toKeyView } from '../../src/http/routes/apikeys/schemas.js';
-import { toView as toDevboxView } from '../../src/http/routes/devboxes/schemas.js';
-import { toAsyncView } from '../../src/http/routes/executions/schemas.js';
-import { toStatusView, toView as toSnapshotView } from '../../src/http/routes/snapshots/schemas.js';
+import { toKeyView } from '../../src/resources/apikeys/routes/schemas.js';
+import { toView as toDevboxView } from '../../src/resources/devboxes/routes/schemas.js';
+import { toAsyncView } from '../../src/resources/executions/routes/schemas.js';
+import { toStatusView, toView as toSnapshotView } from '../../src/resources/snapshots/routes/schemas.js';
 import { buildFastApp, type FastApp } from '../helpers/app.js';
 
 interface Operation {

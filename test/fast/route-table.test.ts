@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { RESOURCE_TYPES, type ResourceType } from '../../src/domain/accounts/account-service.js';
+import { RESOURCE_TYPES, type ResourceType } from '../../src/resources/accounts/account-service.js';
 import { buildFastApp, type FastApp } from '../helpers/app.js';
 import { ROOT } from '../helpers/server.js';
 import { ROUTES, UPLOAD, type Level, type Need } from './route-table.js';

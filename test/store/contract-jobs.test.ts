@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import type { Job } from '../../src/domain/jobs/types.js';
+import type { Job } from '../../src/platform/jobs/types.js';
 import { newId } from '../../src/lib/ids.js';
 import { openPostgres, openSqlite, rejectsWith, stopPostgres, type Backend } from './fixtures.js';
 

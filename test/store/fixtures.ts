@@ -1,14 +1,14 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Devbox } from '../../src/domain/devboxes/types.js';
-import type { Snapshot } from '../../src/domain/snapshots/types.js';
-import type { Execution } from '../../src/domain/executions/types.js';
+import type { Devbox } from '../../src/resources/devboxes/types.js';
+import type { Snapshot } from '../../src/resources/snapshots/types.js';
+import type { Execution } from '../../src/resources/executions/types.js';
 import { newId } from '../../src/lib/ids.js';
-import { openStore } from '../../src/store/open.js';
+import { openStore } from '../../src/platform/store/open.js';
 import assert from 'node:assert/strict';
-import { DomainError } from '../../src/domain/errors.js';
-import type { Account, ApiKey, Store } from '../../src/store/types.js';
+import { DomainError } from '../../src/platform/errors.js';
+import type { Account, ApiKey, Store } from '../../src/platform/store/types.js';
 import { startTestPostgres, type TestPostgres } from '../helpers/postgres.js';
 
 /** One database under test, opened twice (two connections stand for two server processes sharing it). */

@@ -5,8 +5,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
-import { FsBlobStore } from '../../src/blob/fs-blob-store.js';
-import { DomainError } from '../../src/domain/errors.js';
+import { FsBlobStore } from '../../src/platform/blob/fs-blob-store.js';
+import { DomainError } from '../../src/platform/errors.js';
 
 async function text(r: Readable): Promise<string> {
   const parts: Buffer[] = [];

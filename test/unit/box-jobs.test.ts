@@ -4,9 +4,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { BoxJobs } from '../../src/domain/executions/box-jobs.js';
-import { OutputBudget } from '../../src/domain/executions/output-budget.js';
-import type { Devbox } from '../../src/domain/devboxes/types.js';
+import { BoxJobs } from '../../src/resources/executions/box-jobs.js';
+import { OutputBudget } from '../../src/resources/executions/output-budget.js';
+import type { Devbox } from '../../src/resources/devboxes/types.js';
 import { createLogger } from '../../src/lib/logger.js';
 import type { BoxProcess, Sandbox } from '../../src/runtime/driver.js';
 

@@ -3,16 +3,16 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { DevboxService } from '../../src/domain/devboxes/devbox-service.js';
-import type { BootStep, DevboxExtensions, LifecycleExtensions } from '../../src/domain/devboxes/extensions.js';
-import { Lifecycle } from '../../src/domain/devboxes/lifecycle.js';
-import { StatusEvents } from '../../src/domain/devboxes/status-events.js';
-import type { Devbox } from '../../src/domain/devboxes/types.js';
-import { DomainError, ERRORS } from '../../src/domain/errors.js';
+import { DevboxService } from '../../src/resources/devboxes/devbox-service.js';
+import type { BootStep, DevboxExtensions, LifecycleExtensions } from '../../src/resources/devboxes/extensions.js';
+import { Lifecycle } from '../../src/resources/devboxes/lifecycle.js';
+import { StatusEvents } from '../../src/resources/devboxes/status-events.js';
+import type { Devbox } from '../../src/resources/devboxes/types.js';
+import { DomainError, ERRORS } from '../../src/platform/errors.js';
 import { createLogger } from '../../src/lib/logger.js';
 import type { RuntimeDriver, Sandbox } from '../../src/runtime/driver.js';
-import { openStore } from '../../src/store/open.js';
-import type { Store } from '../../src/store/types.js';
+import { openStore } from '../../src/platform/store/open.js';
+import type { Store } from '../../src/platform/store/types.js';
 
 // The devbox core's extension points, driven through the real services on a real SQLite store; the
 // runtime is a stand-in (no root, no sandbox): what is under test is the order and the outcome of the
@@ -43,7 +43,7 @@ describe('devbox extension points', () => {
   function build(life: Partial<LifecycleExtensions>, ext: Partial<DevboxExtensions>) {
     const events = new StatusEvents();
     const lifecycle = new Lifecycle(store.devboxes, runtime, events, log, { bootSteps: [], onRunning: [], onStopped: [], ...life });
-    const devboxes = new DevboxService(store.devboxes, lifecycle, events, log, { maxCpuCores: 2, maxMemoryGiB: 4 }, 'n1', {
+    const devboxes = new DevboxService(store, lifecycle, events, log, { maxCpuCores: 2, maxMemoryGiB: 4 }, 'n1', {
       resolvers: [],
       environment: [],
       enrichers: [],
@@ -110,6 +110,32 @@ describe('devbox extension points', () => {
     await settled(d.id);
     assert.deepEqual(await devboxes.environmentOf(d), { FROM_SECRET: 's3cr3t', SHARED: 'box' });
     assert.deepEqual(await devboxes.enrichments(d), { tunnel: { box: d.id } });
+  });
+
+  it('what a resolver persists is written in the transaction that inserts the box: a failing persist leaves no box', async () => {
+    await store.db.script('CREATE TABLE IF NOT EXISTS test_bindings (devbox_id TEXT PRIMARY KEY REFERENCES devboxes(id), env TEXT NOT NULL)');
+    const { devboxes, settled } = build(
+      {},
+      {
+        resolvers: [
+          async (_acc, input) => ({
+            persist: async (tx, d) => {
+              await tx.db.query('INSERT INTO test_bindings (devbox_id, env) VALUES (?, ?)', [d.id, 'TOKEN']);
+              if (input.name === 'fail') throw ERRORS.invalid('binding refused');
+            },
+          }),
+        ],
+      },
+    );
+    const d = await devboxes.create(accountId, { name: 'ok' });
+    const bound = await store.db.query('SELECT env FROM test_bindings WHERE devbox_id = ?', [d.id]);
+    assert.deepEqual(bound.rows, [{ env: 'TOKEN' }]);
+    await settled(d.id);
+    const before = (await store.devboxes.list(accountId, { limit: 100, includeTotalCount: true })).totalCount;
+    await assert.rejects(devboxes.create(accountId, { name: 'fail' }), /binding refused/);
+    assert.equal((await store.devboxes.list(accountId, { limit: 100, includeTotalCount: true })).totalCount, before, 'no box');
+    const rows = await store.db.query('SELECT COUNT(*) AS n FROM test_bindings');
+    assert.equal(Number((rows.rows[0] as { n: number }).n), 1, 'no binding either');
   });
 
   it('a shutdown guard refuses a shutdown without force (409), and force passes it', async () => {

@@ -3,11 +3,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { JobRunner, type JobHandler } from '../../src/domain/jobs/job-runner.js';
-import type { Job } from '../../src/domain/jobs/types.js';
+import { JobRunner, type JobHandler } from '../../src/platform/jobs/job-runner.js';
+import type { Job } from '../../src/platform/jobs/types.js';
 import { createLogger } from '../../src/lib/logger.js';
-import { openStore } from '../../src/store/open.js';
-import type { Store } from '../../src/store/types.js';
+import { openStore } from '../../src/platform/store/open.js';
+import type { Store } from '../../src/platform/store/types.js';
 
 const log = createLogger('silent');
 const until = async (cond: () => Promise<boolean>, ms = 5000) => {

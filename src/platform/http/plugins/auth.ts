@@ -1,0 +1,50 @@
+import type { FastifyInstance, RouteOptions } from 'fastify';
+import type { AccountService } from '../../../resources/accounts/account-service.js';
+import { ERRORS } from '../../errors.js';
+import './context.js';
+
+/** Thrown at start when an authenticated route names no resource type: it would be open to every restricted key. */
+export class UnguardedRouteError extends Error {}
+
+/**
+ * Every route requires `Authorization: Bearer <key>` unless its config says `auth: false`. The key is looked
+ * up on every request (no cache), so a revocation holds from the next request on.
+ *
+ * Authorization fails closed: every authenticated route needs a resource type (from its resource module, see
+ * `resourceModule`, or its own `config.resource`), checked once all routes are known, before the server
+ * listens. A route without one stops the start with an error naming it.
+ */
+export function registerAuth(app: FastifyInstance, accounts: AccountService): void {
+  const routes: RouteOptions[] = [];
+  // Modules stamp their resource type in their own onRoute hook, which runs after this one: keep the route
+  // options (the same object every hook sees) and read their final config once the app is ready.
+  app.addHook('onRoute', (route) => {
+    routes.push(route);
+  });
+  app.addHook('onReady', async () => {
+    const unguarded = routes.filter((r) => r.config?.auth !== false && !r.config?.resource);
+    if (unguarded.length) {
+      const names = unguarded.map((r) => `${[r.method].flat().join(',')} ${r.url}`).join(', ');
+      throw new UnguardedRouteError(
+        `refusing to start: authenticated route(s) without a resource type: ${names} (register them in a resourceModule, or set config.resource or config.auth: false)`,
+      );
+    }
+  });
+
+  app.decorateRequest('principal', null as never);
+  app.addHook('onRequest', async (req) => {
+    const config = req.routeOptions.config;
+    if (config?.auth === false || !req.routeOptions.url) return;
+    const header = req.headers.authorization;
+    if (!header) throw ERRORS.unauthenticated('missing Authorization header: send "Authorization: Bearer <API key>"');
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    if (!match) throw ERRORS.unauthenticated('malformed Authorization header: expected "Bearer <API key>"');
+    const principal = await accounts.authenticate(match[1]!);
+    // Unreachable after the start-up check; kept so that a route added past it is refused, never open.
+    if (!config?.resource) throw ERRORS.forbidden(`${req.routeOptions.url} has no resource type: refused`);
+    const level = config.access ?? (req.method === 'GET' || req.method === 'HEAD' ? 'read' : 'write');
+    accounts.authorize(principal, config.resource, level);
+    for (const need of config.alsoNeeds ?? []) accounts.authorize(principal, need.resource, need.access);
+    req.principal = principal;
+  });
+}

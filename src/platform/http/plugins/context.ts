@@ -1,0 +1,25 @@
+import type { Principal, ResourceType } from '../../../resources/accounts/account-service.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The authenticated caller; set by the auth hook on every route that requires a key. */
+    principal: Principal;
+  }
+  interface FastifyContextConfig {
+    /** false: no API key needed (health, metrics, OpenAPI). */
+    auth?: boolean;
+    /** Resource type a restricted key needs a scope on; GET needs read, other methods write unless `access` says. */
+    resource?: ResourceType;
+    /** The level `resource` needs, for POST routes that only read (download_file, wait_for_status...). */
+    access?: 'read' | 'write';
+    /** Further grants the route needs (snapshotting a devbox writes a snapshot and reads the devbox). */
+    alsoNeeds?: { resource: ResourceType; access: 'read' | 'write' }[];
+    /**
+     * false: outside x-request-id claims and replay (streaming, read-only or naturally repeatable routes);
+     * a function decides per request (execute: only without a command_id).
+     */
+    idempotent?: boolean | ((req: FastifyRequest) => boolean);
+  }
+}
+
+export {};

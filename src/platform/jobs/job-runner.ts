@@ -1,0 +1,123 @@
+import { newId } from '../../lib/ids.js';
+import type { Logger } from '../../lib/logger.js';
+import type { JobStore } from '../store/types.js';
+import type { Job } from './types.js';
+
+/**
+ * Does one kind of job. It must be safe to run again: after a restart cut a run, the job runs anew with no
+ * in-process state left, and finishes from what the database and the disk say. Throwing retries the job
+ * (with back-off) until its attempts run out.
+ */
+export type JobHandler = (job: Job) => Promise<void>;
+
+export interface JobRunnerOptions {
+  /** Runs before a job is failed for good. */
+  maxAttempts?: number;
+  /** Back-off before the second run; doubles per attempt, at most a minute. */
+  retryBaseMs?: number;
+}
+
+/**
+ * Runs durable jobs: a service records a job before the work starts (`add`), starts it once the record
+ * it works on exists (`start`), and the runner moves it through pending → running → succeeded/failed in the
+ * store. At start, `resume` runs again every unfinished job of this node, so no work is lost to a restart
+ * and no service needs its own start-up reconcile for it.
+ */
+export class JobRunner {
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly runs = new Map<string, Promise<void>>();
+  private stopped = false;
+
+  constructor(
+    private readonly store: JobStore,
+    /** DEVBOXD_NODE_NAME: jobs are this node's to run and resume. */
+    private readonly node: string,
+    /** One handler per kind; handlers reach services built after the runner through their closures. */
+    private readonly handlers: Readonly<Partial<Record<string, JobHandler>>>,
+    private readonly log: Logger,
+    private readonly opts: JobRunnerOptions = {},
+  ) {}
+
+  /** Records a pending job of `kind` on `subjectId` (not started: see `start`). A second open one is a conflict. */
+  async add(kind: string, subjectId: string): Promise<Job> {
+    if (!this.handlers[kind]) throw new Error(`no handler for jobs of kind ${kind}`);
+    const now = Date.now();
+    const job: Job = { id: newId('job'), kind, subjectId, state: 'pending', attempts: 0, lastError: null, runAfterMs: now, node: this.node, createTimeMs: now, updateTimeMs: now };
+    await this.store.insert(job);
+    return job;
+  }
+
+  /** Removes a job whose work never started (its subject could not be recorded). */
+  drop(job: Job): Promise<void> {
+    return this.store.delete(job.id);
+  }
+
+  /** Runs the job now, in the background; it settles in the store. */
+  start(job: Job): void {
+    void this.run(job.id);
+  }
+
+  /** Resolves once the run of `id` started in this process is over (at once if none is). */
+  async settled(id: string): Promise<void> {
+    await this.runs.get(id);
+  }
+
+  /**
+   * At start: this node's jobs a restart cut become pending, and every due job runs again; resolves once
+   * those have run (in the order they were added). Jobs waiting out a back-off are scheduled.
+   */
+  async resume(): Promise<void> {
+    const requeued = await this.store.requeueRunning(this.node, Date.now());
+    if (requeued) this.log.warn({ jobs: requeued }, 'resuming jobs a restart cut');
+    for (const job of await this.store.listOpen(this.node)) {
+      if (job.runAfterMs <= Date.now()) await this.run(job.id);
+      else this.schedule(job.id, job.runAfterMs);
+    }
+  }
+
+  stop(): void {
+    this.stopped = true;
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+  }
+
+  private schedule(id: string, atMs: number): void {
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      void this.run(id);
+    }, Math.max(0, atMs - Date.now()));
+    timer.unref();
+    this.timers.add(timer);
+  }
+
+  private run(id: string): Promise<void> {
+    const p = this.runOnce(id)
+      .catch((err) => this.log.error({ err, job: id }, 'job bookkeeping failed'))
+      .finally(() => this.runs.delete(id));
+    this.runs.set(id, p);
+    return p;
+  }
+
+  private async runOnce(id: string): Promise<void> {
+    if (this.stopped) return;
+    const job = await this.store.claim(id, this.node, Date.now());
+    if (!job) return; // finished, or claimed by another run
+    const handler = this.handlers[job.kind];
+    try {
+      if (!handler) throw new Error(`no handler for jobs of kind ${job.kind}`);
+      await handler(job);
+      await this.store.settle(id, 'succeeded', null, Date.now());
+    } catch (err) {
+      const message = (err as Error).message || String(err);
+      const max = this.opts.maxAttempts ?? 5;
+      if (handler && job.attempts < max) {
+        const at = Date.now() + Math.min(60_000, (this.opts.retryBaseMs ?? 1000) * 2 ** (job.attempts - 1));
+        this.log.warn({ err, job: id, kind: job.kind, attempt: job.attempts }, 'job failed; it runs again');
+        if (await this.store.retry(id, at, message, Date.now())) this.schedule(id, at);
+      } else {
+        this.log.error({ err, job: id, kind: job.kind, attempts: job.attempts }, 'job failed for good');
+        await this.store.settle(id, 'failed', message, Date.now());
+      }
+    }
+  }
+}

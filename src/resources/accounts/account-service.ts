@@ -1,0 +1,189 @@
+import { createHash } from 'node:crypto';
+import { ERRORS } from '../../platform/errors.js';
+import { newId, newSecret } from '../../lib/ids.js';
+import type { AccessLevel, Account, AccountStore, ApiKey, Page, PageQuery, Scope, Store } from '../../platform/store/types.js';
+
+export const RESOURCE_TYPES = [
+  'RESOURCE_TYPE_DEVBOXES',
+  'RESOURCE_TYPE_BLUEPRINTS',
+  'RESOURCE_TYPE_SNAPSHOTS',
+  'RESOURCE_TYPE_BENCHMARKS',
+  'RESOURCE_TYPE_SCENARIOS',
+  'RESOURCE_TYPE_AGENTS',
+  'RESOURCE_TYPE_OBJECTS',
+  'RESOURCE_TYPE_ACCOUNT',
+] as const;
+export type ResourceType = (typeof RESOURCE_TYPES)[number];
+
+export const DEFAULT_ACCOUNT_NAME = 'default';
+
+/** Who is calling: the account every query is scoped to, and what the key may do. */
+export interface Principal {
+  accountId: string;
+  keyId: string;
+  kind: ApiKey['kind'];
+  scopes: Scope[];
+  expiresAtMs: number | null;
+}
+
+const RANK: Record<AccessLevel, number> = { none: 0, read: 1, write: 2 };
+
+const grantOf = (scopes: Scope[], resource: string): AccessLevel =>
+  scopes.find((s) => s.resourceType === resource)?.accessLevel ?? 'none';
+
+/** Keys are stored as SHA-256 digests: the secrets are 192-bit random, so a slow hash buys nothing. */
+export const hashSecret = (secret: string): string => createHash('sha256').update(secret).digest('hex');
+
+export class AccountService {
+  private readonly store: AccountStore;
+
+  constructor(private readonly db: Pick<Store, 'accounts' | 'transaction'>) {
+    this.store = db.accounts;
+  }
+
+  /** Resolves a bearer secret to its principal, refusing unknown and expired keys. */
+  async authenticate(secret: string, nowMs = Date.now()): Promise<Principal> {
+    const key = await this.store.findKeyByHash(hashSecret(secret));
+    if (!key) throw ERRORS.unauthenticated('invalid API key');
+    if (key.revokedAtMs !== null) throw ERRORS.unauthenticated('API key has been revoked');
+    if (key.expiresAtMs !== null && key.expiresAtMs <= nowMs) throw ERRORS.unauthenticated('API key has expired');
+    return { accountId: key.accountId, keyId: key.id, kind: key.kind, scopes: key.scopes, expiresAtMs: key.expiresAtMs };
+  }
+
+  /** Standard keys may do anything in their account; restricted keys only what their scopes grant. */
+  authorize(p: Principal, resource: ResourceType, level: 'read' | 'write'): void {
+    if (p.kind === 'standard') return;
+    if (RANK[grantOf(p.scopes, resource)] < RANK[level]) {
+      throw ERRORS.forbidden(`this restricted key lacks ${level} access to ${resource}`);
+    }
+  }
+
+  /** The account's keys that are not revoked (never their secrets: only digests are stored). */
+  listKeys(accountId: string, page: PageQuery): Promise<Page<ApiKey>> {
+    return this.store.listKeys(accountId, page);
+  }
+
+  /**
+   * Revokes a key at once: the next request with it gets 401. `by` is the calling key (null for the operator
+   * CLI): it sees only its own account's keys and, if restricted, revokes only keys no wider than itself, as
+   * it may only create those. A key may revoke itself. Revoking a revoked key answers the same view again.
+   */
+  async revokeKey(by: Principal | null, id: string): Promise<ApiKey> {
+    const key = await this.store.getKey(id);
+    if (!key || (by && key.accountId !== by.accountId)) throw ERRORS.notFound('API key', id);
+    if (by) this.requireNoWider(by, key.kind, key.scopes, 'revoke');
+    await this.store.revokeKey(id, Date.now());
+    return (await this.store.getKey(id))!;
+  }
+
+  async getAccount(id: string): Promise<Account> {
+    const a = await this.store.getAccount(id);
+    if (!a) throw ERRORS.notFound('account', id);
+    return a;
+  }
+
+  /** The account and its first key in one transaction: never an account nobody can use. */
+  async createAccount(name: string): Promise<{ account: Account; secret: string }> {
+    const account: Account = { id: newId('acc'), name, createTimeMs: Date.now() };
+    const { key, secret } = this.mintKey(account.id, { name: 'initial key', kind: 'standard' });
+    await this.db.transaction(async (tx) => {
+      await tx.accounts.createAccount(account);
+      await tx.accounts.insertKey(key);
+    });
+    return { account, secret };
+  }
+
+  /**
+   * Mints a key. `by` is the calling key (absent for the operator CLI and bootstrap): a key it mints is never
+   * wider than itself, so a restricted key cannot mint a standard key nor grant more than its own scopes, and
+   * no key mints one that outlives it.
+   */
+  async createKey(
+    accountId: string,
+    opts: { name?: string | null; kind: ApiKey['kind']; expiresAtMs?: number | null; scopes?: Scope[] },
+    by?: Principal,
+  ): Promise<{ key: ApiKey; secret: string }> {
+    if (opts.expiresAtMs != null && opts.expiresAtMs <= Date.now()) {
+      throw ERRORS.invalid('expires_at_ms must be in the future');
+    }
+    const seen = new Set<string>();
+    for (const s of opts.scopes ?? []) {
+      if (seen.has(s.resourceType)) throw ERRORS.invalid(`scopes: ${s.resourceType} appears more than once`);
+      seen.add(s.resourceType);
+    }
+    if (by) this.requireNoWider(by, opts.kind, opts.scopes ?? [], 'create');
+    // Nor does it outlive its creator: a key that expires mints only keys that expire no later.
+    if (by?.expiresAtMs != null && (opts.expiresAtMs == null || opts.expiresAtMs > by.expiresAtMs)) {
+      throw ERRORS.forbidden(
+        `expires_at_ms must be at most ${by.expiresAtMs}: this key expires then and cannot create a key that outlives it`,
+      );
+    }
+    const minted = this.mintKey(accountId, opts);
+    await this.store.insertKey(minted.key);
+    return minted;
+  }
+
+  private mintKey(accountId: string, opts: { name?: string | null; kind: ApiKey['kind']; expiresAtMs?: number | null; scopes?: Scope[] }): { key: ApiKey; secret: string } {
+    const secret = newSecret(opts.kind === 'standard' ? 'ak' : 'rk');
+    const key: ApiKey = {
+      id: newId('key'),
+      accountId,
+      name: opts.name ?? null,
+      kind: opts.kind,
+      secretHash: hashSecret(secret),
+      scopes: opts.scopes ?? [],
+      expiresAtMs: opts.expiresAtMs ?? null,
+      createTimeMs: Date.now(),
+      revokedAtMs: null,
+      secretLast4: secret.slice(-4),
+    };
+    return { key, secret };
+  }
+
+  /**
+   * First-key bootstrap: DEVBOXD_ADMIN_KEY becomes a standard key of the default account (idempotent);
+   * without it, a store with no keys at all gets one fresh key, returned so the caller can show it once.
+   */
+  async bootstrap(adminKey: string | undefined): Promise<{ createdSecret?: string }> {
+    const account = (await this.store.findAccountByName(DEFAULT_ACCOUNT_NAME)) ?? (await this.defaultAccount());
+    if (adminKey) {
+      await this.store.insertKeyIfAbsent({
+        id: newId('key'),
+        accountId: account.id,
+        name: 'admin (DEVBOXD_ADMIN_KEY)',
+        kind: 'standard',
+        secretHash: hashSecret(adminKey),
+        scopes: [],
+        expiresAtMs: null,
+        createTimeMs: Date.now(),
+        revokedAtMs: null,
+        secretLast4: adminKey.slice(-4),
+      });
+      return {};
+    }
+    if ((await this.store.countKeys()) > 0) return {};
+    return { createdSecret: (await this.createKey(account.id, { name: 'admin', kind: 'standard' })).secret };
+  }
+
+  /** Refuses when a key of `kind` with `scopes` would grant anything the restricted caller lacks. */
+  private requireNoWider(by: Principal, kind: ApiKey['kind'], scopes: Scope[], verb: 'create' | 'revoke'): void {
+    if (by.kind === 'standard') return;
+    if (kind === 'standard') {
+      throw ERRORS.forbidden(`a restricted key cannot ${verb} a standard key (a standard key has every access; a key can ${verb} only keys no wider than itself)`);
+    }
+    for (const s of scopes) {
+      const own = grantOf(by.scopes, s.resourceType);
+      if (RANK[s.accessLevel] > RANK[own]) {
+        throw ERRORS.forbidden(
+          `this restricted key cannot ${verb} a key with ${s.accessLevel} access to ${s.resourceType}: it has ${own} access there itself`,
+        );
+      }
+    }
+  }
+
+  private async defaultAccount(): Promise<Account> {
+    const account: Account = { id: newId('acc'), name: DEFAULT_ACCOUNT_NAME, createTimeMs: Date.now() };
+    await this.store.createAccount(account);
+    return account;
+  }
+}

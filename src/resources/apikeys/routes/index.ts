@@ -1,0 +1,13 @@
+import type { AccountService } from '../../accounts/account-service.js';
+import { resourceModule } from '../../../platform/http/resource-module.js';
+import { createRoutes } from './create.js';
+import { manageRoutes } from './manage.js';
+
+/**
+ * API keys: RESOURCE_TYPE_ACCOUNT governs them (read to list, write to create or revoke; a standard key
+ * always has both).
+ */
+export const apiKeyRoutes = resourceModule('RESOURCE_TYPE_ACCOUNT', (scope, opts: { accounts: AccountService }) => {
+  createRoutes(scope, opts.accounts);
+  manageRoutes(scope, opts.accounts);
+});

@@ -1,0 +1,210 @@
+import { ERRORS } from '../../platform/errors.js';
+import { newId } from '../../lib/ids.js';
+import type { Logger } from '../../lib/logger.js';
+import type { Sandbox, SandboxStats } from '../../runtime/driver.js';
+import type { DevboxStore, Page, PageQuery, Store } from '../../platform/store/types.js';
+import { checkEnvironment, resolveSandboxSettings, type CreateDevboxInput } from './create-input.js';
+import type { CreateResolution, DevboxExtensions } from './extensions.js';
+import type { Lifecycle } from './lifecycle.js';
+import type { HostCapacity } from './resources.js';
+import type { StatusEvents } from './status-events.js';
+import { TERMINAL, type Devbox, type DevboxStatus } from './types.js';
+
+/** The devbox API in domain terms; routes call one method each. */
+export class DevboxService {
+  private readonly store: DevboxStore;
+
+  constructor(
+    /** The devbox table, and transactions in which features record what they keep about a new box. */
+    private readonly db: Store,
+    private readonly lifecycle: Lifecycle,
+    private readonly events: StatusEvents,
+    private readonly log: Logger,
+    private readonly host: HostCapacity,
+    /** DEVBOXD_NODE_NAME: recorded on every box this server creates (its sandbox runs here). */
+    private readonly node: string,
+    /** Create resolvers, environment providers, view enrichers and shutdown guards other features contribute. */
+    private readonly ext: DevboxExtensions,
+  ) {
+    this.store = db.devboxes;
+  }
+
+  async create(accountId: string, input: CreateDevboxInput): Promise<Devbox> {
+    const id = newId('dbx');
+    const name = input.name || null;
+    const launchParameters = input.launchParameters ?? {};
+    const sandbox = resolveSandboxSettings(id, name, launchParameters, this.host);
+    const env = { ...(input.environmentVariables ?? {}) };
+    checkEnvironment(env, 'environment_variables');
+    let layers: string[] = [];
+    let blueprintId: string | null = null;
+    const persists: NonNullable<CreateResolution['persist']>[] = [];
+    for (const resolve of this.ext.resolvers) {
+      const r = await resolve(accountId, input);
+      if (r?.layers) layers = r.layers;
+      if (r?.blueprintId !== undefined) blueprintId = r.blueprintId;
+      if (r?.persist) persists.push(r.persist);
+    }
+    const now = Date.now();
+    const d: Devbox = {
+      id,
+      accountId,
+      name,
+      status: 'provisioning',
+      createTimeMs: now,
+      endTimeMs: null,
+      failureReason: null,
+      shutdownReason: null,
+      metadata: input.metadata ?? {},
+      launchParameters,
+      environment: env,
+      entrypoint: input.entrypoint || null,
+      blueprintId,
+      snapshotId: input.snapshotId || null,
+      layers,
+      sandbox,
+      stateTransitions: [{ status: 'provisioning', transitionTimeMs: now }],
+      keepAliveAtMs: now,
+      node: this.node,
+    };
+    if (persists.length) {
+      await this.db.transaction(async (tx) => {
+        await tx.devboxes.insert(d);
+        for (const persist of persists) await persist(tx, d);
+      });
+    } else {
+      await this.store.insert(d);
+    }
+    void this.lifecycle.boot(d, { fileMounts: input.fileMounts ?? {} }).catch((err) => this.log.error({ err, devbox: id }, 'boot failed'));
+    return d;
+  }
+
+  async get(accountId: string, id: string): Promise<Devbox> {
+    const d = await this.store.get(accountId, id);
+    if (!d) throw ERRORS.notFound('devbox', id);
+    return d;
+  }
+
+  list(accountId: string, page: PageQuery, status?: DevboxStatus): Promise<Page<Devbox>> {
+    return this.store.list(accountId, page, status);
+  }
+
+  /** Patch: undefined/null leave a field; "" clears the name; {} clears the metadata. */
+  async update(accountId: string, id: string, patch: { name?: string | null; metadata?: Record<string, string> | null }): Promise<Devbox> {
+    const changes: { name?: string | null; metadata?: Record<string, string> } = {};
+    if (patch.name !== undefined && patch.name !== null) changes.name = patch.name === '' ? null : patch.name;
+    if (patch.metadata !== undefined && patch.metadata !== null) changes.metadata = patch.metadata;
+    const d = await this.store.patch(accountId, id, changes);
+    if (!d) throw ERRORS.notFound('devbox', id);
+    return d;
+  }
+
+  async shutdown(accountId: string, id: string, force: boolean): Promise<Devbox> {
+    const d = await this.get(accountId, id);
+    if (TERMINAL.has(d.status)) return d;
+    if (!force) {
+      for (const guard of this.ext.shutdownGuards) {
+        const refusal = await guard(d);
+        if (refusal) throw ERRORS.conflict(refusal);
+      }
+    }
+    return (await this.lifecycle.end(id, { status: 'shutdown', reason: 'api_shutdown' })) ?? d;
+  }
+
+  async keepAlive(accountId: string, id: string): Promise<void> {
+    if (!(await this.store.keepAlive(accountId, id, Date.now()))) {
+      const d = await this.get(accountId, id);
+      throw ERRORS.devboxEnded(id, d.status);
+    }
+    this.touch(id);
+  }
+
+  /** Resolves with the devbox once it is in one of `statuses`, or null when the hold ends first. */
+  async waitForStatus(accountId: string, id: string, statuses: DevboxStatus[], timeoutMs: number, signal?: AbortSignal): Promise<Devbox | null> {
+    const first = await this.get(accountId, id);
+    if (statuses.includes(first.status)) return first;
+    return new Promise((resolve) => {
+      let settled = false;
+      let reading = false;
+      let again = false;
+      const done = (d: Devbox | null) => {
+        if (settled) return;
+        settled = true;
+        unsubscribe();
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        resolve(d);
+      };
+      // One re-read at a time; an event during a read makes it read once more, so no change is missed.
+      const check = async () => {
+        if (reading) {
+          again = true;
+          return;
+        }
+        reading = true;
+        try {
+          do {
+            again = false;
+            const d = await this.store.getById(id);
+            if (d && statuses.includes(d.status)) return done(d);
+          } while (again && !settled);
+        } catch (err) {
+          this.log.error({ err, devbox: id }, 'status re-read failed');
+        } finally {
+          reading = false;
+        }
+      };
+      const unsubscribe = this.events.subscribe(id, () => void check());
+      const timer = setTimeout(() => done(null), timeoutMs);
+      const onAbort = () => done(null);
+      signal?.addEventListener('abort', onAbort);
+      // A change between the first read and the subscription has no event left to wake us: read once now.
+      void check();
+    });
+  }
+
+  async usage(accountId: string, id: string): Promise<{ devbox: Devbox; stats: SandboxStats | null }> {
+    const d = await this.get(accountId, id);
+    const box = this.lifecycle.active.get(id);
+    return { devbox: d, stats: box ? await box.sandbox.stats().catch(() => null) : null };
+  }
+
+  /** For executions, files and snapshots: the box and its live sandbox; 404 if unknown, 400 if not running. */
+  async requireRunning(accountId: string, id: string): Promise<{ devbox: Devbox; sandbox: Sandbox }> {
+    const devbox = await this.get(accountId, id);
+    const box = this.lifecycle.active.get(id);
+    if (devbox.status !== 'running' || !box) {
+      throw ERRORS.devboxNotRunning(id, devbox.status);
+    }
+    return { devbox, sandbox: box.sandbox };
+  }
+
+  /** The environment a box's processes get: what providers contribute (secrets), then the box's own. */
+  async environmentOf(d: Devbox): Promise<Record<string, string>> {
+    if (!this.ext.environment.length) return d.environment;
+    const env: Record<string, string> = {};
+    for (const provide of this.ext.environment) Object.assign(env, await provide(d));
+    return { ...env, ...d.environment };
+  }
+
+  /** Fields the view carries beyond the record, by wire name, from every enricher. */
+  async enrichments(d: Devbox): Promise<Record<string, unknown>> {
+    const extra: Record<string, unknown> = {};
+    for (const enrich of this.ext.enrichers) Object.assign(extra, await enrich(d));
+    return extra;
+  }
+
+  /** Marks the box active now (idle timer). */
+  touch(id: string): void {
+    const box = this.lifecycle.active.get(id);
+    if (box) box.lastActivityMs = Date.now();
+  }
+
+  /** Counts a command in flight (+1) or done (-1): a busy box is never idle. */
+  busy(id: string, delta: 1 | -1): void {
+    const box = this.lifecycle.active.get(id);
+    if (!box) return;
+    box.busy = Math.max(0, box.busy + delta);
+    box.lastActivityMs = Date.now();
+  }
+}

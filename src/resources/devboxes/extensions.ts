@@ -1,0 +1,83 @@
+import type { Store } from '../../platform/store/types.js';
+import type { Sandbox } from '../../runtime/driver.js';
+import type { CreateDevboxInput } from './create-input.js';
+import type { Devbox } from './types.js';
+
+/**
+ * The extension points of the devbox core. Features that extend a devbox (snapshots, secrets, network
+ * policies, objects, tunnels, MCP and gateway configs) contribute to these lists at construction in the
+ * composition root, instead of each adding a setter to the devbox service or the lifecycle. A contributor
+ * that needs a service built later reaches it through a thunk (`() => snapshots`), which the compiler checks.
+ */
+
+/** What a create request resolves to beyond its own fields; resolvers fill in the parts they own. */
+export interface CreateResolution {
+  /** Image layers the box boots from (a snapshot's or a blueprint's), newest first. */
+  layers?: string[];
+  blueprintId?: string | null;
+  /**
+   * Records what the feature keeps about the new box (its secret, gateway or MCP bindings) in the
+   * transaction that inserts the devbox, so a box never exists without them, nor they without the box.
+   */
+  persist?: (tx: Store, devbox: Devbox) => Promise<void>;
+}
+
+/**
+ * Validates a create request and resolves what it names (snapshot layers, blueprints; that secret names exist) before
+ * the record exists. Throws a domain error (404/400) to refuse the request; resolves undefined when the
+ * request names nothing it owns.
+ */
+export type CreateResolver = (accountId: string, input: CreateDevboxInput) => Promise<CreateResolution | undefined>;
+
+/** What a boot step sees: the box being booted and its new sandbox. */
+export interface BootContext {
+  devbox: Devbox;
+  sandbox: Sandbox;
+  /** The create request's file mounts (empty on resume). */
+  fileMounts: Record<string, string>;
+  resuming: boolean;
+}
+
+/**
+ * One step between "sandbox created" and "running" (write file mounts, run launch commands; later attach a
+ * network, mount objects). Steps run in order; a step that throws ends the box in failure/execution_failed
+ * with the error's message.
+ */
+export interface BootStep {
+  name: string;
+  /** Quick platform work (linking the box services) that does not by itself show the box as `initializing`. */
+  quiet?: boolean;
+  /** Whether the step has work for this box: a box with any work passes through `initializing`. */
+  applies(ctx: BootContext): boolean;
+  run(ctx: BootContext): Promise<void>;
+}
+
+/** Runs once the box is running (the entrypoint); `end` ends the box when what it started exits. */
+export type RunningStep = (devbox: Devbox, sandbox: Sandbox, end: () => void) => void;
+
+/** The box's processes are gone (shutdown, failure, suspend): what runs in it ends now. */
+export type StopListener = (devboxId: string) => void;
+
+/** Environment variables a box's processes get beyond its own (secrets), at boot and at every execution. */
+export type EnvironmentProvider = (devbox: Devbox) => Promise<Record<string, string>>;
+
+/** Fields a devbox view carries beyond the record (`tunnel`, `gateway_specs`, `mcp_specs`), by wire name. */
+export type ViewEnricher = (devbox: Devbox) => Promise<Record<string, unknown>>;
+
+/** Refuses a non-forced shutdown with a reason (a snapshot in progress), or allows it with null. */
+export type ShutdownGuard = (devbox: Devbox) => Promise<string | null>;
+
+/** The lists the lifecycle takes at construction. */
+export interface LifecycleExtensions {
+  bootSteps: BootStep[];
+  onRunning: RunningStep[];
+  onStopped: StopListener[];
+}
+
+/** The lists the devbox service takes at construction. */
+export interface DevboxExtensions {
+  resolvers: CreateResolver[];
+  environment: EnvironmentProvider[];
+  enrichers: ViewEnricher[];
+  shutdownGuards: ShutdownGuard[];
+}

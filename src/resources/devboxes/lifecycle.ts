@@ -1,0 +1,174 @@
+import type { Logger } from '../../lib/logger.js';
+import type { RuntimeDriver, Sandbox, SandboxSpec } from '../../runtime/driver.js';
+import type { DevboxStore } from '../../platform/store/types.js';
+import type { BootContext, LifecycleExtensions } from './extensions.js';
+import type { StatusEvents } from './status-events.js';
+import { DEVBOX_STATUSES, TERMINAL, type Devbox, type DevboxStatus, type FailureReason, type ShutdownReason, type StateTransition } from './types.js';
+
+/** Every status a box can still leave: an end applies from any of them. */
+export const ALIVE: readonly DevboxStatus[] = DEVBOX_STATUSES.filter((s) => !TERMINAL.has(s));
+
+export interface ActiveBox {
+  sandbox: Sandbox;
+  lastActivityMs: number;
+  /** Commands in flight: a busy box is never idle. */
+  busy: number;
+  oomKills: number;
+}
+
+export type EndReason = { status: 'shutdown'; reason: ShutdownReason } | { status: 'failure'; reason: FailureReason };
+
+export const sandboxSpec = (d: Devbox): SandboxSpec => ({
+  id: d.id,
+  hostname: d.sandbox.hostname,
+  layers: d.layers,
+  limits: d.sandbox.limits,
+  user: d.sandbox.user,
+});
+
+/**
+ * Drives a devbox through its states and owns the link between a devbox record and its live sandbox.
+ * Every change is written to the store first, then waiters are woken.
+ */
+export class Lifecycle {
+  readonly active = new Map<string, ActiveBox>();
+
+  constructor(
+    private readonly store: DevboxStore,
+    private readonly runtime: RuntimeDriver,
+    private readonly events: StatusEvents,
+    private readonly log: Logger,
+    /** Boot steps, what starts once running (the entrypoint) and what ends with the box's processes. */
+    private readonly ext: LifecycleExtensions,
+  ) {}
+
+  /**
+   * Moves the box to `status` if it is in one of `from` (a conditional write: a racing change wins or loses
+   * whole), then wakes waiters. Terminal states set end_time_ms. Resolves the updated devbox, or undefined
+   * when the box was no longer in `from`.
+   */
+  async transition(
+    id: string,
+    from: readonly DevboxStatus[],
+    status: DevboxStatus,
+    opts: { why?: string; before?: StateTransition[]; layers?: string[]; failureReason?: FailureReason; shutdownReason?: ShutdownReason } = {},
+  ): Promise<Devbox | undefined> {
+    const now = Date.now();
+    const t: StateTransition = opts.why ? { status, transitionTimeMs: now, failureReason: opts.why } : { status, transitionTimeMs: now };
+    const d = await this.store.transition(id, {
+      from,
+      to: status,
+      transitions: [...(opts.before ?? []), t],
+      endTimeMs: TERMINAL.has(status) ? now : undefined,
+      failureReason: opts.failureReason,
+      shutdownReason: opts.shutdownReason,
+      layers: opts.layers,
+    });
+    if (d) this.events.notify(id);
+    return d;
+  }
+
+  /** Fresh (re)read: the record other requests may have changed while we awaited. */
+  private current(id: string): Promise<Devbox | undefined> {
+    return this.store.getById(id);
+  }
+
+  /**
+   * Creates the sandbox and brings the box to `running`: the boot steps in order (file mounts, launch
+   * commands; a failing one ends the box in failure/execution_failed), then what starts once running (the
+   * entrypoint). Used by create and, with `resuming`, by resume (which goes resuming → running without
+   * passing through initializing).
+   */
+  async boot(d: Devbox, opts: { fileMounts?: Record<string, string>; resuming?: boolean } = {}): Promise<void> {
+    let sandbox: Sandbox;
+    try {
+      sandbox = await this.runtime.create(sandboxSpec(d));
+    } catch (err) {
+      this.log.error({ err, devbox: d.id }, 'sandbox creation failed');
+      await this.finish(d.id, { status: 'failure', reason: 'health_check_failed' }, `sandbox creation failed: ${(err as Error).message}`);
+      return;
+    }
+    // Attached before the re-read: an end that runs from here on finds the sandbox and destroys it itself;
+    // one that ran before shows in the re-read, and the sandbox is ours to destroy.
+    this.attach(d.id, sandbox);
+    const still = await this.current(d.id);
+    if (!still || TERMINAL.has(still.status)) {
+      if (this.active.get(d.id)?.sandbox === sandbox) {
+        this.active.delete(d.id);
+        await sandbox.destroy();
+      }
+      return;
+    }
+    sandbox.died.then(() => this.onDied(d.id, sandbox)).catch(() => undefined);
+    const resuming = opts.resuming ?? false;
+    const ctx: BootContext = { devbox: still, sandbox, fileMounts: opts.fileMounts ?? {}, resuming };
+    const steps = this.ext.bootSteps.filter((s) => s.applies(ctx));
+    const initializing = steps.some((s) => !s.quiet);
+    if (initializing && !resuming) await this.transition(d.id, ['provisioning'], 'initializing');
+    for (const step of steps) {
+      try {
+        await step.run(ctx);
+      } catch (err) {
+        await this.end(d.id, { status: 'failure', reason: 'execution_failed' }, (err as Error).message);
+        return;
+      }
+    }
+    if (this.active.get(d.id)?.sandbox !== sandbox) return;
+    // A box with nothing to initialize still records initializing, in the same write as running.
+    const before: StateTransition[] = !initializing && !resuming ? [{ status: 'initializing', transitionTimeMs: Date.now() }] : [];
+    const now = await this.transition(d.id, resuming ? ['resuming'] : ['provisioning', 'initializing'], 'running', { before });
+    if (!now) return;
+    for (const step of this.ext.onRunning) step(now, sandbox, () => void this.end(d.id, { status: 'shutdown', reason: 'entrypoint_exit' }));
+  }
+
+  attach(id: string, sandbox: Sandbox): void {
+    this.active.set(id, { sandbox, lastActivityMs: Date.now(), busy: 0, oomKills: 0 });
+  }
+
+  /** Ends a devbox for good: its processes and writable layer go; the record stays, terminal. Idempotent. */
+  async end(id: string, why: EndReason, message?: string): Promise<Devbox | undefined> {
+    const box = this.active.get(id);
+    this.active.delete(id);
+    try {
+      // Reasons quote command output, which may hold bytes a database cannot store as text (NUL).
+      return await this.finish(id, why, message?.replaceAll('\u0000', '\\0'));
+    } finally {
+      // Even when the record could not be written: the sandbox goes, and so does what the box left behind
+      // (execution output), also for a box with no sandbox (suspended).
+      this.stopped(id);
+      if (box) await box.sandbox.destroy().catch((err) => this.log.error({ err, devbox: id }, 'sandbox destroy failed'));
+    }
+  }
+
+  /**
+   * Takes a box out of the running set without destroying it: its executions end, and its init dying is no
+   * longer a failure (suspend stops the box itself). The caller destroys the sandbox.
+   */
+  detach(id: string): Sandbox | undefined {
+    const box = this.active.get(id);
+    this.active.delete(id);
+    if (!box) return undefined;
+    this.stopped(id);
+    return box.sandbox;
+  }
+
+  private async finish(id: string, why: EndReason, message?: string): Promise<Devbox | undefined> {
+    const d = await this.transition(id, ALIVE, why.status, {
+      why: message ?? (why.status === 'failure' ? why.reason : undefined),
+      failureReason: why.status === 'failure' ? why.reason : undefined,
+      shutdownReason: why.status === 'shutdown' ? why.reason : undefined,
+    });
+    // Already ended (by a racing end): the record as that one left it.
+    return d ?? (await this.current(id));
+  }
+
+  private onDied(id: string, sandbox: Sandbox): void {
+    if (this.active.get(id)?.sandbox !== sandbox) return;
+    this.log.warn({ devbox: id }, 'sandbox init died');
+    void this.end(id, { status: 'failure', reason: 'health_check_failed' }, 'the sandbox stopped unexpectedly');
+  }
+
+  private stopped(id: string): void {
+    for (const listener of this.ext.onStopped) listener(id);
+  }
+}

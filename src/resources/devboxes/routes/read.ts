@@ -1,0 +1,71 @@
+import { Type } from 'typebox';
+import type { DevboxService } from '../devbox-service.js';
+import { ERRORS } from '../../../platform/errors.js';
+import { clientGone } from '../../../platform/http/request-signal.js';
+import type { Api } from '../../../platform/http/resource-module.js';
+import { Body, Opt, pageEnvelope, PageQuerySchema, pageSchema, replies, toPageQuery } from '../../../platform/http/schemas/common.js';
+import { DevboxIdParams, DevboxViewSchema, StatusSchema, UsageViewSchema, view } from './schemas.js';
+
+const ListQuery = Type.Intersect([PageQuerySchema, Type.Object({ status: Type.Optional(StatusSchema) })]);
+const WaitBody = Body({
+  statuses: Type.Array(StatusSchema, { minItems: 1, maxItems: 20 }),
+  timeout_seconds: Opt(Type.Number({ minimum: 0, maximum: 3600 })),
+});
+
+const DEFAULT_WAIT_S = 10;
+const MAX_WAIT_S = 30;
+
+const ListView = pageSchema('devboxes', DevboxViewSchema);
+
+export function readRoutes(app: Api, devboxes: DevboxService): void {
+  app.get('/v1/devboxes/:id', { schema: { params: DevboxIdParams, response: replies(DevboxViewSchema) } }, async (req) => {
+    const { id } = req.params;
+    return view(devboxes, await devboxes.get(req.principal.accountId, id));
+  });
+
+  app.get('/v1/devboxes', { schema: { querystring: ListQuery, response: replies(ListView) } }, async (req) => {
+    const q = req.query;
+    const page = await devboxes.list(req.principal.accountId, toPageQuery(q), q.status);
+    return pageEnvelope('devboxes', { ...page, items: await Promise.all(page.items.map((d) => view(devboxes, d))) });
+  });
+
+  // Long-poll: 200 once a requested status is reached, 408 when the hold ends (the SDK re-sends at once).
+  app.post(
+    '/v1/devboxes/:id/wait_for_status',
+    { schema: { params: DevboxIdParams, body: WaitBody, response: replies(DevboxViewSchema) }, config: { idempotent: false, access: 'read' } },
+    async (req, reply) => {
+      const { id } = req.params;
+      const body = req.body;
+      const seconds = Math.min(body.timeout_seconds ?? DEFAULT_WAIT_S, MAX_WAIT_S);
+      const d = await devboxes.waitForStatus(req.principal.accountId, id, body.statuses, seconds * 1000, clientGone(reply));
+      if (!d) throw ERRORS.waitTimeout(`devbox ${id} did not reach ${body.statuses.join(' or ')} within ${seconds}s`);
+      return view(devboxes, d);
+    },
+  );
+
+  app.get('/v1/devboxes/:id/usage', { schema: { params: DevboxIdParams, response: replies(UsageViewSchema) } }, async (req) => {
+    const { id } = req.params;
+    const { devbox: d, stats } = await devboxes.usage(req.principal.accountId, id);
+    const end = d.endTimeMs ?? Date.now();
+    let active = 0;
+    d.stateTransitions.forEach((t, i) => {
+      if (t.status !== 'running') return;
+      active += (d.stateTransitions[i + 1]?.transitionTimeMs ?? end) - t.transitionTimeMs;
+    });
+    const activeS = active / 1000;
+    const GiB = 1024 ** 3;
+    return {
+      id: d.id,
+      status: d.status,
+      start_time_ms: d.createTimeMs,
+      end_time_ms: d.endTimeMs,
+      total_elapsed_seconds: (end - d.createTimeMs) / 1000,
+      total_active_seconds: activeS,
+      vcpu_seconds: activeS * d.sandbox.limits.cpuCores,
+      memory_gb_seconds: (activeS * d.sandbox.limits.memoryBytes) / GiB,
+      disk_gb_seconds: ((end - d.createTimeMs) / 1000) * ((stats?.diskBytes ?? 0) / GiB),
+      memory_bytes: stats?.memoryBytes ?? null,
+      cpu_micros: stats?.cpuMicros ?? null,
+    };
+  });
+}

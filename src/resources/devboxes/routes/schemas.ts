@@ -1,0 +1,219 @@
+import { Type, type Static } from 'typebox';
+import type { DevboxService } from '../devbox-service.js';
+import type { Devbox } from '../types.js';
+import { DEVBOX_STATUSES } from '../types.js';
+import { ERRORS } from '../../../platform/errors.js';
+import { ArgString, Body, EnvironmentMap, Int, LIMITS, Metadata, Opt, OrNull, StringEnum, StringMap, Text } from '../../../platform/http/schemas/common.js';
+import { MAX_BYTES_KEYWORD } from '../../../platform/http/validation.js';
+
+export const StatusSchema = StringEnum([...DEVBOX_STATUSES]);
+
+const Seconds = Type.Integer({ minimum: 1, maximum: LIMITS.maxSeconds });
+const Commands = Type.Array(ArgString({ maxLength: 100_000 }), { maxItems: 100 });
+
+const AfterIdle = Body({
+  idle_time_seconds: Seconds,
+  on_idle: Type.Optional(StringEnum(['shutdown', 'suspend'])),
+});
+
+/**
+ * Launch parameters: every field of the SDK is known here. The whole object is echoed as sent, so it is
+ * bounded as a whole too. Fields for capabilities this server does not have yet (ports, network policies,
+ * services, resume triggers) are typed so that only their empty values pass `refuseUnsupported`.
+ */
+export const LaunchParametersSchema = Type.Object(
+  {
+    launch_commands: Opt(Commands),
+    resource_size_request: Opt(StringEnum(['X_SMALL', 'SMALL', 'MEDIUM', 'LARGE', 'X_LARGE', 'XX_LARGE', 'CUSTOM_SIZE'])),
+    custom_cpu_cores: Opt(Type.Number({ exclusiveMinimum: 0, maximum: 64 })),
+    custom_gb_memory: Opt(Type.Number({ exclusiveMinimum: 0, maximum: 256 })),
+    custom_disk_size: Opt(Type.Integer({ minimum: 1, maximum: 4096 })),
+    keep_alive_time_seconds: Opt(Seconds),
+    after_idle: Opt(AfterIdle),
+    architecture: Opt(StringEnum(['x86_64', 'arm64'])),
+    available_ports: Opt(Type.Array(Type.Integer({ minimum: 1, maximum: 65535 }), { maxItems: 100 })),
+    network_policy_id: Opt(Type.String({ maxLength: 200 })),
+    provisioning_tier: Opt(StringEnum(['standard', 'flex'])),
+    required_services: Opt(Type.Array(Type.String({ maxLength: 200 }), { maxItems: 100 })),
+    user_parameters: Opt(Body({ username: Type.String({ minLength: 1, maxLength: 32 }), uid: Type.Integer({ minimum: 0, maximum: 65534 }) })),
+    lifecycle: Opt(
+      Body({
+        after_idle: Opt(AfterIdle),
+        lifecycle_hooks: Opt(
+          Body({
+            suspend_commands: Opt(Commands),
+            suspend_deadline_ms: Opt(Type.Integer({ minimum: 0, maximum: 600_000 })),
+          }),
+        ),
+        resume_triggers: Opt(Body({ axon_event: Opt(Type.Boolean()), http: Opt(Type.Boolean()) })),
+      }),
+    ),
+  },
+  { additionalProperties: false, [MAX_BYTES_KEYWORD]: LIMITS.launchParametersBytes },
+);
+
+/** Create parameters of features still to come: any value is accepted by the schema, then refused unless empty. */
+const Later = Type.Optional(Type.Unknown());
+
+export const CreateBodySchema = Body({
+  name: Opt(Text(LIMITS.name)),
+  entrypoint: Opt(ArgString({ maxLength: 100_000 })),
+  environment_variables: Opt(EnvironmentMap),
+  metadata: Opt(Metadata),
+  secrets: Opt(
+    Type.Unsafe<Record<string, string>>({
+      type: 'object',
+      propertyNames: { pattern: '^[A-Za-z_][A-Za-z0-9_]*$', maxLength: 256 },
+      additionalProperties: { type: 'string', minLength: 1, maxLength: 256 },
+      maxProperties: 256,
+    }),
+  ),
+  file_mounts: Opt(
+    Type.Unsafe<Record<string, string>>({
+      type: 'object',
+      propertyNames: { minLength: 1, maxLength: 4096, pattern: '^[^\\u0000]*$' },
+      additionalProperties: { type: 'string' },
+      maxProperties: 100,
+    }),
+  ),
+  launch_parameters: Opt(LaunchParametersSchema),
+  blueprint_id: Opt(Type.String({ maxLength: 200 })),
+  blueprint_name: Opt(Type.String({ maxLength: 256 })),
+  snapshot_id: Opt(Type.String({ maxLength: 200 })),
+  code_mounts: Later,
+  gateways: Later,
+  mcp: Later,
+  mounts: Later,
+  tunnel: Later,
+});
+
+/** The create body as validated (the type follows the schema). */
+export type CreateBody = Static<typeof CreateBodySchema>;
+
+const isEmpty = (v: unknown) =>
+  v === undefined || v === null || v === false || (Array.isArray(v) && v.length === 0) || (typeof v === 'object' && Object.keys(v as object).length === 0);
+
+/** What each not-yet-available create parameter needs; a non-empty value is a 400 naming it. */
+const UNSUPPORTED: Array<[string, (b: CreateBody) => unknown, string]> = [
+  ['tunnel', (b) => b.tunnel, 'tunnels'],
+  ['mounts', (b) => b.mounts, 'object, agent and code mounts'],
+  ['code_mounts', (b) => b.code_mounts, 'code mounts'],
+  ['gateways', (b) => b.gateways, 'the agent gateway'],
+  ['mcp', (b) => b.mcp, 'the MCP hub'],
+  ['launch_parameters.available_ports', (b) => b.launch_parameters?.available_ports, 'tunnels into box ports'],
+  ['launch_parameters.network_policy_id', (b) => b.launch_parameters?.network_policy_id, 'network policies'],
+  ['launch_parameters.required_services', (b) => b.launch_parameters?.required_services, 'services'],
+  ['launch_parameters.lifecycle.resume_triggers.axon_event', (b) => resumeTriggers(b)?.axon_event, 'axon resume triggers'],
+  ['launch_parameters.lifecycle.resume_triggers.http', (b) => resumeTriggers(b)?.http, 'HTTP resume triggers'],
+];
+
+const resumeTriggers = (b: CreateBody) => b.launch_parameters?.lifecycle?.resume_triggers ?? undefined;
+
+/** Throws a 400 naming the first parameter this server cannot act on yet (never accepted and dropped). */
+export function refuseUnsupported(b: CreateBody): void {
+  for (const [field, get, what] of UNSUPPORTED) {
+    if (!isEmpty(get(b))) throw ERRORS.invalid(`${field} is not supported on this server yet (${what})`);
+  }
+}
+
+export const DevboxIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }) });
+
+const FAILURE_REASONS = ['out_of_memory', 'out_of_disk', 'execution_failed', 'health_check_failed'];
+const SHUTDOWN_REASONS = ['api_shutdown', 'keep_alive_timeout', 'entrypoint_exit', 'idle', 'ttl_expired'];
+
+/** TunnelView: how a box's ports are reached from outside (the networking module fills it in). */
+const TunnelViewSchema = Type.Object(
+  {
+    auth_mode: StringEnum(['open', 'authenticated']),
+    create_time_ms: Int,
+    http_keep_alive: Type.Boolean(),
+    tunnel_key: Type.String(),
+    wake_on_http: Type.Boolean(),
+    auth_token: Type.Optional(OrNull(Type.String())),
+  },
+  { description: 'TunnelView' },
+);
+
+/** DevboxView as `toView` writes it, with what view enrichers add (`tunnel`, `gateway_specs`, `mcp_specs`). */
+export const DevboxViewSchema = Type.Object(
+  {
+    id: Type.String(),
+    name: OrNull(Type.String()),
+    status: StatusSchema,
+    create_time_ms: Int,
+    end_time_ms: OrNull(Int),
+    metadata: StringMap,
+    launch_parameters: Type.Unsafe<Record<string, unknown>>({
+      type: 'object',
+      additionalProperties: true,
+      description: 'the launch parameters as they were sent',
+    }),
+    capabilities: Type.Array(Type.String()),
+    state_transitions: Type.Array(
+      Type.Object({ status: StatusSchema, transition_time_ms: Int, failure_reason: Type.Optional(Type.String()) }),
+    ),
+    initiator_type: Type.String(),
+    blueprint_id: OrNull(Type.String()),
+    snapshot_id: OrNull(Type.String()),
+    failure_reason: OrNull(StringEnum(FAILURE_REASONS)),
+    shutdown_reason: OrNull(StringEnum(SHUTDOWN_REASONS)),
+    tunnel: OrNull(TunnelViewSchema),
+    gateway_specs: OrNull(Type.Record(Type.String(), Type.Object({ gateway_config_id: Type.String(), secret_id: Type.String() }))),
+    mcp_specs: OrNull(Type.Record(Type.String(), Type.Object({ mcp_config_id: Type.String(), secret_id: Type.String() }))),
+  },
+  { description: 'DevboxView' },
+);
+
+/** DevboxResourceUsageView. */
+export const UsageViewSchema = Type.Object(
+  {
+    id: Type.String(),
+    status: StatusSchema,
+    start_time_ms: Int,
+    end_time_ms: OrNull(Int),
+    total_elapsed_seconds: Type.Number(),
+    total_active_seconds: Type.Number(),
+    vcpu_seconds: Type.Number(),
+    memory_gb_seconds: Type.Number(),
+    disk_gb_seconds: Type.Number(),
+    memory_bytes: OrNull(Int),
+    cpu_micros: OrNull(Int),
+  },
+  { description: 'DevboxResourceUsageView' },
+);
+
+/**
+ * The wire shape (DevboxView) of the record alone; `tunnel`, `gateway_specs` and `mcp_specs` are null here
+ * and come from the view enrichers other modules contribute (`DevboxService.enrichments`), merged by `view`.
+ */
+export function toView(d: Devbox) {
+  return {
+    id: d.id,
+    name: d.name,
+    status: d.status,
+    create_time_ms: d.createTimeMs,
+    end_time_ms: d.endTimeMs,
+    metadata: d.metadata,
+    launch_parameters: d.launchParameters,
+    capabilities: [] as string[],
+    state_transitions: d.stateTransitions.map((t) => ({
+      status: t.status,
+      transition_time_ms: t.transitionTimeMs,
+      ...(t.failureReason ? { failure_reason: t.failureReason } : {}),
+    })),
+    initiator_type: 'api',
+    blueprint_id: d.blueprintId,
+    snapshot_id: d.snapshotId,
+    failure_reason: d.failureReason,
+    shutdown_reason: d.shutdownReason,
+    tunnel: null,
+    gateway_specs: null,
+    mcp_specs: null,
+  };
+}
+
+/** The full view: the record's fields plus every enricher's (a feature that owns a field fills it in). */
+export async function view(devboxes: Pick<DevboxService, 'enrichments'>, d: Devbox) {
+  const extra = await devboxes.enrichments(d);
+  return { ...toView(d), ...extra } as ReturnType<typeof toView>;
+}

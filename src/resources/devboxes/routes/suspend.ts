@@ -1,0 +1,21 @@
+import type { SuspendService } from '../../snapshots/suspend-service.js';
+import type { Api } from '../../../platform/http/resource-module.js';
+import { replies } from '../../../platform/http/schemas/common.js';
+import { DevboxIdParams, DevboxViewSchema, view } from './schemas.js';
+import type { DevboxService } from '../devbox-service.js';
+
+const schema = { params: DevboxIdParams, response: replies(DevboxViewSchema) };
+
+export function suspendRoutes(app: Api, suspend: SuspendService, devboxes: DevboxService): void {
+  // Answers at once (suspending); the SDK's awaitSuspended polls wait_for_status. 400 unless running.
+  app.post('/v1/devboxes/:id/suspend', { schema }, async (req) => {
+    const { id } = req.params;
+    return view(devboxes, await suspend.suspend(req.principal.accountId, id));
+  });
+
+  // Answers at once (resuming); 400 unless suspended.
+  app.post('/v1/devboxes/:id/resume', { schema }, async (req) => {
+    const { id } = req.params;
+    return view(devboxes, await suspend.resume(req.principal.accountId, id));
+  });
+}

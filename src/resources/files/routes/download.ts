@@ -1,0 +1,36 @@
+import type { Readable } from 'node:stream';
+import { Type } from 'typebox';
+import { clientGone } from '../../../platform/http/request-signal.js';
+import type { Api } from '../../../platform/http/resource-module.js';
+import { Body, ERROR_RESPONSES } from '../../../platform/http/schemas/common.js';
+import { DevboxIdParams } from '../../devboxes/routes/schemas.js';
+import type { FileRouteOptions } from './index.js';
+import { holdSlot } from './slots.js';
+
+const DownloadBody = Body({ path: Type.String({ maxLength: 4096 }) });
+const FileReplies = {
+  200: { description: 'the file, streamed', content: { 'application/octet-stream': { schema: Type.Unsafe<Readable>({ type: 'string', format: 'binary' }) } } },
+  ...ERROR_RESPONSES,
+};
+
+export function downloadRoutes(app: Api, { files, devboxes, transferGate }: FileRouteOptions): void {
+  // Headers go out once the box found the file readable; the bytes then stream with back-pressure.
+  app.post(
+    '/v1/devboxes/:id/download_file',
+    {
+      schema: { params: DevboxIdParams, body: DownloadBody, response: FileReplies },
+      config: { idempotent: false, access: 'read' },
+      preParsing: holdSlot(transferGate, 'file transfers'),
+    },
+    async (req, reply) => {
+      const { id } = req.params;
+      const { path } = req.body;
+      const { stream, done } = await files.read(req.principal.accountId, id, path, clientGone(reply));
+      done.then(
+        () => devboxes.touch(id),
+        (err: Error) => req.log.warn({ err, devbox: id, path }, 'download ended early'),
+      );
+      return reply.type('application/octet-stream').send(stream);
+    },
+  );
+}

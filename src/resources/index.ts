@@ -1,0 +1,28 @@
+import type { FastifyInstance } from 'fastify';
+import type { Deps } from '../deps.js';
+import type { ModuleSchema } from '../platform/store/module-schema.js';
+import { accountRoutes } from './accounts/routes/index.js';
+import { apiKeyRoutes } from './apikeys/routes/index.js';
+import { devboxRoutes } from './devboxes/routes/index.js';
+import { executionRoutes } from './executions/routes/index.js';
+import { fileRoutes } from './files/routes/index.js';
+import { healthRoutes } from './health/routes.js';
+import { snapshotRoutes } from './snapshots/routes/index.js';
+
+/**
+ * The tables of resource modules that migrate their own (`<module>/schema.ts`), applied in this order after
+ * the core schema. The core resources (accounts, devboxes, executions, snapshots) predate modules and keep
+ * theirs in src/platform/store/{sqlite,postgres}/migrations.ts.
+ */
+export const MODULE_SCHEMAS: readonly ModuleSchema[] = [];
+
+/** Every resource's routes, each one hop from its path to the file that serves it. */
+export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
+  healthRoutes(app, deps.store);
+  await app.register(accountRoutes, { accounts: deps.accounts });
+  await app.register(apiKeyRoutes, { accounts: deps.accounts });
+  await app.register(devboxRoutes, { devboxes: deps.devboxes, suspend: deps.suspend });
+  await app.register(executionRoutes, { executions: deps.executions });
+  await app.register(fileRoutes, { files: deps.files, devboxes: deps.devboxes, contentsGate: deps.fileContentsGate, transferGate: deps.fileTransferGate });
+  await app.register(snapshotRoutes, { snapshots: deps.snapshots });
+}

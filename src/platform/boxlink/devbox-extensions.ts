@@ -1,4 +1,4 @@
-import type { BootStep, StopListener } from '../../domain/devboxes/extensions.js';
+import type { BootStep, StopListener } from '../../resources/devboxes/extensions.js';
 import type { BoxServices } from './box-services.js';
 
 /**

@@ -98,10 +98,37 @@ for host in ("127.0.0.1", "0.0.0.0", "::1", "::"):
         print("refused", host, e.errno)
 '; ls ${path.join(server.dataDir, 'run')} 2>&1 | head -1`);
     assert.doesNotMatch(bind.out, /bound/, bind.out);
-    assert.equal(bind.out.match(/refused/g)?.length, 4, bind.out);
+    assert.equal(bind.out.match(/refused \S+ 13/g)?.length, 4, `not refused as a privileged port: ${bind.out}`);
     assert.match(bind.out, /No such file or directory/);
     assert.equal(await whoami(box.id), box.id);
     await api.devboxes.shutdown(box.id);
+  });
+
+  test('a port set at or above 1024 serves the link too, and the tenant cannot bind it while linked', async () => {
+    const other = await startTestServer({ DEVBOXD_BOX_SERVICES_PORT: '47000' });
+    try {
+      const api2 = other.client();
+      const box = await api2.devboxes.createAndAwaitRunning({ launch_parameters: { user_parameters: { username: 'root', uid: 0 } } });
+      const run = async (command: string) => {
+        const r = await api2.devboxes.executeSync(box.id, { command });
+        return r.stdout ?? '';
+      };
+      assert.equal(await run('curl -sS -m 5 http://127.0.0.1:47000/_whoami'), JSON.stringify({ devbox_id: box.id }));
+      const bind = await run(`python3 -c '
+import socket
+for host in ("127.0.0.1", "0.0.0.0"):
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        s.bind((host, 47000)); print("bound", host)
+    except OSError as e:
+        print("refused", host, e.errno)
+'`);
+      assert.equal(bind.trim(), 'refused 127.0.0.1 98\nrefused 0.0.0.0 98');
+      await api2.devboxes.shutdown(box.id);
+    } finally {
+      await other.stop();
+    }
   });
 
   test('the link survives suspend/resume and a server restart; after shutdown no socket or daemon fd is left', async () => {

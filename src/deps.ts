@@ -14,7 +14,7 @@ import { DevboxLog } from './resources/executions/devbox-log.js';
 import { ExecutionService } from './resources/executions/execution-service.js';
 import { OutputBudget } from './resources/executions/output-budget.js';
 import { FileService } from './resources/files/file-service.js';
-import { buildAgentGateway, type AgentGateway } from './resources/gateway-configs/index.js';
+import { buildAgentGateway, GATEWAY_PREFIX, type AgentGateway } from './resources/gateway-configs/index.js';
 import { secretExtensions } from './resources/secrets/devbox-extensions.js';
 import { openKeySource } from './resources/secrets/master-key.js';
 import { SecretService } from './resources/secrets/secret-service.js';
@@ -24,6 +24,7 @@ import { JobRunner } from './platform/jobs/job-runner.js';
 import { CAPTURE_JOB, SnapshotService } from './resources/snapshots/snapshot-service.js';
 import { SUSPEND_JOB, SuspendService } from './resources/snapshots/suspend-service.js';
 import { Gate } from './lib/gate.js';
+import { BoxServices, boxServicesExtensions, boxServicesUrl } from './platform/boxlink/index.js';
 import type { Logger } from './lib/logger.js';
 import type { RuntimeDriver } from './runtime/driver.js';
 import { createRuntime } from './runtime/index.js';
@@ -55,6 +56,8 @@ export interface Deps {
   fileTransferGate: Gate;
   /** The agent gateway: gateway configs, the boxes' tokens and the proxy boxes reach them through. */
   gateway: AgentGateway;
+  /** The HTTP services a box reaches from inside (MCP hub, agent gateway): `boxServices.route(prefix, handler)`. */
+  boxServices: BoxServices;
   /** Stops background work and closes what was opened, in reverse order. Devboxes keep running. */
   close(): Promise<void>;
 }
@@ -85,16 +88,20 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   // Features plug into the devbox core through its extension points; services built later are reached by
   // thunks (called only once a box boots or a request arrives, when everything below exists).
   const boxProcesses = executionExtensions(() => executions.processes);
+  const boxServices = new BoxServices({ runtime, dataDir: config.dataDir, port: config.boxServicesPort, log: logger.child({ component: 'box-services' }) });
+  boxServices.start();
+  const boxLink = boxServicesExtensions(() => boxServices);
   const gateway = buildAgentGateway(store, {
     secrets: () => secrets,
     sealer: () => sealer,
-    baseUrl: 'http://127.0.0.1:1023',
+    baseUrl: boxServicesUrl(config),
     log: logger.child({ component: 'gateway' }),
   });
+  boxServices.route(GATEWAY_PREFIX, gateway.proxy.handle);
   const lifecycle = new Lifecycle(devboxStore, runtime, events, logger.child({ component: 'lifecycle' }), {
-    bootSteps: [fileMountsStep, boxProcesses.bootStep],
+    bootSteps: [boxLink.bootStep, fileMountsStep, boxProcesses.bootStep],
     onRunning: [boxProcesses.onRunning],
-    onStopped: [boxProcesses.onStopped, gateway.devbox.onStopped],
+    onStopped: [boxLink.onStopped, boxProcesses.onStopped, gateway.devbox.onStopped],
   });
   const devboxes = new DevboxService(store, lifecycle, events, logger.child({ component: 'devboxes' }), {
     maxCpuCores: config.maxCpuCores,
@@ -140,6 +147,8 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
 
   await supervisor.reconcile();
   await gateway.bindings.reconcile();
+  // Adopted boxes lost their link with the previous server: each gets a fresh one.
+  await Promise.all([...lifecycle.active.keys()].map((id) => boxServices.link(id).catch((err) => logger.error({ err, devbox: id }, 'box services link failed'))));
   await executions.reconcileOutput();
   supervisor.start();
   return {
@@ -160,7 +169,9 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     fileContentsGate: fairGate(config.fileContentsConcurrency, config.fileContentsQueue),
     fileTransferGate: fairGate(config.fileTransferConcurrency, config.fileTransferQueue),
     gateway,
+    boxServices,
     async close() {
+      await boxServices.close();
       await gateway.proxy.close();
       supervisor.stop();
       outputs.stop();

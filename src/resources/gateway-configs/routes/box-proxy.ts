@@ -98,9 +98,9 @@ export class GatewayProxy {
           signal: abort.signal,
         },
         ({ statusCode, headers: upstream }) => {
+          // The head leaves with the first bytes of the body (one write, not two: a second small segment
+          // on the box's TCP connection would wait for the client's delayed ACK).
           res.writeHead(statusCode, forwardable(upstream, DROP_RESPONSE));
-          // Headers go out at once, so a streaming answer's first event is not held behind them.
-          res.flushHeaders();
           return res;
         },
       );

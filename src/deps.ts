@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { Config } from './config.js';
 import { AccountService } from './resources/accounts/account-service.js';
 import { fileMountsStep } from './resources/devboxes/boot-steps.js';
-import { unknownBlueprints, unknownSecrets } from './resources/devboxes/create-resolvers.js';
+import { unknownBlueprints } from './resources/devboxes/create-resolvers.js';
 import { DevboxService } from './resources/devboxes/devbox-service.js';
 import { Lifecycle } from './resources/devboxes/lifecycle.js';
 import { StatusEvents } from './resources/devboxes/status-events.js';
@@ -14,6 +14,10 @@ import { DevboxLog } from './resources/executions/devbox-log.js';
 import { ExecutionService } from './resources/executions/execution-service.js';
 import { OutputBudget } from './resources/executions/output-budget.js';
 import { FileService } from './resources/files/file-service.js';
+import { secretExtensions } from './resources/secrets/devbox-extensions.js';
+import { openKeySource } from './resources/secrets/master-key.js';
+import { SecretService } from './resources/secrets/secret-service.js';
+import { Sealer } from './resources/secrets/sealer.js';
 import { snapshotLayersResolver, snapshotShutdownGuard } from './resources/snapshots/devbox-extensions.js';
 import { JobRunner } from './platform/jobs/job-runner.js';
 import { CAPTURE_JOB, SnapshotService } from './resources/snapshots/snapshot-service.js';
@@ -41,6 +45,9 @@ export interface Deps {
   files: FileService;
   snapshots: SnapshotService;
   suspend: SuspendService;
+  /** The authenticated cipher under the master key (secret values; reusable for tokens). */
+  sealer: Sealer;
+  secrets: SecretService;
   /** Bounds the read_file_contents / write_file_contents requests held in memory at once. */
   fileContentsGate: Gate;
   /** Bounds the upload_file / download_file streams running at once (each holds stream buffers). */
@@ -65,6 +72,10 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   await runtime.prepare();
 
   const accounts = new AccountService(store);
+  const sealer = new Sealer(openKeySource({ dataDir: config.dataDir, secretKey: config.secretKey, previousKeys: config.secretKeyPrevious }));
+  const secrets = new SecretService(store, sealer, logger.child({ component: 'secrets' }));
+  await secrets.checkKeys();
+  const secretsForBoxes = secretExtensions(secrets, store, logger.child({ component: 'secrets' }));
   const idempotency = store.idempotency;
   const events = new StatusEvents();
   const devboxStore = store.devboxes;
@@ -80,8 +91,8 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     maxCpuCores: config.maxCpuCores,
     maxMemoryGiB: config.maxMemoryGiB,
   }, node, {
-    resolvers: [unknownSecrets, unknownBlueprints, snapshotLayersResolver(() => snapshots)],
-    environment: [],
+    resolvers: [secretsForBoxes.resolver, unknownBlueprints, snapshotLayersResolver(() => snapshots)],
+    environment: [secretsForBoxes.environment],
     enrichers: [],
     shutdownGuards: [snapshotShutdownGuard(() => snapshots)],
   });
@@ -134,6 +145,8 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     files,
     snapshots,
     suspend,
+    sealer,
+    secrets,
     fileContentsGate: fairGate(config.fileContentsConcurrency, config.fileContentsQueue),
     fileTransferGate: fairGate(config.fileTransferConcurrency, config.fileTransferQueue),
     async close() {

@@ -70,6 +70,13 @@ export const ROUTES: Record<string, RouteCase> = {
   'GET /v1/devboxes/disk_snapshots/{id}/status': { needs: SNAPSHOT_READ },
   'POST /v1/devboxes/disk_snapshots/{id}': { needs: SNAPSHOT_WRITE, body: { name: 'renamed' } },
   'POST /v1/devboxes/disk_snapshots/{id}/delete': { needs: SNAPSHOT_WRITE },
+
+  // Runloop's scopes have no secrets type: the account's governs them.
+  'POST /v1/secrets': { needs: [['RESOURCE_TYPE_ACCOUNT', 'write']], body: { name: 'ROUTE_TABLE_SECRET', value: 'v' } },
+  'GET /v1/secrets': { needs: [['RESOURCE_TYPE_ACCOUNT', 'read']] },
+  'GET /v1/secrets/{name}': { needs: [['RESOURCE_TYPE_ACCOUNT', 'read']] },
+  'POST /v1/secrets/{name}': { needs: [['RESOURCE_TYPE_ACCOUNT', 'write']], body: { value: 'v2' } },
+  'POST /v1/secrets/{name}/delete': { needs: [['RESOURCE_TYPE_ACCOUNT', 'write']] },
 };
 
 const BOUNDARY = 'devboxd-route-table';

@@ -95,12 +95,14 @@ describe('CRUD', () => {
   test('list: envelope, pagination by starting_after, total_count, filters id, name (part) and search', async () => {
     const made: View[] = [];
     for (const n of ['list-alpha', 'list-beta', 'list-gamma']) made.push(await create({ ...base, name: n }));
+    // Lists go by id (time-ordered; two made in one millisecond fall in random order).
+    const byIdOrder = [...made].sort((x, y) => (x.id < y.id ? -1 : 1)).map((c) => c.name);
     const page1 = await ok<{ gateway_configs: View[]; has_more: boolean; total_count: number }>({ method: 'GET', url: '/v1/gateway-configs?name=list-&limit=2' });
-    assert.deepEqual(page1.gateway_configs.map((c) => c.name), ['list-alpha', 'list-beta']);
+    assert.deepEqual(page1.gateway_configs.map((c) => c.name), byIdOrder.slice(0, 2));
     assert.equal(page1.has_more, true);
     assert.equal(page1.total_count, 3);
     const page2 = await ok<{ gateway_configs: View[]; has_more: boolean }>({ method: 'GET', url: `/v1/gateway-configs?name=list-&limit=2&starting_after=${page1.gateway_configs[1]!.id}` });
-    assert.deepEqual(page2.gateway_configs.map((c) => c.name), ['list-gamma']);
+    assert.deepEqual(page2.gateway_configs.map((c) => c.name), byIdOrder.slice(2));
     assert.equal(page2.has_more, false);
     const byId = await ok<{ gateway_configs: View[] }>({ method: 'GET', url: `/v1/gateway-configs?id=${made[1]!.id}` });
     assert.deepEqual(byId.gateway_configs.map((c) => c.name), ['list-beta']);

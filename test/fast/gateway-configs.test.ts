@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { buildFastApp, type FastApp } from '../helpers/app.js';
@@ -204,7 +205,12 @@ describe('devbox bindings with a real secret', () => {
     assert.ok(!Object.values(env).includes('fast-real-secret-value'));
     assert.equal((await f.deps.devboxes.environmentOf(box)).LLM, env.LLM, 'the same token at every execution');
 
-    const t = await ok<Record<string, unknown>>({ method: 'POST', url: `/v1/devboxes/${d.id}/create_gateway_token`, payload: { gateway: c.id, secret: secret.id } });
+    const t = await ok<Record<string, unknown>>({
+      method: 'POST',
+      url: `/v1/devboxes/${d.id}/create_gateway_token`,
+      headers: { 'x-request-id': 'mint-1' },
+      payload: { gateway: c.id, secret: secret.id },
+    });
     assert.match(t.token as string, /^gws_/);
     assert.notEqual(t.token, env.LLM);
     assert.deepEqual({ ...t, token: 'x', url: 'y' }, { token: 'x', url: 'y', auth_mechanism: { type: 'bearer' }, devbox_id: d.id, endpoint: base.endpoint, gateway_config_id: c.id });
@@ -218,6 +224,11 @@ describe('devbox bindings with a real secret', () => {
     const { rows } = await f.deps.store.db.query<Record<string, unknown>>('SELECT * FROM gateway_bindings WHERE devbox_id = ?', [d.id]);
     assert.equal(rows.length, 2);
     assert.ok(!JSON.stringify(rows).includes(env.LLM!) && !JSON.stringify(rows).includes(t.token as string));
+    // Nor anywhere else in the data dir (the x-request-id replay cache included).
+    for (const file of fs.readdirSync(f.dataDir).filter((n) => n.startsWith('devboxd.db'))) {
+      const bytes = fs.readFileSync(path.join(f.dataDir, file));
+      assert.ok(!bytes.includes(t.token as string) && !bytes.includes(env.LLM!), `${file} holds a token`);
+    }
 
     await ok({ method: 'POST', url: `/v1/devboxes/${d.id}/shutdown` });
     for (let i = 0; i < 50; i++) {

@@ -23,8 +23,16 @@ const GatewayTokenViewSchema = Type.Object(
   { description: 'GatewayTokenView' },
 );
 
-/** A token is a credential for the box: it needs devbox write, and reading the account's configs and secrets. */
-const config = { resource: 'RESOURCE_TYPE_DEVBOXES' as const, alsoNeeds: [{ resource: 'RESOURCE_TYPE_ACCOUNT' as const, access: 'read' as const }] };
+/**
+ * A token is a credential for the box: it needs devbox write, and reading the account's configs and secrets.
+ * Its answer is never kept for x-request-id replays (the token would sit in the database in clear): a
+ * retried call mints another token, which ends with the box like the first.
+ */
+const config = {
+  resource: 'RESOURCE_TYPE_DEVBOXES' as const,
+  alsoNeeds: [{ resource: 'RESOURCE_TYPE_ACCOUNT' as const, access: 'read' as const }],
+  idempotent: false,
+};
 
 export function tokenRoutes(app: Api, bindings: GatewayBindings, devboxes: DevboxService): void {
   app.post(

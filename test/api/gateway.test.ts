@@ -201,6 +201,15 @@ describe('agent gateway', () => {
     assert.match(JSON.parse(r.body).message, /upstream http:\/\/127\.0\.0\.1:9 failed/);
   });
 
+  test('after a server restart (kill -9) the box keeps its token and reaches the upstream through the gateway', async () => {
+    const before = (await sh(box.id, 'echo $LLM')).out;
+    await server.restart();
+    assert.equal((await sh(box.id, 'echo $LLM')).out, before);
+    seen.length = 0;
+    assert.equal((await curlStatus(box.id, `"$LLM_URL/v1/after-restart" -H "Authorization: Bearer $LLM"`)).status, 200);
+    assert.equal(seen[0]!.headers['x-api-key'], SECRET_VALUE);
+  });
+
   test('tokens die with the box: its bindings go at shutdown, and no token is minted for it any more', async () => {
     const d = await api.devboxes.createAndAwaitRunning({ gateways: { LLM: { gateway: llm.id, secret: 'GW_UPSTREAM_KEY' } } });
     await api.devboxes.createGatewayToken(d.id, { gateway: llm.id, secret: 'GW_UPSTREAM_KEY' });

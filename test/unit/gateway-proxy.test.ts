@@ -25,6 +25,14 @@ let upstreamPort: number;
 let frontPort: number;
 let slowPort: number;
 let proxies: GatewayProxy[] = [];
+/** A promise and its resolve (Node 20 has no Promise.withResolvers). */
+function deferred<T>() {
+  let resolve!: (v: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
+const upstreamClosed = deferred<void>();
+const firstChunk = deferred<string>();
 
 /** The access decision, as GatewayAccess makes it, for one box, binding and token. */
 function fakeAccess(origin: () => string): GatewayAccess {
@@ -42,6 +50,26 @@ function listen(server: Server): Promise<number> {
 
 before(async () => {
   upstream = createServer((req, res) => {
+    if (req.url === '/base/endless') {
+      // Writes until the gateway goes away: the test sees when the upstream request ends.
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const tick = setInterval(() => res.write('data: tick\n\n'), 20);
+      res.on('close', () => {
+        clearInterval(tick);
+        upstreamClosed.resolve();
+      });
+      return;
+    }
+    if (req.url === '/base/upload') {
+      // Answers after the first chunk of the body, before the rest exists: the body is not held back.
+      req.once('data', (c: Buffer) => {
+        firstChunk.resolve(c.toString());
+        let n = c.length;
+        req.on('data', (d: Buffer) => (n += d.length));
+        req.on('end', () => res.end(String(n)));
+      });
+      return;
+    }
     let body = '';
     req.on('data', (c: Buffer) => (body += c.toString()));
     req.on('end', () => {
@@ -171,4 +199,35 @@ test('an upstream that refuses connections is a 502 JSON; one that does not answ
   const slow = await call(slowPort, '/gateway/gwb_1/slow', { headers: good });
   assert.equal(slow.status, 504);
   assert.match(JSON.parse(slow.body).message, /did not answer in time/);
+});
+
+test('a client that goes away ends the upstream request', async () => {
+  await new Promise<void>((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port: frontPort, path: '/gateway/gwb_1/endless', headers: good }, (res) => {
+      res.once('data', () => {
+        req.destroy();
+        resolve();
+      });
+    });
+    req.on('error', () => undefined);
+    req.end();
+    setTimeout(() => reject(new Error('no data')), 5_000).unref();
+  });
+  await Promise.race([upstreamClosed.promise, new Promise((_, reject) => setTimeout(() => reject(new Error('the upstream request lives on')), 5_000).unref())]);
+});
+
+test('a request body streams to the upstream as the client sends it', async () => {
+  const done = new Promise<string>((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port: frontPort, path: '/gateway/gwb_1/upload', method: 'POST', headers: { ...good, 'transfer-encoding': 'chunked' } }, (res) => {
+      let body = '';
+      res.on('data', (c: Buffer) => (body += c.toString()));
+      res.on('end', () => resolve(body));
+    });
+    req.on('error', reject);
+    req.write('first part;');
+    // The rest is sent only once the upstream has the first part: a buffering proxy would never deliver it.
+    void firstChunk.promise.then(() => req.end(Buffer.alloc(1 << 20, 'x')));
+  });
+  assert.equal(await firstChunk.promise, 'first part;');
+  assert.equal(await done, String(11 + (1 << 20)));
 });

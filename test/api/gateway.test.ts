@@ -81,6 +81,11 @@ async function curlStatus(boxId: string, args: string): Promise<{ status: number
   return { status: Number(status), body: body.join('\n') };
 }
 
+/**
+ * The box's rows in gateway_bindings, read from the SQLite file. On PostgreSQL (DEVBOXD_TEST_DATABASE) the
+ * test does not see the server's database: those checks are left to the store contract there.
+ */
+const onSqlite = process.env.DEVBOXD_TEST_DATABASE !== 'postgres';
 function bindingsOf(devboxId: string): number {
   const db = new Database(path.join(server.dataDir, 'devboxd.db'), { readonly: true, fileMustExist: true });
   try {
@@ -213,19 +218,21 @@ describe('agent gateway', () => {
   test('tokens die with the box: its bindings go at shutdown, and no token is minted for it any more', async () => {
     const d = await api.devboxes.createAndAwaitRunning({ gateways: { LLM: { gateway: llm.id, secret: 'GW_UPSTREAM_KEY' } } });
     await api.devboxes.createGatewayToken(d.id, { gateway: llm.id, secret: 'GW_UPSTREAM_KEY' });
-    assert.equal(bindingsOf(d.id), 2);
+    if (onSqlite) assert.equal(bindingsOf(d.id), 2);
     // Suspend keeps them: the box resumes with the same variables.
     const before = await sh(d.id, 'echo $LLM');
     await api.devboxes.suspend(d.id);
     await api.devboxes.awaitSuspended(d.id);
-    assert.equal(bindingsOf(d.id), 2);
+    if (onSqlite) assert.equal(bindingsOf(d.id), 2);
     await api.devboxes.resume(d.id);
     await api.devboxes.awaitRunning(d.id);
     assert.equal((await sh(d.id, 'echo $LLM')).out, before.out);
     assert.equal((await curlStatus(d.id, `"$LLM_URL/v1/x" -H "Authorization: Bearer $LLM"`)).status, 200);
     await api.devboxes.shutdown(d.id);
-    for (let i = 0; i < 100 && bindingsOf(d.id) > 0; i++) await new Promise((r) => setTimeout(r, 50));
-    assert.equal(bindingsOf(d.id), 0);
+    if (onSqlite) {
+      for (let i = 0; i < 100 && bindingsOf(d.id) > 0; i++) await new Promise((r) => setTimeout(r, 50));
+      assert.equal(bindingsOf(d.id), 0);
+    }
     await assert.rejects(api.devboxes.createGatewayToken(d.id, { gateway: llm.id, secret: 'GW_UPSTREAM_KEY' }), (err: { status?: number }) => err.status === 400);
   });
 });

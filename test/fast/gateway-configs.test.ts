@@ -118,6 +118,27 @@ describe('CRUD', () => {
   });
 });
 
+describe('system configs', () => {
+  test('anthropic and openai: listed and readable by every account, named in gateways, changed by none', async () => {
+    for (const key of [undefined, keyB]) {
+      const listed = await ok<{ gateway_configs: View[] }>({ method: 'GET', url: '/v1/gateway-configs?limit=1000', key });
+      const system = listed.gateway_configs.filter((c) => c.account_id === null);
+      assert.deepEqual(
+        system.map((c) => [c.id, c.name, c.endpoint, c.auth_mechanism]),
+        [
+          ['gwc_anthropic', 'anthropic', 'https://api.anthropic.com', { type: 'header', key: 'x-api-key' }],
+          ['gwc_openai', 'openai', 'https://api.openai.com', { type: 'bearer' }],
+        ],
+      );
+      assert.equal((await ok({ method: 'GET', url: '/v1/gateway-configs/gwc_openai', key })).name, 'openai');
+    }
+    await bad({ method: 'POST', url: '/v1/gateway-configs/gwc_openai', payload: { endpoint: 'http://127.0.0.1:1' } }, 400, /provided by the server and cannot be changed/);
+    await bad({ method: 'POST', url: '/v1/gateway-configs/gwc_anthropic/delete' }, 400, /cannot be changed/);
+    await bad({ method: 'POST', url: '/v1/gateway-configs', payload: { ...base, name: 'anthropic' } }, 400, /already used by gateway config gwc_anthropic/);
+    await bad({ method: 'POST', url: '/v1/devboxes', payload: { gateways: { ANTHROPIC: { gateway: 'anthropic', secret: 'NO_SUCH' } } } }, 400, /gateways\.ANTHROPIC\.secret: secret NO_SUCH not found/);
+  });
+});
+
 describe('validation', () => {
   const post = (payload: Record<string, unknown>) => ({ method: 'POST' as const, url: '/v1/gateway-configs', payload });
   test('required fields, auth mechanisms and endpoints get a 400 naming the field', async () => {

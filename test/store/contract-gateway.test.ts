@@ -35,8 +35,12 @@ for (const open of [openSqlite, openPostgres]) {
       assert.equal(results.filter((r) => r.status === 'fulfilled').length, 1);
       const failed = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
       await rejectsWith(Promise.reject(failed.reason), 'invalid_request', /already used/);
-      const page = await configsOn('a').list(acc.id, { limit: 10, includeTotalCount: true }, {});
+      const page = await configsOn('a').list(acc.id, { limit: 10, includeTotalCount: true }, { name: 'same' });
       assert.equal(page.totalCount, 1);
+      // Every account also sees the system's configs (anthropic, openai), which none may change.
+      const all = await configsOn('b').list(acc.id, { limit: 10, includeTotalCount: true }, {});
+      assert.deepEqual(all.items.map((c) => c.name).sort(), ['anthropic', 'openai', 'same']);
+      await rejectsWith(configsOn('a').delete(acc.id, 'gwc_openai'), 'invalid_request', /cannot be changed/);
     });
 
     test('list filters: name and search by part, case-insensitive, with % and _ literal; update and delete', async () => {

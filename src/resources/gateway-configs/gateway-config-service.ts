@@ -2,7 +2,7 @@ import { DomainError, ERRORS } from '../../platform/errors.js';
 import type { Page, PageQuery } from '../../platform/store/types.js';
 import { newId } from '../../lib/ids.js';
 import { checkAuth, checkCustomHeaders, checkEndpoint } from './config-input.js';
-import type { SqlGatewayStore } from './sql-gateway-store.js';
+import { SYSTEM, type SqlGatewayStore } from './sql-gateway-store.js';
 import type { GatewayConfig, GatewayConfigFilters, GatewayConfigInput, SecretLookup } from './types.js';
 
 /** Gateway configs in domain terms: where the agent gateway sends a box's requests and how it signs them. */
@@ -48,7 +48,7 @@ export class GatewayConfigService {
 
   /** Changes what the input names; boxes bound to the config use the new endpoint and credential at once. */
   async update(accountId: string, id: string, input: GatewayConfigInput): Promise<GatewayConfig> {
-    const c = await this.get(accountId, id);
+    const c = await this.own(accountId, id);
     const next: GatewayConfig = {
       ...c,
       name: input.name ?? c.name,
@@ -68,8 +68,15 @@ export class GatewayConfigService {
    * then refuses (the config is gone), as it would a config of another account.
    */
   async delete(accountId: string, id: string): Promise<GatewayConfig> {
-    const c = await this.get(accountId, id);
+    const c = await this.own(accountId, id);
     if (!(await this.store.deleteConfig(accountId, id))) throw ERRORS.notFound('gateway config', id);
+    return c;
+  }
+
+  /** A config the account may change: a system one is a 400. */
+  private async own(accountId: string, id: string): Promise<GatewayConfig> {
+    const c = await this.get(accountId, id);
+    if (c.accountId === SYSTEM) throw ERRORS.badState(`gateway config ${id} (${c.name}) is provided by the server and cannot be changed; create your own`);
     return c;
   }
 

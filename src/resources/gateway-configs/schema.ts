@@ -1,7 +1,8 @@
 import type { ModuleSchema } from '../../platform/store/module-schema.js';
 
 /**
- * Gateway configs (per account, names unique in it) and gateway bindings: one row per token a box holds,
+ * Gateway configs (per account, names unique in it; the system's, `anthropic` and `openai`, under the empty
+ * account id, seen by every account and changed by none) and gateway bindings: one row per token a box holds,
  * from its create request's `gateways` map (with the variable prefix) or from `create_gateway_token` (no
  * prefix). A token is kept as its SHA-256 (the lookup key) and sealed under the server's master key (so it
  * can be handed to the box again at every execution); never in clear.
@@ -31,7 +32,10 @@ const v1 = (time: string) => `
     token_sealed TEXT NOT NULL,
     create_time_ms ${time} NOT NULL
   );
-  CREATE INDEX gateway_bindings_devbox ON gateway_bindings (devbox_id);`;
+  CREATE INDEX gateway_bindings_devbox ON gateway_bindings (devbox_id);
+  INSERT INTO gateway_configs (id, account_id, name, endpoint, auth_type, auth_key, description, custom_headers, create_time_ms) VALUES
+    ('gwc_anthropic', '', 'anthropic', 'https://api.anthropic.com', 'header', 'x-api-key', 'Anthropic API (system config)', '[]', 0),
+    ('gwc_openai', '', 'openai', 'https://api.openai.com', 'bearer', NULL, 'OpenAI API (system config)', '[]', 0);`;
 
 export const GATEWAY_SCHEMA: ModuleSchema = {
   module: 'gateway-configs',

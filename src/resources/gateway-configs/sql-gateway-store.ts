@@ -82,6 +82,9 @@ const UPDATE_CONFIG = `UPDATE gateway_configs SET ${CONFIG_COLUMNS.filter((c) =>
 const BINDING_COLUMNS = Object.keys(bindingToRow({} as GatewayBinding));
 const INSERT_BINDING = `INSERT INTO gateway_bindings (${BINDING_COLUMNS.join(', ')}) VALUES (${marks(BINDING_COLUMNS)})`;
 
+/** The account id of system configs (`anthropic`, `openai`; see schema.ts). */
+export const SYSTEM = '';
+
 /** `%`, `_` and the escape itself taken literally in a LIKE pattern. */
 const likeContains = (s: string) => `%${s.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
@@ -107,18 +110,24 @@ export class SqlGatewayStore {
     return rowCount > 0;
   }
 
+  /** The account's config or a system one. */
   async getConfig(accountId: string, id: string): Promise<GatewayConfig | undefined> {
-    const { rows } = await this.db.query<ConfigRow>('SELECT * FROM gateway_configs WHERE account_id = ? AND id = ?', [accountId, id]);
+    const { rows } = await this.db.query<ConfigRow>(`SELECT * FROM gateway_configs WHERE account_id IN (?, '${SYSTEM}') AND id = ?`, [accountId, id]);
     return rows[0] && configFromRow(rows[0]);
   }
 
+  /** The account's config of that name, or a system one. */
   async findConfigByName(accountId: string, name: string): Promise<GatewayConfig | undefined> {
-    const { rows } = await this.db.query<ConfigRow>('SELECT * FROM gateway_configs WHERE account_id = ? AND name = ?', [accountId, name]);
+    const { rows } = await this.db.query<ConfigRow>(
+      `SELECT * FROM gateway_configs WHERE account_id IN (?, '${SYSTEM}') AND name = ? ORDER BY account_id DESC`,
+      [accountId, name],
+    );
     return rows[0] && configFromRow(rows[0]);
   }
 
+  /** The account's configs and the system's. */
   listConfigs(accountId: string, page: PageQuery, f: GatewayConfigFilters): Promise<Page<GatewayConfig>> {
-    const where = ['account_id = ?'];
+    const where = [`account_id IN (?, '${SYSTEM}')`];
     const params: unknown[] = [accountId];
     if (f.id) {
       where.push('id = ?');

@@ -72,7 +72,7 @@ export function toView(c: GatewayConfig) {
     endpoint: c.endpoint,
     auth_mechanism: authView(c.auth),
     create_time_ms: c.createTimeMs,
-    account_id: c.accountId,
+    account_id: c.accountId || null,
     description: c.description,
     custom_headers: c.customHeaders.map((h) => (h.secretId ? { name: h.name, secret: h.secretId } : { name: h.name })),
   };

@@ -23,6 +23,7 @@ import { JobRunner } from './platform/jobs/job-runner.js';
 import { CAPTURE_JOB, SnapshotService } from './resources/snapshots/snapshot-service.js';
 import { SUSPEND_JOB, SuspendService } from './resources/snapshots/suspend-service.js';
 import { Gate } from './lib/gate.js';
+import { BoxServices, boxServicesExtensions } from './platform/boxlink/index.js';
 import type { Logger } from './lib/logger.js';
 import type { RuntimeDriver } from './runtime/driver.js';
 import { createRuntime } from './runtime/index.js';
@@ -52,6 +53,8 @@ export interface Deps {
   fileContentsGate: Gate;
   /** Bounds the upload_file / download_file streams running at once (each holds stream buffers). */
   fileTransferGate: Gate;
+  /** The HTTP services a box reaches from inside (MCP hub, agent gateway): `boxServices.route(prefix, handler)`. */
+  boxServices: BoxServices;
   /** Stops background work and closes what was opened, in reverse order. Devboxes keep running. */
   close(): Promise<void>;
 }
@@ -82,10 +85,13 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   // Features plug into the devbox core through its extension points; services built later are reached by
   // thunks (called only once a box boots or a request arrives, when everything below exists).
   const boxProcesses = executionExtensions(() => executions.processes);
+  const boxServices = new BoxServices({ runtime, dataDir: config.dataDir, port: config.boxServicesPort, log: logger.child({ component: 'box-services' }) });
+  boxServices.start();
+  const boxLink = boxServicesExtensions(() => boxServices);
   const lifecycle = new Lifecycle(devboxStore, runtime, events, logger.child({ component: 'lifecycle' }), {
-    bootSteps: [fileMountsStep, boxProcesses.bootStep],
+    bootSteps: [boxLink.bootStep, fileMountsStep, boxProcesses.bootStep],
     onRunning: [boxProcesses.onRunning],
-    onStopped: [boxProcesses.onStopped],
+    onStopped: [boxLink.onStopped, boxProcesses.onStopped],
   });
   const devboxes = new DevboxService(store, lifecycle, events, logger.child({ component: 'devboxes' }), {
     maxCpuCores: config.maxCpuCores,
@@ -130,6 +136,8 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   snapshots.startCollector();
 
   await supervisor.reconcile();
+  // Adopted boxes lost their link with the previous server: each gets a fresh one.
+  await Promise.all([...lifecycle.active.keys()].map((id) => boxServices.link(id).catch((err) => logger.error({ err, devbox: id }, 'box services link failed'))));
   await executions.reconcileOutput();
   supervisor.start();
   return {
@@ -149,7 +157,9 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     secrets,
     fileContentsGate: fairGate(config.fileContentsConcurrency, config.fileContentsQueue),
     fileTransferGate: fairGate(config.fileTransferConcurrency, config.fileTransferQueue),
+    boxServices,
     async close() {
+      await boxServices.close();
       supervisor.stop();
       outputs.stop();
       snapshots.stop();

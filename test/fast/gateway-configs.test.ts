@@ -65,7 +65,8 @@ describe('CRUD', () => {
     assert.equal(moved.name, 'anthropic-2');
     // An empty body (the SDK's update() with nothing) changes nothing; null means "unchanged" too.
     assert.deepEqual(await ok({ method: 'POST', url: `/v1/gateway-configs/${c.id}`, payload: {} }), moved);
-    assert.deepEqual(await ok({ method: 'POST', url: `/v1/gateway-configs/${c.id}`, payload: { name: null, endpoint: null } }), moved);
+    assert.deepEqual(await ok({ method: 'POST', url: `/v1/gateway-configs/${c.id}`, payload: { name: null, endpoint: null, description: null } }), moved);
+    assert.equal((await ok({ method: 'POST', url: `/v1/gateway-configs/${c.id}`, payload: { description: '' } })).description, '');
 
     const gone = await ok({ method: 'POST', url: `/v1/gateway-configs/${c.id}/delete`, headers: { 'content-type': 'application/json' } });
     assert.equal(gone.id, c.id);

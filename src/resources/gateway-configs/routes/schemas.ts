@@ -80,13 +80,13 @@ export function toView(c: GatewayConfig) {
 
 type Wire = Partial<Static<typeof CreateBody>> | Static<typeof UpdateBody>;
 
-/** Wire names to the domain's; null means "not given" (on update: unchanged), except for description. */
+/** Wire names to the domain's; null means "not given" (on update: unchanged; `""` clears a description). */
 export function toInput(b: Wire): GatewayConfigInput {
   return {
     name: b.name ?? undefined,
     endpoint: b.endpoint ?? undefined,
     auth: b.auth_mechanism ?? undefined,
-    description: b.description === undefined ? undefined : b.description,
+    description: b.description ?? undefined,
     customHeaders: b.custom_headers ?? undefined,
   };
 }

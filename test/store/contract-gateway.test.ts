@@ -92,9 +92,20 @@ for (const open of [openSqlite, openPostgres]) {
       assert.equal((await store.findBindingByTokenHash(hashToken(env.LLM!)))?.id, b!.id);
       assert.ok(!b!.tokenSealed.includes(env.LLM!));
 
+      // Under a master key that cannot open the token (rotated away), the box gets a new token: the old one
+      // no longer passes, and the new one is what every later execution gets.
+      const otherKey = new Sealer(new StaticKeys(generateKey()));
+      const rotated = new GatewayBindings(db.b, configsOn('b'), () => secrets, () => otherKey, { baseUrl: 'http://127.0.0.1:1023' }, createLogger('silent'));
+      const fresh = await rotated.environment(d);
+      assert.match(fresh.LLM!, /^gws_/);
+      assert.notEqual(fresh.LLM, env.LLM);
+      assert.equal(await store.findBindingByTokenHash(hashToken(env.LLM!)), undefined);
+      assert.equal((await rotated.environment(d)).LLM, fresh.LLM);
+      const [b2] = await store.bindingsOf(d.id);
+
       // A swap applies only over the hash it read: the second writer loses.
-      assert.equal(await store.replaceToken(b!.id, b!.tokenHash, 'h2', 's2'), true);
-      assert.equal(await store.replaceToken(b!.id, b!.tokenHash, 'h3', 's3'), false);
+      assert.equal(await store.replaceToken(b!.id, b2!.tokenHash, 'h2', 's2'), true);
+      assert.equal(await store.replaceToken(b!.id, b2!.tokenHash, 'h3', 's3'), false);
       assert.equal((await store.getBinding(b!.id))?.tokenHash, 'h2');
 
       const ended = devbox(acc.id, { status: 'shutdown' });

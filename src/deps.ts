@@ -18,6 +18,7 @@ import { secretExtensions } from './resources/secrets/devbox-extensions.js';
 import { openKeySource } from './resources/secrets/master-key.js';
 import { SecretService } from './resources/secrets/secret-service.js';
 import { Sealer } from './resources/secrets/sealer.js';
+import { buildMcp, type McpModule } from './resources/mcp-configs/index.js';
 import { snapshotLayersResolver, snapshotShutdownGuard } from './resources/snapshots/devbox-extensions.js';
 import { JobRunner } from './platform/jobs/job-runner.js';
 import { CAPTURE_JOB, SnapshotService } from './resources/snapshots/snapshot-service.js';
@@ -29,6 +30,9 @@ import { createRuntime } from './runtime/index.js';
 import { openStore } from './platform/store/open.js';
 import type { IdempotencyStore, Store } from './platform/store/types.js';
 import { MODULE_SCHEMAS } from './resources/index.js';
+
+/** Where boxes reach the box services (the MCP hub at /mcp); the box-services link serves it. */
+const BOX_SERVICES_URL = 'http://127.0.0.1:1023';
 
 /** The composition root: every store, driver and service is built once, here, with explicit arguments. */
 export interface Deps {
@@ -48,6 +52,8 @@ export interface Deps {
   /** The authenticated cipher under the master key (secret values; reusable for tokens). */
   sealer: Sealer;
   secrets: SecretService;
+  /** MCP configs, the box tokens and the MCP hub (served to boxes at /mcp on the box-services link). */
+  mcp: McpModule;
   /** Bounds the read_file_contents / write_file_contents requests held in memory at once. */
   fileContentsGate: Gate;
   /** Bounds the upload_file / download_file streams running at once (each holds stream buffers). */
@@ -75,6 +81,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   const sealer = new Sealer(openKeySource({ dataDir: config.dataDir, secretKey: config.secretKey, previousKeys: config.secretKeyPrevious }));
   const secrets = new SecretService(store, sealer, logger.child({ component: 'secrets' }));
   const secretsForBoxes = secretExtensions(secrets, store, logger.child({ component: 'secrets' }));
+  const mcp = buildMcp({ store, secrets, sealer, hubUrl: `${BOX_SERVICES_URL}/mcp`, log: logger.child({ component: 'mcp-hub' }) });
   const idempotency = store.idempotency;
   const events = new StatusEvents();
   const devboxStore = store.devboxes;
@@ -84,15 +91,15 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   const lifecycle = new Lifecycle(devboxStore, runtime, events, logger.child({ component: 'lifecycle' }), {
     bootSteps: [fileMountsStep, boxProcesses.bootStep],
     onRunning: [boxProcesses.onRunning],
-    onStopped: [boxProcesses.onStopped],
+    onStopped: [boxProcesses.onStopped, mcp.devbox.onStopped],
   });
   const devboxes = new DevboxService(store, lifecycle, events, logger.child({ component: 'devboxes' }), {
     maxCpuCores: config.maxCpuCores,
     maxMemoryGiB: config.maxMemoryGiB,
   }, node, {
-    resolvers: [secretsForBoxes.resolver, unknownBlueprints, snapshotLayersResolver(() => snapshots)],
-    environment: [secretsForBoxes.environment],
-    enrichers: [],
+    resolvers: [secretsForBoxes.resolver, mcp.devbox.resolver, unknownBlueprints, snapshotLayersResolver(() => snapshots)],
+    environment: [secretsForBoxes.environment, mcp.devbox.environment],
+    enrichers: [mcp.devbox.enricher],
     shutdownGuards: [snapshotShutdownGuard(() => snapshots)],
   });
 
@@ -130,6 +137,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
 
   await supervisor.reconcile();
   await executions.reconcileOutput();
+  await mcp.reconcile();
   supervisor.start();
   return {
     store,
@@ -146,10 +154,12 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     suspend,
     sealer,
     secrets,
+    mcp,
     fileContentsGate: fairGate(config.fileContentsConcurrency, config.fileContentsQueue),
     fileTransferGate: fairGate(config.fileTransferConcurrency, config.fileTransferQueue),
     async close() {
       supervisor.stop();
+      mcp.close();
       outputs.stop();
       snapshots.stop();
       jobs.stop();

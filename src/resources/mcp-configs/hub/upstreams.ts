@@ -110,7 +110,12 @@ function upstreamError(config: McpConfig, err: unknown): McpError {
     if (err.code === ErrorCode.RequestTimeout) return new McpError(ErrorCode.RequestTimeout, `${where} did not answer in time`);
     return new McpError(err.code, `${where}: ${err.message.replace(/^MCP error -?\d+: /, '')}`, err.data);
   }
-  const cause = (err as { cause?: { code?: string } })?.cause?.code;
-  const message = (err as Error)?.message ?? String(err);
-  return new McpError(ErrorCode.InternalError, `${where} is unavailable: ${cause ?? message}`);
+  return new McpError(ErrorCode.InternalError, `${where} is unavailable: ${rootCause(err)}`);
+}
+
+/** The innermost cause's code (ECONNREFUSED) or message: `fetch failed` alone says nothing. */
+function rootCause(err: unknown): string {
+  let e = err as { cause?: unknown; code?: string; message?: string } | undefined;
+  for (let i = 0; i < 5 && e?.cause; i++) e = e.cause as typeof e;
+  return e?.code ?? e?.message ?? String(err);
 }

@@ -51,6 +51,11 @@ export interface Config {
   secretKey: string | undefined;
   /** DEVBOXD_SECRET_KEY_PREVIOUS: comma-separated older master keys, still opened (a rotation in progress). */
   secretKeyPrevious: string[];
+  /**
+   * DEVBOXD_BOX_SERVICES_PORT: the port on 127.0.0.1 inside every box where the box services (MCP hub, agent
+   * gateway) answer. Below 1024 by default: box root cannot bind such a port, so no tenant can take it.
+   */
+  boxServicesPort: number;
 }
 
 const MiB = 1024 * 1024;
@@ -118,5 +123,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxExecutions: int('DEVBOXD_MAX_EXECUTIONS', env.DEVBOXD_MAX_EXECUTIONS, 4096, 1, 1 << 20),
     secretKey,
     secretKeyPrevious,
+    boxServicesPort: int('DEVBOXD_BOX_SERVICES_PORT', env.DEVBOXD_BOX_SERVICES_PORT, 1023, 1, 65535),
   });
 }

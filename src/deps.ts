@@ -24,15 +24,13 @@ import { JobRunner } from './platform/jobs/job-runner.js';
 import { CAPTURE_JOB, SnapshotService } from './resources/snapshots/snapshot-service.js';
 import { SUSPEND_JOB, SuspendService } from './resources/snapshots/suspend-service.js';
 import { Gate } from './lib/gate.js';
+import { BoxServices, boxServicesExtensions, boxServicesUrl } from './platform/boxlink/index.js';
 import type { Logger } from './lib/logger.js';
 import type { RuntimeDriver } from './runtime/driver.js';
 import { createRuntime } from './runtime/index.js';
 import { openStore } from './platform/store/open.js';
 import type { IdempotencyStore, Store } from './platform/store/types.js';
 import { MODULE_SCHEMAS } from './resources/index.js';
-
-/** Where boxes reach the box services (the MCP hub at /mcp); the box-services link serves it. */
-const BOX_SERVICES_URL = 'http://127.0.0.1:1023';
 
 /** The composition root: every store, driver and service is built once, here, with explicit arguments. */
 export interface Deps {
@@ -58,6 +56,8 @@ export interface Deps {
   fileContentsGate: Gate;
   /** Bounds the upload_file / download_file streams running at once (each holds stream buffers). */
   fileTransferGate: Gate;
+  /** The HTTP services a box reaches from inside (MCP hub, agent gateway): `boxServices.route(prefix, handler)`. */
+  boxServices: BoxServices;
   /** Stops background work and closes what was opened, in reverse order. Devboxes keep running. */
   close(): Promise<void>;
 }
@@ -81,17 +81,21 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   const sealer = new Sealer(openKeySource({ dataDir: config.dataDir, secretKey: config.secretKey, previousKeys: config.secretKeyPrevious }));
   const secrets = new SecretService(store, sealer, logger.child({ component: 'secrets' }));
   const secretsForBoxes = secretExtensions(secrets, store, logger.child({ component: 'secrets' }));
-  const mcp = buildMcp({ store, secrets, sealer, hubUrl: `${BOX_SERVICES_URL}/mcp`, log: logger.child({ component: 'mcp-hub' }) });
+  const mcp = buildMcp({ store, secrets, sealer, hubUrl: `${boxServicesUrl(config)}/mcp`, log: logger.child({ component: 'mcp-hub' }) });
   const idempotency = store.idempotency;
   const events = new StatusEvents();
   const devboxStore = store.devboxes;
   // Features plug into the devbox core through its extension points; services built later are reached by
   // thunks (called only once a box boots or a request arrives, when everything below exists).
   const boxProcesses = executionExtensions(() => executions.processes);
+  const boxServices = new BoxServices({ runtime, dataDir: config.dataDir, port: config.boxServicesPort, log: logger.child({ component: 'box-services' }) });
+  boxServices.start();
+  boxServices.route('/mcp', mcp.hub.handle);
+  const boxLink = boxServicesExtensions(() => boxServices);
   const lifecycle = new Lifecycle(devboxStore, runtime, events, logger.child({ component: 'lifecycle' }), {
-    bootSteps: [fileMountsStep, boxProcesses.bootStep],
+    bootSteps: [boxLink.bootStep, fileMountsStep, boxProcesses.bootStep],
     onRunning: [boxProcesses.onRunning],
-    onStopped: [boxProcesses.onStopped, mcp.devbox.onStopped],
+    onStopped: [boxLink.onStopped, boxProcesses.onStopped, mcp.devbox.onStopped],
   });
   const devboxes = new DevboxService(store, lifecycle, events, logger.child({ component: 'devboxes' }), {
     maxCpuCores: config.maxCpuCores,
@@ -136,6 +140,8 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   snapshots.startCollector();
 
   await supervisor.reconcile();
+  // Adopted boxes lost their link with the previous server: each gets a fresh one.
+  await Promise.all([...lifecycle.active.keys()].map((id) => boxServices.link(id).catch((err) => logger.error({ err, devbox: id }, 'box services link failed'))));
   await executions.reconcileOutput();
   await mcp.reconcile();
   supervisor.start();
@@ -157,7 +163,9 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     mcp,
     fileContentsGate: fairGate(config.fileContentsConcurrency, config.fileContentsQueue),
     fileTransferGate: fairGate(config.fileTransferConcurrency, config.fileTransferQueue),
+    boxServices,
     async close() {
+      await boxServices.close();
       supervisor.stop();
       mcp.close();
       outputs.stop();

@@ -80,6 +80,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   const accounts = new AccountService(store);
   const sealer = new Sealer(openKeySource({ dataDir: config.dataDir, secretKey: config.secretKey, previousKeys: config.secretKeyPrevious }));
   const secrets = new SecretService(store, sealer, logger.child({ component: 'secrets' }));
+  await secrets.checkKeys();
   const secretsForBoxes = secretExtensions(secrets, store, logger.child({ component: 'secrets' }));
   const mcp = buildMcp({ store, secrets, sealer, hubUrl: `${boxServicesUrl(config)}/mcp`, log: logger.child({ component: 'mcp-hub' }) });
   const idempotency = store.idempotency;

@@ -6,6 +6,9 @@ import type { SecretService } from './secret-service.js';
 import { SqlSecretStore } from './sql-secret-store.js';
 import type { SecretBinding } from './types.js';
 
+/** The values one box gets, together: they travel with every command (the kernel takes ~2 MiB of environment). */
+export const BOX_SECRETS_MAX_BYTES = 1024 * 1024;
+
 /**
  * What secrets contribute to devboxes. At create, `secrets: {ENV: name or id}` must name secrets of the
  * account (400 naming the variable and the secret otherwise); the bindings are written with the box. At
@@ -21,6 +24,7 @@ export function secretExtensions(secrets: SecretService, store: Store, log: Logg
       const wanted = Object.entries(input.secrets ?? {});
       if (!wanted.length) return undefined;
       const resolved: SecretBinding[] = [];
+      let total = 0;
       for (const [envName, ref] of wanted) {
         if (input.environmentVariables && Object.hasOwn(input.environmentVariables, envName)) {
           throw ERRORS.invalid(`secrets.${envName}: ${envName} is also set in environment_variables; a variable takes one value`);
@@ -28,6 +32,10 @@ export function secretExtensions(secrets: SecretService, store: Store, log: Logg
         const found = await secrets.resolve(accountId, ref);
         if (!found) throw ERRORS.invalid(`secrets.${envName}: no secret named ${ref}`);
         resolved.push({ envName, secretId: found.id });
+        total += Buffer.byteLength((await secrets.reveal(accountId, found.id)).value);
+      }
+      if (total > BOX_SECRETS_MAX_BYTES) {
+        throw ERRORS.invalid(`secrets: the values together are larger than ${BOX_SECRETS_MAX_BYTES} bytes, more than a process environment holds`);
       }
       return { persist: (tx, devbox) => new SqlSecretStore(tx.db).bind(devbox.id, resolved) };
     },

@@ -41,6 +41,11 @@ export class Sealer {
     }
   }
 
+  /** Whether this server holds the key of that id. */
+  holds(keyId: string): boolean {
+    return this.keys.find(keyId) !== undefined;
+  }
+
   /** The id of the key new values are sealed under. */
   currentKeyId(): string {
     return this.keys.current().id;

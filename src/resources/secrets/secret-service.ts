@@ -15,7 +15,7 @@ export const SECRET_NAME_RULE =
 export const SECRET_VALUE_MAX_BYTES = 64 * 1024;
 
 /** The AAD of a secret's sealed value: it opens only on its own row. */
-const aadOf = (accountId: string, secretId: string) => `secret\0${accountId}\0${secretId}`;
+export const aadOf = (accountId: string, secretId: string) => `secret\0${accountId}\0${secretId}`;
 
 const view = (r: SecretRecord): Secret => ({ id: r.id, name: r.name, createTimeMs: r.createTimeMs, updateTimeMs: r.updateTimeMs });
 
@@ -96,6 +96,17 @@ export class SecretService {
       if (!(err instanceof SealError)) throw err;
       this.log.error({ secret: r.id, name: r.name, reason: err.message }, 'secret does not open');
       throw ERRORS.unavailable(`secret ${r.name} cannot be decrypted by this server: ${err.message}`);
+    }
+  }
+
+  /**
+   * Logs, at start, secrets sealed under keys this server does not hold: servers sharing a database must
+   * share the master key (DEVBOXD_SECRET_KEY), and a server started with another one cannot open them.
+   */
+  async checkKeys(): Promise<void> {
+    const missing = [...(await this.secrets.keyIds()).entries()].filter(([id]) => !this.sealer.holds(id));
+    for (const [id, count] of missing) {
+      this.log.error({ keyId: id, secrets: count }, 'secrets are sealed under a key this server does not hold: give it the key the other servers use (DEVBOXD_SECRET_KEY)');
     }
   }
 

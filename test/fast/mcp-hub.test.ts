@@ -3,12 +3,14 @@ import fs from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { execFileSync } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { buildMcp } from '../../src/resources/mcp-configs/index.js';
 import { buildFastApp, type FastApp } from '../helpers/app.js';
+import { ROOT } from '../helpers/server.js';
 import { startUpstreamMcp, type UpstreamMcp } from '../helpers/mcp-upstream.js';
 
 /**
@@ -253,5 +255,27 @@ describe('the hub', () => {
     assert.equal(again.statusCode, 400);
     assert.match(again.body, /shutdown/);
     assert.deepEqual((await ok('GET', `/v1/devboxes/${b.id}`)).mcp_specs.GH.mcp_config_id, ghConfig, 'the view keeps mcp_specs');
+  });
+
+  test('secrets rotate-key re-seals box tokens and header values: the box keeps its tokens, upstreams their headers', async () => {
+    const b = await createBox({ GH: { mcp_config: ghConfig, secret: 'GH_PAT' } });
+    const before = await envOf(b.id);
+    const keyIds = async () => {
+      const t = await f.deps.store.db.query<{ sealed: string }>('SELECT sealed FROM mcp_tokens WHERE sealed IS NOT NULL');
+      const c = await f.deps.store.db.query<{ custom_headers: string }>('SELECT custom_headers FROM mcp_configs');
+      const texts = [...t.rows.map((r) => r.sealed), ...c.rows.flatMap((r) => (JSON.parse(r.custom_headers) as { sealedValue?: string }[]).flatMap((h) => h.sealedValue ?? []))];
+      return new Set(texts.map((x) => x.split('.')[1]));
+    };
+    const old = await keyIds();
+    assert.equal(old.size, 1);
+    execFileSync(process.execPath, [path.join(ROOT, 'bin/devboxd.js'), 'secrets', 'rotate-key'], { env: { ...process.env, DEVBOXD_DATA_DIR: f.dataDir } });
+    const now = await keyIds();
+    assert.equal(now.size, 1);
+    assert.notDeepEqual(now, old, 'a sealed text still names the old key');
+    assert.deepEqual(await envOf(b.id), before, 'the box gets the same tokens');
+    const u = await hubFor(b.id);
+    const call = await rpc(u, before.GH!, 'tools/call', { name: 'github.gh_echo', arguments: { text: 'rotated' } });
+    assert.equal(call.body.result.content[0].text, 'gh:rotated');
+    assert.equal(gh.seen.at(-1)!['x-team'], HEADER_VALUE, 'the literal header value opens under the new key');
   });
 });

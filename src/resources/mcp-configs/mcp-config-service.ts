@@ -9,7 +9,7 @@ import { checkAllowedTools, checkAuth, checkEndpoint, checkHeaderName, checkHead
 export const serviceName = (name: string): string => name.split('-', 1)[0]!;
 
 /** What a sealed literal header value is bound to: its config and its name (a copied value does not open). */
-const headerAad = (configId: string, name: string) => `mcp_config:${configId}:header:${name.toLowerCase()}`;
+export const headerAad = (configId: string, name: string) => `mcp_config:${configId}:header:${name.toLowerCase()}`;
 
 /** MCP configs: CRUD with validation; literal header values sealed, secret-backed ones stored by secret id. */
 export class McpConfigService {

@@ -12,7 +12,7 @@ export const BOX_TOKEN_ENV = 'RL_MCP_TOKEN';
 export const HUB_URL_ENV = 'RL_MCP_URL';
 
 export const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
-const tokenAad = (devboxId: string, envName: string) => `mcp_token:${devboxId}:${envName}`;
+export const tokenAad = (devboxId: string, envName: string) => `mcp_token:${devboxId}:${envName}`;
 
 /** What a token reaches: configs (as they are now) with the secret each is used with. */
 export interface TokenScope {

@@ -130,6 +130,17 @@ describe('MCP hub from inside a box', () => {
     assert.equal(JSON.parse(r.out).call.body.result.content[0].text, 'sl:extra');
   });
 
+  test('after suspend and resume the box has the same tokens and reaches the hub again', async () => {
+    const before = (await sh(box.id, 'printf %s "$RL_MCP_TOKEN"')).out;
+    await api.devboxes.suspend(box.id);
+    await api.devboxes.awaitSuspended(box.id);
+    await api.devboxes.resume(box.id);
+    await api.devboxes.awaitRunning(box.id);
+    assert.equal((await sh(box.id, 'printf %s "$RL_MCP_TOKEN"')).out, before);
+    const r = await sh(box.id, `python3 mcp_client.py RL_MCP_TOKEN slack.sl_echo '{"text":"resumed"}' github.gh_secret_op`);
+    assert.equal(JSON.parse(r.out).call.body.result.content[0].text, 'sl:resumed');
+  });
+
   test('another box cannot use this box\'s token, and the tokens die with the box', async () => {
     const token = (await sh(box.id, 'printf %s "$RL_MCP_TOKEN"')).out;
     const other = await api.devboxes.createAndAwaitRunning({});

@@ -107,6 +107,9 @@ describe('validation', () => {
     bad(await call({ method: 'POST', url: '/v1/secrets', payload: { name: 'bad-name', value: VALUE } }), 400, /name/);
     bad(await call({ method: 'POST', url: '/v1/secrets', payload: { name: 'EXTRA', value: VALUE, other: VALUE } }), 400, /body\.other/);
     bad(await call({ method: 'POST', url: '/v1/secrets', payload: `{"name":"BROKEN","value":"${VALUE}"`, headers: { 'content-type': 'application/json' } }), 400, /JSON/i);
+    // V8's own parse messages quote the text around the error; the API's does not.
+    bad(await call({ method: 'POST', url: '/v1/secrets', payload: `{"name":"RAW","value": ${VALUE}}`, headers: { 'content-type': 'application/json' } }), 400, /JSON/i);
+    bad(await call({ method: 'POST', url: '/v1/secrets/RAW', payload: `{"value": ${VALUE}}`, headers: { 'content-type': 'application/json' } }), 400, /JSON/i);
     bad(await call({ method: 'POST', url: '/v1/secrets/NOPE', payload: { value: VALUE } }), 404, /NOPE/);
     const sizes = await call({ method: 'POST', url: '/v1/secrets', payload: { name: 'BIG', value: 'x'.repeat(65_537) } });
     assert.equal(sizes.statusCode, 400);

@@ -83,7 +83,7 @@ struct box {
   struct box *next;
 };
 
-static int ep, self_ns, max_conns = 64, max_total, total_conns, reserve_fd = -1;
+static int ep, self_ns, max_conns = 64, max_total = 256, total_conns, reserve_fd = -1;
 static struct box *boxes;
 static enum kind stdin_tag = K_STDIN;
 static struct grave *graves;

@@ -73,6 +73,20 @@ describe('box services link', () => {
     assert.equal(await whoami(b.id), b.id);
     const r = await sh(a.id, `curl -sS -m 5 -w ' %{http_code}' ${BASE}/no/such/service`);
     assert.equal(r.out, '{"message":"no box service at /no/such/service"} 404');
+    // A client that half-closes after its request still gets the whole answer (the relay passes the FIN on).
+    const half = await sh(b.id, `python3 -c '
+import socket
+s = socket.create_connection(("127.0.0.1", ${PORT}))
+s.sendall(b"GET /_whoami HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n")
+s.shutdown(socket.SHUT_WR)
+data = b""
+while True:
+    d = s.recv(65536)
+    if not d: break
+    data += d
+print(data.split(b"\\r\\n")[0].decode(), data.split(b"\\r\\n\\r\\n", 1)[1].decode())
+'`);
+    assert.equal(half.out.trim(), `HTTP/1.1 200 OK {"devbox_id":"${b.id}"}`, half.err);
     // Launch commands already see it: the link is made before they run.
     const c = await api.devboxes.createAndAwaitRunning({ launch_parameters: { launch_commands: [`curl -sS -m 5 ${BASE}/_whoami > ~/seen`] } });
     assert.equal((await sh(c.id, 'cat ~/seen')).out, JSON.stringify({ devbox_id: c.id }));

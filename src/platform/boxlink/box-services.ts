@@ -114,8 +114,13 @@ export class BoxServices {
     rmSync(link.path, { force: true });
     await new Promise<void>((resolve, reject) => {
       link.server.once('error', reject);
-      link.server.listen(link.path, () => resolve());
+      link.server.listen(link.path, () => {
+        link.server.off('error', reject);
+        resolve();
+      });
     });
+    // Accept failures (out of fds) cost the connection, never the server.
+    link.server.on('error', (err) => this.opts.log.warn({ err, devbox: boxId }, 'box services socket error'));
     chmodSync(link.path, 0o600);
     // Unlinked (the box ended) while the socket was being made: it goes again. (A box is linked by its boot
     // or its adoption, never twice at once, so no newer link of it shares this path.)

@@ -14,6 +14,8 @@ import { native } from './paths.js';
 export const MAX_LINK_CONNECTIONS = 64;
 /** Pause before the daemon is started again after it died (it should not die; this keeps a crash loop slow). */
 const RESTART_DELAY_MS = 200;
+/** What a command's answer is when the daemon died before giving one. */
+const DIED = 'the link daemon died';
 
 export interface LinkTarget {
   /** The box's init (host pid) and its start time: the daemon enters that process's network namespace. */
@@ -68,7 +70,7 @@ export class BoxLinkDaemon {
         if (!ready) reject(new Error(`boxlinkd ended (${code ?? signal}): ${err.trim()}`));
         if (this.child !== child) return;
         this.child = undefined;
-        for (const p of this.pending.splice(0)) p.resolve('the link daemon died');
+        for (const p of this.pending.splice(0)) p.resolve(DIED);
         if (this.stopped) return;
         this.log.warn({ code, signal, stderr: err.trim() }, 'boxlinkd exited; starting it again');
         setTimeout(() => void this.relink(), RESTART_DELAY_MS).unref();
@@ -100,7 +102,9 @@ export class BoxLinkDaemon {
   async add(id: string, target: LinkTarget): Promise<void> {
     if (/\s/.test(id) || /\s/.test(target.socketPath)) throw new SandboxError('failed', 'box ids and socket paths hold no spaces');
     this.links.set(id, target);
-    const why = await this.send(id, addLine(id, target));
+    let why = await this.send(id, addLine(id, target));
+    // A daemon that died under the command: its successor takes it (a box's boot does not fail for that).
+    for (let i = 0; i < 3 && why === DIED && this.links.get(id) === target; i++) why = await this.send(id, addLine(id, target));
     if (why === null) return;
     if (this.links.get(id) === target) this.links.delete(id);
     throw new SandboxError('failed', `linking the box services of ${id} failed: ${why}`);

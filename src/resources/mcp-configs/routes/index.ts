@@ -48,7 +48,9 @@ export const mcpConfigRoutes = resourceModule('RESOURCE_TYPE_ACCOUNT', (app, opt
 
   app.post(
     '/v1/devboxes/:id/create_mcp_token',
-    { schema: { params: DevboxIdParams, body: TokenBody, response: replies(McpTokenViewSchema) }, config: { resource: 'RESOURCE_TYPE_DEVBOXES' } },
+    // Not kept for x-request-id replays: the answer holds a token, which is never stored in clear (a retried
+    // call mints another token, which dies with the box like the first).
+    { schema: { params: DevboxIdParams, body: TokenBody, response: replies(McpTokenViewSchema) }, config: { resource: 'RESOURCE_TYPE_DEVBOXES', idempotent: false } },
     async (req) => {
       const devbox = await devboxes.get(req.principal.accountId, req.params.id);
       const { token, config } = await tokens.createToken(devbox, req.body.mcp_config, req.body.secret);

@@ -164,6 +164,29 @@ describe('the hub', () => {
     assert.equal(sl.seen.at(-1)!.authorization, undefined);
   });
 
+  test('concurrent calls of two tokens each get their own answer; a client that leaves mid-call frees the hub', async () => {
+    const calls = Array.from({ length: 24 }, (_, i) =>
+      i % 2
+        ? rpc(url, env.GH_MCP!, 'tools/call', { name: 'github.gh_echo', arguments: { text: `n${i}` } }).then((r) => [r.body.result?.content[0].text, `gh:n${i}`])
+        : rpc(url, env.SLACK_MCP!, 'tools/call', { name: 'slack.sl_echo', arguments: { text: `n${i}` } }).then((r) => [r.body.result?.content[0].text, `sl:n${i}`]),
+    );
+    for (const [got, want] of await Promise.all(calls)) assert.equal(got, want);
+    const leaving = new AbortController();
+    const slow = fetch(url, {
+      method: 'POST',
+      signal: leaving.signal,
+      headers: { authorization: `Bearer ${env.SLACK_MCP}`, accept: 'application/json', 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'slack.sl_slow', arguments: { ms: 5000 } } }),
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    leaving.abort();
+    await assert.rejects(slow);
+    const t = Date.now();
+    const next = await rpc(url, env.SLACK_MCP!, 'tools/call', { name: 'slack.sl_echo', arguments: { text: 'next' } });
+    assert.equal(next.body.result.content[0].text, 'sl:next');
+    assert.ok(Date.now() - t < 2000);
+  });
+
   test('an entry token reaches its own upstream only', async () => {
     const list = await rpc(url, env.GH_MCP!, 'tools/list');
     assert.deepEqual(list.body.result.tools.map((t: Json) => t.name).sort(), ['github.gh_add', 'github.gh_echo']);

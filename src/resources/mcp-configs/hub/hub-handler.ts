@@ -2,17 +2,20 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { Logger } from '../../../lib/logger.js';
 import type { McpTokens, TokenScope } from '../mcp-tokens.js';
 import type { ToolRouter } from './tool-router.js';
 
 /** Largest JSON-RPC body a box may send the hub. */
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
+/** Idle servers kept for reuse (as many as requests ran at once, up to this). */
+const MAX_IDLE_SERVERS = 64;
 
 /**
  * The MCP hub: an MCP server (the official SDK's `Server` over its Streamable HTTP transport) that boxes reach
- * at `/mcp` on the box-services link. It is stateless: every POST gets a server bound to what its bearer
- * token reaches, and answers with plain JSON (a client that accepts only `application/json` gets JSON-RPC
+ * at `/mcp` on the box-services link. It is stateless: every POST is answered on its own transport, for what
+ * its bearer token reaches, and answers with plain JSON (a client that accepts only `application/json` gets JSON-RPC
  * answers; one that also accepts SSE gets the same, which the protocol allows). The box id comes from the
  * connection, never from the request, and a token of another box is refused like an unknown one.
  */
@@ -22,6 +25,8 @@ export class McpHub {
     private readonly router: ToolRouter,
     private readonly log: Logger,
   ) {}
+
+  private readonly idle: Server[] = [];
 
   /** The box-services handler for `/mcp`. */
   readonly handle = async (req: IncomingMessage, res: ServerResponse, boxId: string): Promise<void> => {
@@ -45,27 +50,49 @@ export class McpHub {
     } catch {
       return sendRpcError(res, 400, -32700, 'Parse error: the body is not JSON');
     }
-    const server = this.serverFor(boxId, scope);
+    // A server from the pool, on a transport of this request's own (a stateless transport serves one
+    // request); the token's scope reaches the handlers as the request's auth info.
+    const server = this.idle.pop() ?? this.newServer();
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    res.on('close', () => {
-      void transport.close();
-      void server.close();
-    });
-    await server.connect(transport);
-    const response = await transport.handleRequest(toWebRequest(req), { parsedBody: parsed });
-    await sendWebResponse(response, res);
+    try {
+      await server.connect(transport);
+      const context: HubContext = { boxId, scope };
+      const answer = transport.handleRequest(toWebRequest(req), { parsedBody: parsed, authInfo: { token: '', clientId: boxId, scopes: [], extra: { context } } });
+      // A client that goes away stops the work: closing the transport aborts the handlers (and their upstream calls).
+      const gone = new Promise<undefined>((resolve) => res.once('close', () => resolve(undefined)));
+      const response = await Promise.race([answer, gone]);
+      if (response && !res.destroyed) await sendWebResponse(response, res);
+    } finally {
+      await server.close();
+      if (this.idle.length < MAX_IDLE_SERVERS) this.idle.push(server);
+    }
   };
 
-  private serverFor(boxId: string, scope: TokenScope): Server {
+  /**
+   * Servers are kept and reused (the SDK allows a new transport once the last is closed): building one costs
+   * about as much as answering a call, and the handlers take what differs per request from its auth info.
+   */
+  private newServer(): Server {
     const server = new Server({ name: 'devboxd-mcp-hub', version: '1.0.0' }, { capabilities: { tools: {} } });
-    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await this.router.list(boxId, scope) }));
-    server.setRequestHandler(CallToolRequestSchema, async (request) =>
-      this.router.call(boxId, scope, request.params.name, request.params.arguments as Record<string, unknown> | undefined),
-    );
-    server.onerror = (err) => this.log.debug({ err, devbox: boxId }, 'MCP hub protocol error');
+    server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => {
+      const { boxId, scope } = contextOf(extra.authInfo);
+      return { tools: await this.router.list(boxId, scope) };
+    });
+    server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+      const { boxId, scope } = contextOf(extra.authInfo);
+      return this.router.call(boxId, scope, request.params.name, request.params.arguments as Record<string, unknown> | undefined, extra.signal);
+    });
+    server.onerror = (err) => this.log.debug({ err }, 'MCP hub protocol error');
     return server;
   }
 }
+
+interface HubContext {
+  boxId: string;
+  scope: TokenScope;
+}
+
+const contextOf = (auth: AuthInfo | undefined): HubContext => auth?.extra?.context as HubContext;
 
 /** The body, or undefined past the limit. */
 async function readBody(req: IncomingMessage): Promise<string | undefined> {

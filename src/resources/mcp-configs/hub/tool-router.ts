@@ -56,7 +56,7 @@ export class ToolRouter {
     return tools;
   }
 
-  async call(boxId: string, scope: TokenScope, name: string, args: Record<string, unknown> | undefined): Promise<CallToolResult> {
+  async call(boxId: string, scope: TokenScope, name: string, args: Record<string, unknown> | undefined, signal?: AbortSignal): Promise<CallToolResult> {
     const routes = routesOf(scope);
     const dot = name.indexOf('.');
     const route = dot > 0 ? routes.find((r) => r.service === name.slice(0, dot)) : undefined;
@@ -68,6 +68,6 @@ export class ToolRouter {
     if (!route.allowed(tool)) {
       throw new McpError(ErrorCode.InvalidParams, `tool "${name}" is not allowed: MCP config ${route.config.id} allows ${JSON.stringify(route.config.allowedTools)}`);
     }
-    return this.upstreams.callTool(boxId, route.config, route.secretId, tool, args);
+    return this.upstreams.callTool(boxId, route.config, route.secretId, tool, args, signal);
   }
 }

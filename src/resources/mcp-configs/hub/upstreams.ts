@@ -48,10 +48,11 @@ export class Upstreams {
     });
   }
 
-  async callTool(boxId: string, config: McpConfig, secretId: string, name: string, args: Record<string, unknown> | undefined): Promise<CallToolResult> {
+  /** `signal`: the box's client went away; the upstream is told the call is cancelled. */
+  async callTool(boxId: string, config: McpConfig, secretId: string, name: string, args: Record<string, unknown> | undefined, signal?: AbortSignal): Promise<CallToolResult> {
     return this.use(boxId, config, secretId, (client) =>
-      client.callTool({ name, arguments: args }, undefined, { timeout: this.opts.callTimeoutMs }) as Promise<CallToolResult>,
-    );
+      client.callTool({ name, arguments: args }, undefined, { timeout: this.opts.callTimeoutMs, signal }) as Promise<CallToolResult>,
+    signal);
   }
 
   /** Closes the box's upstream connections (the box stopped). */
@@ -63,15 +64,16 @@ export class Upstreams {
     for (const e of [...this.entries.values()]) this.drop(e);
   }
 
-  private async use<T>(boxId: string, config: McpConfig, secretId: string, fn: (c: Client) => Promise<T>): Promise<T> {
+  private async use<T>(boxId: string, config: McpConfig, secretId: string, fn: (c: Client) => Promise<T>, signal?: AbortSignal): Promise<T> {
     const e = this.entry(boxId, config, secretId);
     try {
       return await fn(await e.client);
     } catch (err) {
       // An upstream's own JSON-RPC error leaves the connection usable; anything else (refused, reset,
       // timed out, session lost) ends it.
+      // (A call the box abandoned leaves it usable too.)
       const answered = err instanceof McpError && err.code !== ErrorCode.RequestTimeout && err.code !== ErrorCode.ConnectionClosed;
-      if (!answered) this.drop(e);
+      if (!answered && !signal?.aborted) this.drop(e);
       throw upstreamError(config, err);
     }
   }

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -235,5 +236,22 @@ describe('at rest', () => {
     await ok({ method: 'POST', url: '/v1/secrets', payload: { name: 'AFTER_ROTATION', value: VALUE } });
     const ids = await f.deps.store.db.query<{ key_id: string }>('SELECT DISTINCT key_id FROM secrets');
     assert.deepEqual(ids.rows.map((r) => r.key_id), [after.rows[0]!.key_id]);
+  });
+});
+
+describe('x-request-id claims', () => {
+  test('the database keeps a keyed digest of a request body, never a plain hash a weak value could be guessed from', async () => {
+    const weak = 'hunter2';
+    const payload = { name: 'WEAK_ONE', value: weak };
+    const headers = { 'x-request-id': 'req-weak-secret' };
+    const first = await ok({ method: 'POST', url: '/v1/secrets', payload, headers });
+    assert.deepEqual(await ok({ method: 'POST', url: '/v1/secrets', payload, headers }), first, 'a retry replays');
+    const { rows } = await f.deps.store.db.query<{ request_hash: string }>('SELECT request_hash FROM idempotency WHERE request_id = ?', ['req-weak-secret']);
+    assert.equal(rows.length, 1);
+    const plain = createHash('sha256').update(JSON.stringify(payload)).digest('hex');
+    assert.notEqual(rows[0]!.request_hash, plain);
+    assert.ok(!rows[0]!.request_hash.includes(weak));
+    const other = await call({ method: 'POST', url: '/v1/secrets', payload: { name: 'WEAK_ONE', value: 'hunter3' }, headers });
+    assert.equal(other.statusCode, 422, 'another body under the same request id is still told apart');
   });
 });

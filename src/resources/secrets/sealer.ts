@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import type { KeySource } from './master-key.js';
 
 const VERSION = 'v1';
@@ -40,6 +40,24 @@ export class Sealer {
       throw new SealError('sealed text does not open: altered, or not sealed for this place');
     }
   }
+
+  /**
+   * A keyed digest of `data` (HMAC-SHA256 under a key derived from the current master key): lets the
+   * database compare request bodies that may hold secret values (x-request-id claims) without holding
+   * anything a weak value could be guessed back from. Servers sharing the master key agree on it; a key
+   * rotation changes it.
+   */
+  fingerprint(data: string): string {
+    const { id, key } = this.keys.current();
+    let derived = this.derived.get(id);
+    if (!derived) {
+      derived = Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), 'devboxd request fingerprint', 32));
+      this.derived.set(id, derived);
+    }
+    return createHmac('sha256', derived).update(data).digest('hex');
+  }
+
+  private readonly derived = new Map<string, Buffer>();
 
   /** Whether this server holds the key of that id. */
   holds(keyId: string): boolean {

@@ -52,7 +52,7 @@ fs.writeFileSync(clientFile, CLIENT);
 
 /** N/ROUNDS calls from inside the box, through the hub. */
 async function throughHub(n: number): Promise<number[]> {
-  const run = await api.devboxes.executeAsync(box.id, { command: `python3 /tmp/client.py "$RL_MCP_URL" "$GH" github.gh_echo ${n}` });
+  const run = await api.devboxes.executeAsync(box.id, { command: `python3 /tmp/client.py "$RL_MCP_URL" "$GH" github-gh_echo ${n}` });
   const done = await api.devboxes.executions.awaitCompleted(box.id, run.execution_id, { timeout: 600_000 } as never);
   if (done.exit_status !== 0) throw new Error(`client in the box failed: ${done.stderr}`);
   return JSON.parse((await api.devboxes.executions.retrieve(box.id, run.execution_id, { last_n: '1' })).stdout!) as number[];

@@ -64,7 +64,7 @@ describe('MCP hub from inside a box', () => {
       mcp: { GITHUB_MCP: { mcp_config: 'github-readonly', secret: 'GH_PAT' }, SLACK_MCP: { mcp_config: 'slack', secret: 'SLACK_BOT' } },
     });
     await api.devboxes.writeFileContents(box.id, { file_path: 'mcp_client.py', contents: fs.readFileSync(path.join(ROOT, 'test/fixtures/mcp_client.py'), 'utf8') });
-    const r = await sh(box.id, `python3 mcp_client.py RL_MCP_TOKEN github.gh_echo '{"text":"from the box"}' github.gh_secret_op`);
+    const r = await sh(box.id, `python3 mcp_client.py RL_MCP_TOKEN github-gh_echo '{"text":"from the box"}' github-gh_secret_op`);
     assert.equal(r.code, 0, r.err);
     client = JSON.parse(r.out);
   });
@@ -75,7 +75,7 @@ describe('MCP hub from inside a box', () => {
     assert.equal(client.init!.body.result.serverInfo.name, 'devboxd-mcp-hub');
     assert.equal(client.initialized!.status, 202);
     const names = client.list!.body.result.tools.map((t: { name: string }) => t.name).sort();
-    assert.deepEqual(names, ['github.gh_add', 'github.gh_echo', 'slack.sl_add', 'slack.sl_echo', 'slack.sl_secret_op', 'slack.sl_slow']);
+    assert.deepEqual(names, ['github-gh_add', 'github-gh_echo', 'slack-sl_add', 'slack-sl_echo', 'slack-sl_secret_op', 'slack-sl_slow']);
   });
 
   test('a call reaches the upstream with the credential and the custom headers; a disallowed one is refused', () => {
@@ -86,17 +86,17 @@ describe('MCP hub from inside a box', () => {
     assert.equal(seen['x-team'], TEAM);
     assert.equal(seen['x-signature'], SIGNING);
     assert.equal(client.denied!.body.error.code, -32602);
-    assert.match(client.denied!.body.error.message, /tool "github\.gh_secret_op" is not allowed/);
+    assert.match(client.denied!.body.error.message, /tool "github-gh_secret_op" is not allowed/);
     assert.ok(!gh.calls.some((c) => c.tool === 'gh_secret_op'), 'the disallowed tool ran upstream');
   });
 
   test("an entry's own token reaches only its upstream, with its credential in the configured header", async () => {
-    const r = await sh(box.id, `python3 mcp_client.py SLACK_MCP slack.sl_add '{"a":20,"b":22}' github.gh_echo`);
+    const r = await sh(box.id, `python3 mcp_client.py SLACK_MCP slack-sl_add '{"a":20,"b":22}' github-gh_echo`);
     const out = JSON.parse(r.out);
-    assert.deepEqual(out.list.body.result.tools.map((t: { name: string }) => t.name).sort(), ['slack.sl_add', 'slack.sl_echo', 'slack.sl_secret_op', 'slack.sl_slow']);
+    assert.deepEqual(out.list.body.result.tools.map((t: { name: string }) => t.name).sort(), ['slack-sl_add', 'slack-sl_echo', 'slack-sl_secret_op', 'slack-sl_slow']);
     assert.equal(out.call.body.result.content[0].text, '42');
     assert.equal(sl.seen.at(-1)!['x-slack-key'], SL_SECRET);
-    assert.match(out.denied.body.error.message, /unknown tool "github\.gh_echo"/);
+    assert.match(out.denied.body.error.message, /unknown tool "github-gh_echo"/);
   });
 
   test('env, /proc/*/environ, the process list and the files of the box never show a credential', async () => {
@@ -126,7 +126,7 @@ describe('MCP hub from inside a box', () => {
     });
     const minted = await api.devboxes.createMcpToken(box.id, { mcp_config: 'slack', secret: 'SLACK_BOT' });
     assert.equal(minted.url, (await sh(box.id, 'printf %s "$RL_MCP_URL"')).out);
-    const r = await sh(box.id, `EXTRA=${minted.token} python3 mcp_client.py EXTRA slack.sl_echo '{"text":"extra"}' slack.nope`);
+    const r = await sh(box.id, `EXTRA=${minted.token} python3 mcp_client.py EXTRA slack-sl_echo '{"text":"extra"}' slack-nope`);
     assert.equal(JSON.parse(r.out).call.body.result.content[0].text, 'sl:extra');
   });
 
@@ -137,7 +137,7 @@ describe('MCP hub from inside a box', () => {
     await api.devboxes.resume(box.id);
     await api.devboxes.awaitRunning(box.id);
     assert.equal((await sh(box.id, 'printf %s "$RL_MCP_TOKEN"')).out, before);
-    const r = await sh(box.id, `python3 mcp_client.py RL_MCP_TOKEN slack.sl_echo '{"text":"resumed"}' github.gh_secret_op`);
+    const r = await sh(box.id, `python3 mcp_client.py RL_MCP_TOKEN slack-sl_echo '{"text":"resumed"}' github-gh_secret_op`);
     assert.equal(JSON.parse(r.out).call.body.result.content[0].text, 'sl:resumed');
   });
 
@@ -145,7 +145,7 @@ describe('MCP hub from inside a box', () => {
     const token = (await sh(box.id, 'printf %s "$RL_MCP_TOKEN"')).out;
     const other = await api.devboxes.createAndAwaitRunning({});
     await api.devboxes.writeFileContents(other.id, { file_path: 'mcp_client.py', contents: fs.readFileSync(path.join(ROOT, 'test/fixtures/mcp_client.py'), 'utf8') });
-    const stolen = JSON.parse((await sh(other.id, `RL_MCP_URL=$(printf 'http://127.0.0.1:1023/mcp') T=${token} python3 mcp_client.py T github.gh_echo '{}' x`)).out);
+    const stolen = JSON.parse((await sh(other.id, `RL_MCP_URL=$(printf 'http://127.0.0.1:1023/mcp') T=${token} python3 mcp_client.py T github-gh_echo '{}' x`)).out);
     assert.equal(stolen.list.status, 401);
     await api.devboxes.shutdown(box.id);
     const after = await api.devboxes.createMcpToken(box.id, { mcp_config: 'slack', secret: 'SLACK_BOT' }).then(

@@ -152,14 +152,17 @@ describe('the hub', () => {
     assert.match(init.type!, /application\/json/);
     assert.equal(init.body.result.serverInfo.name, 'devboxd-mcp-hub');
     const list = await rpc(url, env.RL_MCP_TOKEN!, 'tools/list');
-    assert.deepEqual(list.body.result.tools.map((t: Json) => t.name).sort(), ['github.gh_add', 'github.gh_echo', 'slack.sl_add', 'slack.sl_echo', 'slack.sl_secret_op', 'slack.sl_slow']);
-    const call = await rpc(url, env.RL_MCP_TOKEN!, 'tools/call', { name: 'github.gh_echo', arguments: { text: 'hi' } });
+    assert.deepEqual(list.body.result.tools.map((t: Json) => t.name).sort(), ['github-gh_add', 'github-gh_echo', 'slack-sl_add', 'slack-sl_echo', 'slack-sl_secret_op', 'slack-sl_slow']);
+    for (const t of list.body.result.tools) assert.match(t.name, /^[A-Za-z0-9_-]{1,64}$/, 'a name Claude clients refuse');
+    const dotted = await rpc(url, env.RL_MCP_TOKEN!, 'tools/call', { name: 'github.gh_echo', arguments: { text: 'dotted' } });
+    assert.equal(dotted.body.result.content[0].text, 'gh:dotted', 'the <service>.<tool> form is taken too');
+    const call = await rpc(url, env.RL_MCP_TOKEN!, 'tools/call', { name: 'github-gh_echo', arguments: { text: 'hi' } });
     assert.deepEqual(call.body.result.content, [{ type: 'text', text: 'gh:hi' }]);
     const seen = gh.seen.at(-1)!;
     assert.equal(seen.authorization, `Bearer ${GH_SECRET}`);
     assert.equal(seen['x-team'], HEADER_VALUE);
     assert.equal(seen['x-slack-too'], SL_SECRET);
-    await rpc(url, env.RL_MCP_TOKEN!, 'tools/call', { name: 'slack.sl_add', arguments: { a: 2, b: 3 } });
+    await rpc(url, env.RL_MCP_TOKEN!, 'tools/call', { name: 'slack-sl_add', arguments: { a: 2, b: 3 } });
     assert.equal(sl.seen.at(-1)!['x-api-key'], SL_SECRET, 'header auth puts the secret in the named header');
     assert.equal(sl.seen.at(-1)!.authorization, undefined);
   });
@@ -167,8 +170,8 @@ describe('the hub', () => {
   test('concurrent calls of two tokens each get their own answer; a client that leaves mid-call frees the hub', async () => {
     const calls = Array.from({ length: 24 }, (_, i) =>
       i % 2
-        ? rpc(url, env.GH_MCP!, 'tools/call', { name: 'github.gh_echo', arguments: { text: `n${i}` } }).then((r) => [r.body.result?.content[0].text, `gh:n${i}`])
-        : rpc(url, env.SLACK_MCP!, 'tools/call', { name: 'slack.sl_echo', arguments: { text: `n${i}` } }).then((r) => [r.body.result?.content[0].text, `sl:n${i}`]),
+        ? rpc(url, env.GH_MCP!, 'tools/call', { name: 'github-gh_echo', arguments: { text: `n${i}` } }).then((r) => [r.body.result?.content[0].text, `gh:n${i}`])
+        : rpc(url, env.SLACK_MCP!, 'tools/call', { name: 'slack-sl_echo', arguments: { text: `n${i}` } }).then((r) => [r.body.result?.content[0].text, `sl:n${i}`]),
     );
     for (const [got, want] of await Promise.all(calls)) assert.equal(got, want);
     const leaving = new AbortController();
@@ -176,29 +179,29 @@ describe('the hub', () => {
       method: 'POST',
       signal: leaving.signal,
       headers: { authorization: `Bearer ${env.SLACK_MCP}`, accept: 'application/json', 'content-type': 'application/json' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'slack.sl_slow', arguments: { ms: 5000 } } }),
+      body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'slack-sl_slow', arguments: { ms: 5000 } } }),
     });
     await new Promise((r) => setTimeout(r, 200));
     leaving.abort();
     await assert.rejects(slow);
     const t = Date.now();
-    const next = await rpc(url, env.SLACK_MCP!, 'tools/call', { name: 'slack.sl_echo', arguments: { text: 'next' } });
+    const next = await rpc(url, env.SLACK_MCP!, 'tools/call', { name: 'slack-sl_echo', arguments: { text: 'next' } });
     assert.equal(next.body.result.content[0].text, 'sl:next');
     assert.ok(Date.now() - t < 2000);
   });
 
   test('an entry token reaches its own upstream only', async () => {
     const list = await rpc(url, env.GH_MCP!, 'tools/list');
-    assert.deepEqual(list.body.result.tools.map((t: Json) => t.name).sort(), ['github.gh_add', 'github.gh_echo']);
-    const other = await rpc(url, env.GH_MCP!, 'tools/call', { name: 'slack.sl_echo', arguments: { text: 'x' } });
-    assert.match(other.body.error.message, /unknown tool "slack\.sl_echo".*services github/);
+    assert.deepEqual(list.body.result.tools.map((t: Json) => t.name).sort(), ['github-gh_add', 'github-gh_echo']);
+    const other = await rpc(url, env.GH_MCP!, 'tools/call', { name: 'slack-sl_echo', arguments: { text: 'x' } });
+    assert.match(other.body.error.message, /unknown tool "slack-sl_echo".*services github/);
   });
 
   test('a disallowed or unknown tool is an MCP error and never reaches the upstream', async () => {
     const calls = gh.calls.length;
-    const denied = await rpc(url, env.RL_MCP_TOKEN!, 'tools/call', { name: 'github.gh_secret_op', arguments: {} });
+    const denied = await rpc(url, env.RL_MCP_TOKEN!, 'tools/call', { name: 'github-gh_secret_op', arguments: {} });
     assert.equal(denied.body.error.code, -32602);
-    assert.match(denied.body.error.message, /tool "github\.gh_secret_op" is not allowed/);
+    assert.match(denied.body.error.message, /tool "github-gh_secret_op" is not allowed/);
     const unknown = await rpc(url, env.RL_MCP_TOKEN!, 'tools/call', { name: 'nothing.here', arguments: {} });
     assert.match(unknown.body.error.message, /unknown tool "nothing\.here"/);
     assert.equal(gh.calls.length, calls);
@@ -208,8 +211,8 @@ describe('the hub', () => {
     const client = new Client({ name: 'sdk-client', version: '1' });
     await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${env.SLACK_MCP}` } } }));
     const tools = await client.listTools();
-    assert.ok(tools.tools.some((t) => t.name === 'slack.sl_echo'));
-    const res = await client.callTool({ name: 'slack.sl_echo', arguments: { text: 'sdk' } });
+    assert.ok(tools.tools.some((t) => t.name === 'slack-sl_echo'));
+    const res = await client.callTool({ name: 'slack-sl_echo', arguments: { text: 'sdk' } });
     assert.deepEqual(res.content, [{ type: 'text', text: 'sl:sdk' }]);
     await client.close();
   });
@@ -234,7 +237,7 @@ describe('the hub', () => {
       url: env.RL_MCP_URL,
     });
     const list = await rpc(url, view.token, 'tools/list');
-    assert.ok(list.body.result.tools.every((t: Json) => t.name.startsWith('slack.')));
+    assert.ok(list.body.result.tools.every((t: Json) => t.name.startsWith('slack-')));
     const bad = await f.call({ method: 'POST', url: `/v1/devboxes/${box.id}/create_mcp_token`, payload: { mcp_config: 'nope', secret: 'GH_PAT' } });
     assert.equal(bad.statusCode, 400);
     assert.match((bad.json() as Json).message, /^mcp_config: no MCP config "nope"/);
@@ -247,20 +250,20 @@ describe('the hub', () => {
     const quick = buildMcp({ store: f.deps.store, secrets: f.deps.secrets, sealer: f.deps.sealer, hubUrl: 'x', log: createLogger('silent'), timeouts: { connectTimeoutMs: 1000, callTimeoutMs: 300 } });
     const u = await hubFor(b.id, quick.hub);
     const t0 = Date.now();
-    const res = await rpc(u, e.DOWN!, 'tools/call', { name: 'down.x', arguments: {} });
+    const res = await rpc(u, e.DOWN!, 'tools/call', { name: 'down-x', arguments: {} });
     assert.match(res.body.error.message, /upstream MCP server of config mcp_\w+ \(down\) is unavailable: ECONNREFUSED/);
     const list = await rpc(u, e.RL_MCP_TOKEN!, 'tools/list');
-    assert.deepEqual(list.body.result.tools.map((t: Json) => t.name).sort(), ['github.gh_add', 'github.gh_echo'], 'the upstream that is up still lists');
-    const fine = await rpc(u, e.GH!, 'tools/call', { name: 'github.gh_echo', arguments: { text: 'before' } });
+    assert.deepEqual(list.body.result.tools.map((t: Json) => t.name).sort(), ['github-gh_add', 'github-gh_echo'], 'the upstream that is up still lists');
+    const fine = await rpc(u, e.GH!, 'tools/call', { name: 'github-gh_echo', arguments: { text: 'before' } });
     assert.equal(fine.body.result.content[0].text, 'gh:before');
     assert.ok(Date.now() - t0 < 5000);
     const all = await ok('POST', '/v1/mcp-configs', { name: 'ghall', endpoint: gh.url, allowed_tools: ['*'] });
     const token = (await ok('POST', `/v1/devboxes/${b.id}/create_mcp_token`, { mcp_config: all.id, secret: 'GH_PAT' })).token;
     const t1 = Date.now();
-    const stalled = await rpc(u, token, 'tools/call', { name: 'ghall.gh_slow', arguments: { ms: 3000 } });
+    const stalled = await rpc(u, token, 'tools/call', { name: 'ghall-gh_slow', arguments: { ms: 3000 } });
     assert.match(stalled.body.error.message, /upstream MCP server of config mcp_\w+ \(ghall\) did not answer in time/);
     assert.ok(Date.now() - t1 < 2000, `${Date.now() - t1} ms`);
-    const after = await rpc(u, token, 'tools/call', { name: 'ghall.gh_echo', arguments: { text: 'after' } });
+    const after = await rpc(u, token, 'tools/call', { name: 'ghall-gh_echo', arguments: { text: 'after' } });
     assert.equal(after.body.result.content[0].text, 'gh:after', 'the next call connects afresh');
     quick.close();
   });
@@ -297,7 +300,7 @@ describe('the hub', () => {
     assert.notDeepEqual(now, old, 'a sealed text still names the old key');
     assert.deepEqual(await envOf(b.id), before, 'the box gets the same tokens');
     const u = await hubFor(b.id);
-    const call = await rpc(u, before.GH!, 'tools/call', { name: 'github.gh_echo', arguments: { text: 'rotated' } });
+    const call = await rpc(u, before.GH!, 'tools/call', { name: 'github-gh_echo', arguments: { text: 'rotated' } });
     assert.equal(call.body.result.content[0].text, 'gh:rotated');
     assert.equal(gh.seen.at(-1)!['x-team'], HEADER_VALUE, 'the literal header value opens under the new key');
   });

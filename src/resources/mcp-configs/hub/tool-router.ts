@@ -14,10 +14,14 @@ interface Route {
 }
 
 /**
- * Tools through the hub are named `<service>.<tool>`, the service being the config's name up to its first
- * `-` (letters, digits and `_` kept, anything else `_`); a second upstream of one token with the same
- * service gets `<service>_2`, and so on. A tool is allowed when an `allowed_tools` glob of its config
- * matches its upstream name or its hub name (`get_*` and `github.get_*` both work).
+ * Tools through the hub are named `<service>-<tool>`, the service being the config's name up to its first
+ * `-` (letters, digits and `_` kept, anything else `_`), so the name matches `^[A-Za-z0-9_-]+$` whenever the
+ * upstream's does, as Claude's tool-name rule requires (a dot would make Claude Code and Claude Desktop
+ * refuse the whole list). A service has no `-` or `.`, so a call's service is the text before its first `-`
+ * (or `.`: `github.get_me` is taken too). A second upstream of one token with the same service gets
+ * `<service>_2`, and so on. A tool is allowed when an `allowed_tools` glob of its config matches its upstream
+ * name, `<service>.<tool>` (the form Runloop's examples use) or its hub name: `get_*`, `github.get_*` and
+ * `github-get_*` all allow `get_me` of a `github-…` config.
  */
 export function routesOf(scope: TokenScope): Route[] {
   const taken = new Set<string>();
@@ -27,7 +31,7 @@ export function routesOf(scope: TokenScope): Route[] {
     for (let n = 2; taken.has(service); n++) service = `${base}_${n}`;
     taken.add(service);
     const match = globMatcher(config.allowedTools);
-    return { service, config, secretId, allowed: (tool: string) => match(tool) || match(`${service}.${tool}`) };
+    return { service, config, secretId, allowed: (tool: string) => match(tool) || match(`${service}.${tool}`) || match(`${service}-${tool}`) };
   });
 }
 
@@ -50,7 +54,7 @@ export class ToolRouter {
         this.log.warn({ devbox: boxId, mcpConfig: r.config.id, err: res.reason }, 'upstream MCP server did not list its tools');
         return;
       }
-      for (const t of res.value) if (r.allowed(t.name)) tools.push({ ...t, name: `${r.service}.${t.name}` });
+      for (const t of res.value) if (r.allowed(t.name)) tools.push({ ...t, name: `${r.service}-${t.name}` });
     });
     if (routes.length && failures.length === routes.length) throw new McpError(ErrorCode.InternalError, failures.join('; '));
     return tools;
@@ -58,11 +62,11 @@ export class ToolRouter {
 
   async call(boxId: string, scope: TokenScope, name: string, args: Record<string, unknown> | undefined, signal?: AbortSignal): Promise<CallToolResult> {
     const routes = routesOf(scope);
-    const dot = name.indexOf('.');
+    const dot = name.search(/[-.]/);
     const route = dot > 0 ? routes.find((r) => r.service === name.slice(0, dot)) : undefined;
     if (!route) {
       const services = routes.map((r) => r.service).join(', ') || 'none';
-      throw new McpError(ErrorCode.InvalidParams, `unknown tool "${name}": tools are named <service>.<tool>, and this token reaches the services ${services}`);
+      throw new McpError(ErrorCode.InvalidParams, `unknown tool "${name}": tools are named <service>-<tool>, and this token reaches the services ${services}`);
     }
     const tool = name.slice(dot + 1);
     if (!route.allowed(tool)) {

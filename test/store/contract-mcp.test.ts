@@ -88,6 +88,9 @@ for (const open of [openSqlite, openPostgres]) {
       assert.deepEqual(await after.environment(d, 'http://hub/mcp'), env);
       assert.deepEqual(await new McpConfigService(db.a, () => secrets, () => only).headerValues((await configs.get(acc.id, c.id))), [['X-A', 'v']]);
 
+      const stranger = new Sealer(new StaticKeys(generateKey()));
+      const lacking = new McpTokens(db.a, configs, () => secrets, () => stranger);
+      assert.deepEqual(await lacking.environment(d, 'http://hub/mcp'), { RL_MCP_URL: 'http://hub/mcp' }, 'a token that does not open is left out, not fatal');
       await db.a.db.query("UPDATE devboxes SET status = 'shutdown' WHERE id = ?", [d.id]);
       assert.ok((await new SqlMcpTokenStore(db.b.db).deleteTokensOfEndedBoxes()) >= 2);
       assert.equal(await tokens.authenticate(d.id, env.TOK!), undefined);

@@ -31,7 +31,7 @@ async function upstreamHeaders(configs: McpConfigService, secrets: SecretReader,
 export function buildMcp(deps: { store: Store; secrets: SecretReader; sealer: Sealer; hubUrl: string; log: Logger; timeouts?: UpstreamOptions }) {
   const { store, secrets, sealer, hubUrl, log } = deps;
   const configs = new McpConfigService(store, () => secrets, () => sealer);
-  const tokens = new McpTokens(store, configs, () => secrets, () => sealer);
+  const tokens = new McpTokens(store, configs, () => secrets, () => sealer, log);
   const upstreams = new Upstreams((c, s) => upstreamHeaders(configs, secrets, c, s), deps.timeouts ?? UPSTREAM_TIMEOUTS, log);
   const hub = new McpHub(tokens, new ToolRouter(upstreams, log), log);
   return {

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { ERRORS } from '../../platform/errors.js';
 import type { Store } from '../../platform/store/types.js';
 import { newSecret } from '../../lib/ids.js';
+import type { Logger } from '../../lib/logger.js';
 import { TERMINAL, type Devbox } from '../devboxes/types.js';
 import type { McpConfigService } from './mcp-config-service.js';
 import { SqlMcpTokenStore } from './sql-mcp-token-store.js';
@@ -39,6 +40,7 @@ export class McpTokens {
     private readonly configs: McpConfigService,
     private readonly secrets: () => SecretReader,
     private readonly sealer: () => Sealer,
+    private readonly log?: Logger,
   ) {}
 
   tokens(db: Store = this.store): SqlMcpTokenStore {
@@ -91,7 +93,16 @@ export class McpTokens {
     const rows = await this.tokens().boxTokens(devbox.id);
     if (!rows.length) return {};
     const env: Record<string, string> = { [HUB_URL_ENV]: hubUrl };
-    for (const t of rows) if (t.envName && t.sealed) env[t.envName] = this.sealer().open(t.sealed, tokenAad(devbox.id, t.envName));
+    for (const t of rows) {
+      if (!t.envName || !t.sealed) continue;
+      try {
+        env[t.envName] = this.sealer().open(t.sealed, tokenAad(devbox.id, t.envName));
+      } catch (err) {
+        // Sealed under a key this server lacks (a misconfigured rotation): the box's commands still run,
+        // without that variable.
+        this.log?.error({ err, devbox: devbox.id, variable: t.envName }, 'an MCP hub token does not open; the box runs without it');
+      }
+    }
     return env;
   }
 

@@ -141,6 +141,14 @@ describe('MCP hub from inside a box', () => {
     assert.equal(JSON.parse(r.out).call.body.result.content[0].text, 'sl:resumed');
   });
 
+  test('after a server restart the adopted box reaches the hub with the same token', async () => {
+    await server.restart();
+    api = server.client();
+    const r = await sh(box.id, `python3 mcp_client.py RL_MCP_TOKEN github-gh_echo '{"text":"restarted"}' github-gh_secret_op`);
+    assert.equal(JSON.parse(r.out).call.body.result.content[0].text, 'gh:restarted');
+    assert.equal(gh.seen.at(-1)!.authorization, `Bearer ${GH_SECRET}`);
+  });
+
   test('another box cannot use this box\'s token, and the tokens die with the box', async () => {
     const token = (await sh(box.id, 'printf %s "$RL_MCP_TOKEN"')).out;
     const other = await api.devboxes.createAndAwaitRunning({});

@@ -190,6 +190,19 @@ describe('the hub', () => {
     assert.ok(Date.now() - t < 2000);
   });
 
+  test('basic auth sends the secret base64-encoded; two configs of one service are told apart', async () => {
+    await ok('POST', '/v1/secrets', { name: 'BASIC_PAIR', value: 'alice:s3cret' });
+    await ok('POST', '/v1/mcp-configs', { name: 'github-basic', endpoint: gh.url, allowed_tools: ['gh_add'], auth_mechanism: { type: 'basic' } });
+    const b = await createBox({ A: { mcp_config: ghConfig, secret: 'GH_PAT' }, B: { mcp_config: 'github-basic', secret: 'BASIC_PAIR' } });
+    const e = await envOf(b.id);
+    const u = await hubFor(b.id);
+    const names = (await rpc(u, e.RL_MCP_TOKEN!, 'tools/list')).body.result.tools.map((t: Json) => t.name).sort();
+    assert.deepEqual(names, ['github-gh_add', 'github-gh_echo', 'github_2-gh_add']);
+    const sum = await rpc(u, e.RL_MCP_TOKEN!, 'tools/call', { name: 'github_2-gh_add', arguments: { a: 1, b: 2 } });
+    assert.equal(sum.body.result.content[0].text, '3');
+    assert.equal(gh.seen.at(-1)!.authorization, `Basic ${Buffer.from('alice:s3cret').toString('base64')}`);
+  });
+
   test('an entry token reaches its own upstream only', async () => {
     const list = await rpc(url, env.GH_MCP!, 'tools/list');
     assert.deepEqual(list.body.result.tools.map((t: Json) => t.name).sort(), ['github-gh_add', 'github-gh_echo']);

@@ -19,8 +19,8 @@ export class McpConfigService {
     private readonly sealer: () => Sealer,
   ) {}
 
-  private configs(db = this.store): SqlMcpConfigStore {
-    return new SqlMcpConfigStore(db.db);
+  private configs(): SqlMcpConfigStore {
+    return new SqlMcpConfigStore(this.store.db);
   }
 
   async create(accountId: string, input: McpConfigInput): Promise<McpConfig> {
@@ -80,8 +80,8 @@ export class McpConfigService {
   }
 
   /** An `mcp_config` reference (id, or a name that only one config has) → the config; 400 naming `field` otherwise. */
-  async resolve(accountId: string, ref: string, field: string, db = this.store): Promise<McpConfig> {
-    const configs = this.configs(db);
+  async resolve(accountId: string, ref: string, field: string): Promise<McpConfig> {
+    const configs = this.configs();
     const byId = ref.startsWith('mcp_') ? await configs.get(accountId, ref) : undefined;
     if (byId) return byId;
     const named = await configs.byName(accountId, ref);

@@ -19,6 +19,7 @@ import { secretExtensions } from './resources/secrets/devbox-extensions.js';
 import { openKeySource } from './resources/secrets/master-key.js';
 import { SecretService } from './resources/secrets/secret-service.js';
 import { Sealer } from './resources/secrets/sealer.js';
+import { buildMcp, type McpModule } from './resources/mcp-configs/index.js';
 import { snapshotLayersResolver, snapshotShutdownGuard } from './resources/snapshots/devbox-extensions.js';
 import { JobRunner } from './platform/jobs/job-runner.js';
 import { CAPTURE_JOB, SnapshotService } from './resources/snapshots/snapshot-service.js';
@@ -50,6 +51,8 @@ export interface Deps {
   /** The authenticated cipher under the master key (secret values; reusable for tokens). */
   sealer: Sealer;
   secrets: SecretService;
+  /** MCP configs, the box tokens and the MCP hub (served to boxes at /mcp on the box-services link). */
+  mcp: McpModule;
   /** Bounds the read_file_contents / write_file_contents requests held in memory at once. */
   fileContentsGate: Gate;
   /** Bounds the upload_file / download_file streams running at once (each holds stream buffers). */
@@ -82,6 +85,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   const secrets = new SecretService(store, sealer, logger.child({ component: 'secrets' }));
   await secrets.checkKeys();
   const secretsForBoxes = secretExtensions(secrets, store, logger.child({ component: 'secrets' }));
+  const mcp = buildMcp({ store, secrets, sealer, hubUrl: `${boxServicesUrl(config)}/mcp`, log: logger.child({ component: 'mcp-hub' }) });
   const idempotency = store.idempotency;
   const events = new StatusEvents();
   const devboxStore = store.devboxes;
@@ -90,6 +94,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   const boxProcesses = executionExtensions(() => executions.processes);
   const boxServices = new BoxServices({ runtime, dataDir: config.dataDir, port: config.boxServicesPort, log: logger.child({ component: 'box-services' }) });
   boxServices.start();
+  boxServices.route('/mcp', mcp.hub.handle);
   const boxLink = boxServicesExtensions(() => boxServices);
   const gateway = buildAgentGateway(store, {
     secrets: () => secrets,
@@ -101,15 +106,15 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   const lifecycle = new Lifecycle(devboxStore, runtime, events, logger.child({ component: 'lifecycle' }), {
     bootSteps: [boxLink.bootStep, fileMountsStep, boxProcesses.bootStep],
     onRunning: [boxProcesses.onRunning],
-    onStopped: [boxLink.onStopped, boxProcesses.onStopped, gateway.devbox.onStopped],
+    onStopped: [boxLink.onStopped, boxProcesses.onStopped, mcp.devbox.onStopped, gateway.devbox.onStopped],
   });
   const devboxes = new DevboxService(store, lifecycle, events, logger.child({ component: 'devboxes' }), {
     maxCpuCores: config.maxCpuCores,
     maxMemoryGiB: config.maxMemoryGiB,
   }, node, {
-    resolvers: [secretsForBoxes.resolver, unknownBlueprints, snapshotLayersResolver(() => snapshots), gateway.devbox.resolver],
-    environment: [secretsForBoxes.environment, gateway.devbox.environment],
-    enrichers: [gateway.devbox.enricher],
+    resolvers: [secretsForBoxes.resolver, mcp.devbox.resolver, unknownBlueprints, snapshotLayersResolver(() => snapshots), gateway.devbox.resolver],
+    environment: [secretsForBoxes.environment, mcp.devbox.environment, gateway.devbox.environment],
+    enrichers: [mcp.devbox.enricher, gateway.devbox.enricher],
     shutdownGuards: [snapshotShutdownGuard(() => snapshots)],
   });
 
@@ -150,6 +155,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   // Adopted boxes lost their link with the previous server: each gets a fresh one.
   await Promise.all([...lifecycle.active.keys()].map((id) => boxServices.link(id).catch((err) => logger.error({ err, devbox: id }, 'box services link failed'))));
   await executions.reconcileOutput();
+  await mcp.reconcile();
   supervisor.start();
   return {
     store,
@@ -166,6 +172,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     suspend,
     sealer,
     secrets,
+    mcp,
     fileContentsGate: fairGate(config.fileContentsConcurrency, config.fileContentsQueue),
     fileTransferGate: fairGate(config.fileTransferConcurrency, config.fileTransferQueue),
     gateway,
@@ -174,6 +181,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
       await boxServices.close();
       await gateway.proxy.close();
       supervisor.stop();
+      mcp.close();
       outputs.stop();
       snapshots.stop();
       jobs.stop();

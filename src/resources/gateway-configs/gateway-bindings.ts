@@ -61,6 +61,8 @@ export class GatewayBindings {
     const taken = new Map<string, string>();
     for (const name of Object.keys(input.environmentVariables ?? {})) taken.set(name, 'environment_variables');
     for (const name of Object.keys(input.secrets ?? {})) taken.set(name, 'secrets');
+    const mcp = Object.keys(input.mcp ?? {});
+    for (const name of mcp.length ? [...mcp, 'RL_MCP_URL', 'RL_MCP_TOKEN'] : []) taken.set(name, 'mcp');
     // Every name is checked before anything is looked up, so a request with several faults names the first.
     for (const [prefix] of entries) {
       if (!ENV_NAME.test(prefix) || prefix.length > 200) {
@@ -97,9 +99,9 @@ export class GatewayBindings {
   }
 
   /**
-   * The binding's token in clear. A token sealed under a master key the server no longer holds (the key was
-   * rotated: `secrets rotate-key` re-seals secrets, not tokens) is replaced by a new one, which the box's
-   * next processes get; its running processes keep the old one, which no longer passes.
+   * The binding's token in clear. A token that does not open (sealed under a master key the server no longer
+   * holds, which `secrets rotate-key` avoids by re-sealing tokens too) is replaced by a new one, which the
+   * box's next processes get; its running processes keep the old one, which no longer passes.
    */
   private async tokenOf(b: GatewayBinding): Promise<string> {
     try {

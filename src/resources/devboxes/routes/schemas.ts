@@ -89,7 +89,14 @@ export const CreateBodySchema = Body({
       maxProperties: 64,
     }),
   ),
-  mcp: Later,
+  mcp: Opt(
+    Type.Unsafe<Record<string, { mcp_config: string; secret: string }>>({
+      type: 'object',
+      propertyNames: { pattern: '^[A-Za-z_][A-Za-z0-9_]*$', maxLength: 256 },
+      additionalProperties: Body({ mcp_config: Type.String({ minLength: 1, maxLength: 256 }), secret: Type.String({ minLength: 1, maxLength: 256 }) }),
+      maxProperties: 32,
+    }),
+  ),
   mounts: Later,
   tunnel: Later,
 });
@@ -105,7 +112,6 @@ const UNSUPPORTED: Array<[string, (b: CreateBody) => unknown, string]> = [
   ['tunnel', (b) => b.tunnel, 'tunnels'],
   ['mounts', (b) => b.mounts, 'object, agent and code mounts'],
   ['code_mounts', (b) => b.code_mounts, 'code mounts'],
-  ['mcp', (b) => b.mcp, 'the MCP hub'],
   ['launch_parameters.available_ports', (b) => b.launch_parameters?.available_ports, 'tunnels into box ports'],
   ['launch_parameters.network_policy_id', (b) => b.launch_parameters?.network_policy_id, 'network policies'],
   ['launch_parameters.required_services', (b) => b.launch_parameters?.required_services, 'services'],

@@ -24,15 +24,11 @@ const GatewayTokenViewSchema = Type.Object(
 );
 
 /**
- * A token is a credential for the box: it needs devbox write, and reading the account's configs and secrets.
- * Its answer is never kept for x-request-id replays (the token would sit in the database in clear): a
- * retried call mints another token, which ends with the box like the first.
+ * A token is a devbox write, like creating a box with `gateways` (and like create_mcp_token). Its answer is
+ * never kept for x-request-id replays (the token would sit in the database in clear): a retried call mints
+ * another token, which ends with the box like the first.
  */
-const config = {
-  resource: 'RESOURCE_TYPE_DEVBOXES' as const,
-  alsoNeeds: [{ resource: 'RESOURCE_TYPE_ACCOUNT' as const, access: 'read' as const }],
-  idempotent: false,
-};
+const config = { resource: 'RESOURCE_TYPE_DEVBOXES' as const, idempotent: false };
 
 export function tokenRoutes(app: Api, bindings: GatewayBindings, devboxes: DevboxService): void {
   app.post(

@@ -3,6 +3,7 @@ import { after, describe, test } from 'node:test';
 import { createLogger } from '../../src/lib/logger.js';
 import { GatewayBindings, hashToken } from '../../src/resources/gateway-configs/gateway-bindings.js';
 import { GatewayConfigService } from '../../src/resources/gateway-configs/gateway-config-service.js';
+import { resealGatewayTokens } from '../../src/resources/gateway-configs/reseal.js';
 import { SqlGatewayStore } from '../../src/resources/gateway-configs/sql-gateway-store.js';
 import type { SecretLookup } from '../../src/resources/gateway-configs/types.js';
 import { generateKey, StaticKeys } from '../../src/resources/secrets/master-key.js';
@@ -94,13 +95,20 @@ for (const open of [openSqlite, openPostgres]) {
 
       // Under a master key that cannot open the token (rotated away), the box gets a new token: the old one
       // no longer passes, and the new one is what every later execution gets.
-      const otherKey = new Sealer(new StaticKeys(generateKey()));
+      const otherRaw = generateKey();
+      const otherKey = new Sealer(new StaticKeys(otherRaw));
       const rotated = new GatewayBindings(db.b, configsOn('b'), () => secrets, () => otherKey, { baseUrl: 'http://127.0.0.1:1023' }, createLogger('silent'));
       const fresh = await rotated.environment(d);
       assert.match(fresh.LLM!, /^gws_/);
       assert.notEqual(fresh.LLM, env.LLM);
       assert.equal(await store.findBindingByTokenHash(hashToken(env.LLM!)), undefined);
       assert.equal((await rotated.environment(d)).LLM, fresh.LLM);
+
+      // secrets rotate-key re-seals tokens: under the new key alone the same token opens (no new one).
+      const target = generateKey();
+      assert.equal(await resealGatewayTokens(db.a.db, new Sealer(new StaticKeys(target, [otherRaw])), target.id), 1);
+      const afterRotation = new GatewayBindings(db.b, configsOn('b'), () => secrets, () => new Sealer(new StaticKeys(target)), { baseUrl: 'http://127.0.0.1:1023' }, createLogger('silent'));
+      assert.equal((await afterRotation.environment(d)).LLM, fresh.LLM);
       const [b2] = await store.bindingsOf(d.id);
 
       // A swap applies only over the hash it read: the second writer loses.

@@ -263,3 +263,16 @@ describe('devbox bindings with a real secret', () => {
     await bad({ method: 'POST', url: `/v1/devboxes/${d.id}/create_gateway_token`, payload: { gateway: c.id, secret: secret.id } }, 400, /is shutdown/);
   });
 });
+
+describe('gateways beside mcp', () => {
+  test("a prefix whose variables the mcp map sets (its keys, RL_MCP_URL, RL_MCP_TOKEN) is a 400 naming both", async () => {
+    await ok({ method: 'POST', url: '/v1/secrets', payload: { name: 'GW_MCP_KEY', value: 'v' } });
+    const m = await ok<{ id: string }>({ method: 'POST', url: '/v1/mcp-configs', payload: { name: 'gh-tools', endpoint: 'http://127.0.0.1:9/mcp', allowed_tools: ['*'] } });
+    const c = await create({ ...base, name: 'beside-mcp' });
+    const mcp = { TOOLS: { mcp_config: m.id, secret: 'GW_MCP_KEY' } };
+    await bad({ method: 'POST', url: '/v1/devboxes', payload: { mcp, gateways: { TOOLS: { gateway: c.id, secret: 'GW_MCP_KEY' } } } }, 400, /gateways\.TOOLS: the variable TOOLS is also set by mcp/);
+    await bad({ method: 'POST', url: '/v1/devboxes', payload: { mcp, gateways: { RL_MCP: { gateway: c.id, secret: 'GW_MCP_KEY' } } } }, 400, /the variable RL_MCP_URL is also set by mcp/);
+    const d = await ok<{ gateway_specs: unknown; mcp_specs: unknown }>({ method: 'POST', url: '/v1/devboxes', payload: { mcp, gateways: { LLM: { gateway: c.id, secret: 'GW_MCP_KEY' } } } });
+    assert.ok(d.gateway_specs && d.mcp_specs, 'both maps on one box');
+  });
+});

@@ -33,7 +33,7 @@ export interface RotateResult {
   notes: string[];
 }
 
-const BATCH = 200;
+const BATCH = 100;
 const RETIRED_GRACE_MS = 60_000;
 export const ROTATION_LOCK = 'secret.key.lock';
 
@@ -143,7 +143,7 @@ async function resealEverything(store: Store, sealer: Sealer, keyId: string, bat
       const r: ResealPage = await store.transaction((tx) => page(tx.db, sealer, keyId, after!, batch));
       n += r.n;
       after = r.last;
-      await sleep(Math.max(2, performance.now() - started));
+      await sleep(Math.max(5, 2 * (performance.now() - started)));
     }
   }
   return n;

@@ -298,6 +298,7 @@ describe('at rest', () => {
     fs.renameSync(keyFile, aside);
     try {
       bad(await call({ method: 'POST', url: '/v1/secrets', payload: { name: 'DURING_LOSS', value: VALUE }, headers: { 'x-request-id': 'req-loss-1' } }), 503, new RegExp(`${keyFile} cannot be read \\(ENOENT\\)`));
+      assert.equal((await f.deps.secrets.reveal(account, 'BEFORE_LOSS')).value, VALUE, 'the keys read before still open');
       // A write that seals nothing still runs: the request fingerprint does not read the key file.
       const other = await call({ method: 'POST', url: '/v1/secrets/BEFORE_LOSS/delete', headers: { 'x-request-id': 'req-loss-2' } });
       assert.equal(other.statusCode, 200, other.body);

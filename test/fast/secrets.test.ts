@@ -218,6 +218,28 @@ describe('a bound secret the command cannot get', () => {
     assert.equal((await started(box.id, spawned)).argv.at(-1), 'echo $API_KEY', 'a deleted binding no longer stops it');
   });
 
+  test('a suspend command whose secret does not open is skipped and logged: the suspend goes on', async () => {
+    await ok({ method: 'POST', url: '/v1/secrets', payload: { name: 'UNOPENABLE_2', value: VALUE } });
+    const spawned: SpawnSpec[] = [];
+    f.runtime.run = (spec) => (spawned.push(spec), {});
+    const box = await ok<{ id: string }>({
+      method: 'POST',
+      url: '/v1/devboxes/create_and_await_running',
+      payload: { secrets: { API_KEY: 'UNOPENABLE_2' }, launch_parameters: { lifecycle: { lifecycle_hooks: { suspend_commands: ['echo on-suspend'] } } } },
+    });
+    await f.deps.store.db.query("UPDATE secrets SET sealed_value = 'v1.00000000deadbeef.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', key_id = '00000000deadbeef' WHERE name = 'UNOPENABLE_2'");
+    spawned.length = 0;
+    await ok({ method: 'POST', url: `/v1/devboxes/${box.id}/suspend` });
+    let status = '';
+    for (let i = 0; i < 200 && status !== 'suspended'; i++) {
+      status = (await ok<{ status: string }>({ method: 'GET', url: `/v1/devboxes/${box.id}` })).status;
+      if (status !== 'suspended') await new Promise((r) => setTimeout(r, 25));
+    }
+    assert.equal(status, 'suspended');
+    assert.ok(!spawned.some((s) => s.argv.includes('echo on-suspend')), 'the suspend command did not run');
+    await ok({ method: 'POST', url: '/v1/secrets/UNOPENABLE_2/delete' });
+  });
+
   test('values over the budget after updates: the command is not started, the reason names the budget', async () => {
     const spawned: SpawnSpec[] = [];
     f.runtime.run = (spec) => (spawned.push(spec), {});

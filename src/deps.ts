@@ -13,6 +13,8 @@ import { executionExtensions } from './resources/executions/devbox-extensions.js
 import { DevboxLog } from './resources/executions/devbox-log.js';
 import { ExecutionService } from './resources/executions/execution-service.js';
 import { OutputBudget } from './resources/executions/output-budget.js';
+import { OutputStorage } from './resources/executions/output-storage.js';
+import { FsBlobStore } from './platform/blob/fs-blob-store.js';
 import { FileService } from './resources/files/file-service.js';
 import { snapshotLayersResolver, snapshotShutdownGuard } from './resources/snapshots/devbox-extensions.js';
 import { JobRunner } from './platform/jobs/job-runner.js';
@@ -87,7 +89,9 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   });
 
   const devboxLog = new DevboxLog(store.logs, logger.child({ component: 'devbox-log' }));
-  const outputs = new OutputBudget(path.join(config.dataDir, 'executions'), {
+  // The blob store is chosen here (local files; S3 later): execution output's sealed segments live in it.
+  const blobs = await FsBlobStore.open(path.join(config.dataDir, 'blobs'));
+  const outputs = new OutputBudget(new OutputStorage(path.join(config.dataDir, 'executions'), blobs), {
     streamMaxBytes: config.executionOutputMaxBytes,
     boxMaxBytes: config.executionOutputBoxMaxBytes,
     retentionMs: config.executionOutputRetentionSeconds * 1000,

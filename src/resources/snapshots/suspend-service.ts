@@ -192,7 +192,10 @@ export class SuspendService {
   }
 
   private async giveUp(id: string, from: 'resuming' | 'suspending', why: string): Promise<void> {
+    // Conditional first (a box that moved on is left alone); then the end's clean-up: its sandbox, what
+    // runs in it, its output's retention; and a sandbox a previous process left.
     if (await this.lifecycle.transition(id, [from], 'failure', { why, failureReason: 'execution_failed' })) {
+      await this.lifecycle.end(id, { status: 'failure', reason: 'execution_failed' }, why);
       await this.lifecycle.discardSandbox(id);
       this.log.error({ devbox: id }, why);
     }

@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { FsBlobStore } from '../../src/platform/blob/fs-blob-store.js';
+import type { BlobStore } from '../../src/platform/blob/types.js';
 import { OutputStorage } from '../../src/resources/executions/output-storage.js';
 import { SegmentReader } from '../../src/resources/executions/output-segments.js';
 import type { Devbox } from '../../src/resources/devboxes/types.js';
@@ -78,6 +79,30 @@ describe('execution output storage', () => {
     assert.ok(text.startsWith('line 0\nline 1\n'));
     assert.match(text, /\[devboxd: \d+ bytes of output dropped here/);
     assert.ok(text.endsWith('line 19998\nline 19999\n'));
+  });
+
+  it('a box that ends while its last output is being sealed loses all of it: no blob lands after the removal', async () => {
+    const spool = path.join(dir, 'spool-end');
+    const fsBlobs = await FsBlobStore.open(path.join(dir, 'blobs-end'));
+    // A slow store: the seal is still running when the box's output is removed.
+    const slow: BlobStore = Object.assign(Object.create(fsBlobs) as BlobStore, {
+      put: async (...args: Parameters<BlobStore['put']>) => {
+        await new Promise((r) => setTimeout(r, 300));
+        return fsBlobs.put(...args);
+      },
+    });
+    const budget = new OutputBudget(new OutputStorage(spool, slow), { streamMaxBytes: 64 * 1024, boxMaxBytes: 1 << 20, retentionMs: 0 }, createLogger('silent'));
+    const jobs = new BoxJobs(budget);
+    const job = jobs.create('dbx_e');
+    const exit = await job.run(hostBox, { argv: ['sh', '-c', 'echo last words'], env: {} });
+    job.complete(exit);
+    budget.boxEnded('dbx_e', Date.now());
+    await job.closed;
+    for (let i = 0; i < 50 && fs.existsSync(path.join(spool, 'dbx_e')); i++) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(fs.existsSync(path.join(spool, 'dbx_e')), false, 'the box output was removed');
+    assert.deepEqual(await fsBlobs.list('executions/dbx_e/'), [], 'the seal that was running left no blob behind');
+    assert.match((await jobs.tail('dbx_e', job.id, job.bytes()!, 5)).stdout.text, /was removed/);
+    budget.stop();
   });
 
   it('a spool left by a killed server is sealed at start and reads back the same, across a segment boundary', async () => {

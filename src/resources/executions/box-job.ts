@@ -117,6 +117,7 @@ export class BoxJob {
         const segments = [stdout, stderr].flatMap((w) => w.keptSegments().map((n) => ({ files: w.files, n })));
         if (kept > 0) this.outputs.finished(this.devboxId, this.id, kept, segments.sort((a, b) => a.n - b.n));
       });
+      this.outputs.closingStreams(this.devboxId, this.closed);
     }
     this.proc?.stdin.destroy();
     this.status = 'completed';

@@ -37,6 +37,8 @@ export class OutputBudget {
   private readonly boxes = new Map<string, BoxOutputs>();
   private readonly loading = new Map<string, Promise<void>>();
   private readonly timers = new Map<string, NodeJS.Timeout>();
+  /** Streams of each box still closing (their last segments being sealed), which a removal waits for. */
+  private readonly closing = new Map<string, Set<Promise<void>>>();
 
   readonly storage: OutputStorage;
 
@@ -85,6 +87,17 @@ export class OutputBudget {
     };
   }
 
+  /** A job of the box is closing its streams: the box's output is not removed before that ended. */
+  closingStreams(devboxId: string, closed: Promise<void>): void {
+    let set = this.closing.get(devboxId);
+    if (!set) this.closing.set(devboxId, (set = new Set()));
+    const done = closed.catch(() => undefined).finally(() => {
+      set.delete(done);
+      if (!set.size && this.closing.get(devboxId) === set) this.closing.delete(devboxId);
+    });
+    set.add(done);
+  }
+
   /** An execution of the box finished with these segments kept: its output becomes evictable. */
   finished(devboxId: string, id: string, bytes: number, segments: { files: StreamFiles; n: number }[]): void {
     this.boxes.get(devboxId)?.finished.push({ id, bytes, segments });
@@ -116,6 +129,8 @@ export class OutputBudget {
   }
 
   private async remove(devboxId: string): Promise<void> {
+    // A seal still running would put a blob after the removal listed the box's blobs.
+    await Promise.all(this.closing.get(devboxId) ?? []);
     this.boxes.delete(devboxId);
     this.timers.delete(devboxId);
     await this.storage.removeBox(devboxId).catch((err) => this.log.warn({ err, devbox: devboxId }, 'could not remove execution output'));

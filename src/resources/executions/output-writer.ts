@@ -16,9 +16,10 @@ export interface BudgetAccount {
  * `write` resolves once the bytes are in the file, so a caller that awaits it before reading more of the
  * box's pipe makes a slow disk block the command, never grow memory. Past `maxBytes` (or when the box's
  * budget is short) the oldest tail segment goes; the head stays. A write error (ENOSPC...) stops recording,
- * never the command. Segments are appended to a local spool file; each one the writer leaves (and the last
- * at close) is sealed into the blob store in order, one at a time: a writer whose previous seal is still
- * running waits for it, so a slow store slows the command rather than piling up spool files.
+ * never the command. Segments are appended to local spool files and sealed into the blob store: the head
+ * once it is full (it is kept whatever follows), the kept tail segments when the stream closes (until then
+ * more output may drop them, and a flood would copy bytes only to delete them). The spool stays within the
+ * same cap as the kept bytes.
  */
 export class OutputWriter {
   /** Bytes of the stream so far, dropped ones included: the next byte's offset. */
@@ -32,8 +33,8 @@ export class OutputWriter {
   private firstTail = 1;
   private closed = false;
   private readonly maxSegments: number;
-  /** Seals and drops, in order (a segment is dropped only after its seal ended). */
-  private moving: Promise<void> = Promise.resolve();
+  /** The head's seal, which runs while the stream goes on. */
+  private sealingHead: Promise<void> = Promise.resolve();
 
   constructor(
     readonly files: StreamFiles,
@@ -65,17 +66,17 @@ export class OutputWriter {
   }
 
   /**
-   * Stops recording (later writes are ignored) and seals the last segment; resolves once every segment is
-   * sealed. Call once no write is in flight.
+   * Stops recording (later writes are ignored) and seals the kept segments; resolves once they are sealed.
+   * Call once no write is in flight.
    */
   async close(): Promise<void> {
-    if (this.closed) return this.moving;
+    if (this.closed) return;
     this.closed = true;
-    const had = this.fh !== null;
     await this.fh?.close().catch(() => undefined);
     this.fh = null;
-    if (had) this.seal(this.seg);
-    return this.moving;
+    await this.sealingHead;
+    // The head was sealed when the stream outgrew it; a stream that never did is all head.
+    for (const n of this.keptSegments()) if (n > 0 || this.seg === 0) await this.seal(n);
   }
 
   /** Numbers of the segments this writer keeps. */
@@ -86,21 +87,17 @@ export class OutputWriter {
     return kept;
   }
 
-  private seal(n: number): void {
-    this.moving = this.moving.then(() =>
-      this.files.seal(n).catch(() => {
-        // The spool file stays and readers find it there; a restart seals it (OutputStorage.sealLeftovers).
-      }),
-    );
+  private seal(n: number): Promise<void> {
+    return this.files.seal(n).catch(() => {
+      // The spool file stays and readers find it there; a restart seals it (OutputStorage.sealLeftovers).
+    });
   }
 
   private async nextSegment(advance: boolean): Promise<void> {
     if (advance) {
       await this.fh?.close();
       this.fh = null;
-      // At most one seal in flight: wait for the one before, then seal the segment just filled.
-      await this.moving;
-      this.seal(this.seg);
+      if (this.seg === 0) this.sealingHead = this.seal(0);
       this.seg++;
       // Within the cap, or when the box's budget is short: the oldest tail segment makes way.
       const kept = this.seg - this.firstTail + 1;
@@ -113,8 +110,7 @@ export class OutputWriter {
 
   private async dropOldest(): Promise<void> {
     if (this.firstTail >= this.seg) return; // only the head and the segment being started: nothing to drop
-    const n = this.firstTail;
-    this.moving = this.moving.then(() => this.files.drop(n));
+    await this.files.drop(this.firstTail);
     this.firstTail++;
     this.dropped += this.segSize;
     this.budget.release(this.segSize);

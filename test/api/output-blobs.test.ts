@@ -81,6 +81,26 @@ describe('execution output in the blob store', () => {
     await api.devboxes.shutdown(box.id);
   });
 
+  test('output a kill -9 cut mid-execution is sealed into blobs at the next start and reads back whole', async () => {
+    const box = await api.devboxes.createAndAwaitRunning({ name: 'blob-cut' });
+    const e = await api.devboxes.executeAsync(box.id, { command: 'seq 1 20000; sleep 600' });
+    const expected = Array.from({ length: 20000 }, (_, i) => `${i + 1}\n`).join('');
+    // Every byte is on the host once a view shows the last line (a view reads only what was written).
+    for (let i = 0; i < 200; i++) {
+      const v = await api.devboxes.executions.retrieve(box.id, e.execution_id, { last_n: '1' } as never);
+      if (v.stdout === '20000\n') break;
+      await sleep(50);
+    }
+    await server.restart();
+    assert.deepEqual(spoolOf(box.id, e.execution_id), [], 'the spool was sealed at start');
+    assert.ok(Object.keys(blobsOf(box.id, e.execution_id)).length > 1);
+    const done = await api.devboxes.executions.retrieve(box.id, e.execution_id);
+    assert.equal(done.status, 'completed');
+    const full = await collect(await api.devboxes.executions.streamStdoutUpdates(box.id, e.execution_id, { offset: '0' }));
+    assert.equal(full.text, expected);
+    await api.devboxes.shutdown(box.id);
+  });
+
   test('retention: output stays readable after its box ends, then its blobs and spool are deleted', async () => {
     const box = await api.devboxes.createAndAwaitRunning({ name: 'blob-retention' });
     const r = await api.devboxes.executeAndAwaitCompletion(box.id, { command: 'echo kept for a while' });

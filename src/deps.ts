@@ -16,6 +16,7 @@ import { OutputBudget } from './resources/executions/output-budget.js';
 import { OutputStorage } from './resources/executions/output-storage.js';
 import { FsBlobStore } from './platform/blob/fs-blob-store.js';
 import { FileService } from './resources/files/file-service.js';
+import { buildAgentGateway, GATEWAY_PREFIX, type AgentGateway } from './resources/gateway-configs/index.js';
 import { secretExtensions } from './resources/secrets/devbox-extensions.js';
 import { openKeySource } from './resources/secrets/master-key.js';
 import { SecretService } from './resources/secrets/secret-service.js';
@@ -58,6 +59,8 @@ export interface Deps {
   fileContentsGate: Gate;
   /** Bounds the upload_file / download_file streams running at once (each holds stream buffers). */
   fileTransferGate: Gate;
+  /** The agent gateway: gateway configs, the boxes' tokens and the proxy boxes reach them through. */
+  gateway: AgentGateway;
   /** The HTTP services a box reaches from inside (MCP hub, agent gateway): `boxServices.route(prefix, handler)`. */
   boxServices: BoxServices;
   /** Stops background work and closes what was opened, in reverse order. Devboxes keep running. */
@@ -95,18 +98,25 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   boxServices.start();
   boxServices.route('/mcp', mcp.hub.handle);
   const boxLink = boxServicesExtensions(() => boxServices);
+  const gateway = buildAgentGateway(store, {
+    secrets: () => secrets,
+    sealer: () => sealer,
+    baseUrl: boxServicesUrl(config),
+    log: logger.child({ component: 'gateway' }),
+  });
+  boxServices.route(GATEWAY_PREFIX, gateway.proxy.handle);
   const lifecycle = new Lifecycle(devboxStore, runtime, events, logger.child({ component: 'lifecycle' }), {
     bootSteps: [boxLink.bootStep, fileMountsStep, boxProcesses.bootStep],
     onRunning: [boxProcesses.onRunning],
-    onStopped: [boxLink.onStopped, boxProcesses.onStopped, mcp.devbox.onStopped],
+    onStopped: [boxLink.onStopped, boxProcesses.onStopped, mcp.devbox.onStopped, gateway.devbox.onStopped],
   });
   const devboxes = new DevboxService(store, lifecycle, events, logger.child({ component: 'devboxes' }), {
     maxCpuCores: config.maxCpuCores,
     maxMemoryGiB: config.maxMemoryGiB,
   }, node, {
-    resolvers: [secretsForBoxes.resolver, mcp.devbox.resolver, unknownBlueprints, snapshotLayersResolver(() => snapshots)],
-    environment: [secretsForBoxes.environment, mcp.devbox.environment],
-    enrichers: [mcp.devbox.enricher],
+    resolvers: [secretsForBoxes.resolver, mcp.devbox.resolver, unknownBlueprints, snapshotLayersResolver(() => snapshots), gateway.devbox.resolver],
+    environment: [secretsForBoxes.environment, mcp.devbox.environment, gateway.devbox.environment],
+    enrichers: [mcp.devbox.enricher, gateway.devbox.enricher],
     shutdownGuards: [snapshotShutdownGuard(() => snapshots)],
   });
 
@@ -146,6 +156,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   snapshots.startCollector();
 
   await supervisor.reconcile();
+  await gateway.bindings.reconcile();
   // Adopted boxes lost their link with the previous server: each gets a fresh one.
   await Promise.all([...lifecycle.active.keys()].map((id) => boxServices.link(id).catch((err) => logger.error({ err, devbox: id }, 'box services link failed'))));
   await executions.reconcileOutput();
@@ -169,9 +180,11 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     mcp,
     fileContentsGate: fairGate(config.fileContentsConcurrency, config.fileContentsQueue),
     fileTransferGate: fairGate(config.fileTransferConcurrency, config.fileTransferQueue),
+    gateway,
     boxServices,
     async close() {
       await boxServices.close();
+      await gateway.proxy.close();
       supervisor.stop();
       mcp.close();
       outputs.stop();

@@ -83,7 +83,10 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   await runtime.prepare();
 
   const accounts = new AccountService(store);
-  const sealer = new Sealer(openKeySource({ dataDir: config.dataDir, secretKey: config.secretKey, previousKeys: config.secretKeyPrevious }));
+  const keyLog = logger.child({ component: 'secrets' });
+  const sealer = new Sealer(
+    openKeySource({ dataDir: config.dataDir, secretKey: config.secretKey, previousKeys: config.secretKeyPrevious, warn: (msg) => keyLog.warn(msg) }),
+  );
   const secrets = new SecretService(store, sealer, logger.child({ component: 'secrets' }));
   await secrets.checkKeys();
   const secretsForBoxes = secretExtensions(secrets, store, logger.child({ component: 'secrets' }));

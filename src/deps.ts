@@ -71,6 +71,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
       logger: logger.child({ component: 'runtime' }),
       maxCommandsPerBox: config.maxExecutionsPerDevbox,
       maxCommands: config.maxExecutions,
+      egress: config.network.enabled ? egressConfig(config) : undefined,
     });
   await runtime.prepare();
 
@@ -169,6 +170,11 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
       await runtime.close?.();
     },
   };
+}
+
+function egressConfig(config: Config) {
+  const n = config.network;
+  return { subnet: n.boxSubnet, deny: n.egressDeny, bandwidthBytes: n.boxBandwidthMbit * 125_000, maxConnections: n.boxMaxConnections };
 }
 
 /** A gate where one account holds at most half the slots and half the queue: others always get a turn. */

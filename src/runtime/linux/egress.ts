@@ -1,0 +1,251 @@
+/**
+ * Egress of boxes: the host's nftables table `inet devboxd` and each box's part of it.
+ *
+ * Every box has a veth to the host (native/boxnet.c): a /31 of DEVBOXD_BOX_SUBNET chosen by the box's host
+ * id-range slot, so addresses are unique host-wide like the ranges. What a box sends is dropped unless its
+ * host interface has an entry in the `egress` map, which jumps to the box's own chain; that chain holds its
+ * bandwidth and connection bounds, the floor nothing opens (the host, link-local and metadata addresses,
+ * other boxes, DEVBOXD_EGRESS_DENY), then the policy: CIDRs, the private ranges only a CIDR opens, then
+ * either everything or the addresses the box's DNS answers pinned into its set `h_<box>`. Nothing from a
+ * box reaches the host itself but its DNS forwarder (udp/tcp 53 on the box's host end), nothing reaches
+ * another box, and nothing outside opens a connection into one.
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { networkInterfaces } from 'node:os';
+import type { EgressRules } from '../driver.js';
+import { run } from './fsutil.js';
+import { NftShell } from './nft.js';
+import type { RuntimeLogger } from './logger.js';
+
+export interface EgressConfig {
+  /** DEVBOXD_BOX_SUBNET: IPv4 network (prefix at most /16) the boxes' /31 links are carved from. */
+  subnet: string;
+  /** DEVBOXD_EGRESS_DENY: never reachable from a box, whatever its policy. */
+  deny: string[];
+  /** Bytes per second a box may send, and receive (each way). */
+  bandwidthBytes: number;
+  /** Connections a box may hold open at once. */
+  maxConnections: number;
+}
+
+export const TABLE = 'inet devboxd';
+/** What the floor always holds, beside the host's own addresses and networks and the box subnet. */
+const FLOOR = ['0.0.0.0/8', '127.0.0.0/8', '169.254.0.0/16', '224.0.0.0/3'];
+/** Private ranges: only an explicit `allowed_cidrs` entry opens them (a hostname resolving there does not). */
+const PRIVATE = ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16'];
+const REFUSE = 'reject with icmpx type admin-prohibited';
+/** A pinned hostname address stays in a box's set at least this long, whatever its DNS TTL. */
+const MIN_PIN_SECONDS = 60;
+
+export interface BoxLink {
+  /** Host-side interface name (from the box id). */
+  hostIf: string;
+  hostAddress: string;
+  boxAddress: string;
+}
+
+const ip4 = (n: number): string => [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
+const parse4 = (s: string): number => s.split('.').reduce((a, o) => a * 256 + Number(o), 0);
+
+/** Base address and prefix of an IPv4 CIDR, or null when it is not one in canonical form. */
+export function parseCidr(cidr: string): { base: number; prefix: number } | null {
+  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(\d{1,2})$/.exec(cidr);
+  if (!m || m.slice(1, 5).some((o) => Number(o) > 255) || Number(m[5]) > 32) return null;
+  const base = parse4(m.slice(1, 5).join('.'));
+  const prefix = Number(m[5]);
+  const mask = prefix === 0 ? 0 : (0xffffffff << (32 - prefix)) >>> 0;
+  return (base & mask) >>> 0 === base ? { base, prefix } : null;
+}
+
+/** Host-side interface of a box: "dbx" and 12 hex digits of its id's digest (IFNAMSIZ allows 15). */
+export const hostIfName = (id: string): string => `dbx${createHash('sha256').update(id).digest('hex').slice(0, 12)}`;
+
+export class Egress {
+  private readonly nft: NftShell;
+  private readonly base: number;
+  private installed: Promise<void> | undefined;
+
+  constructor(
+    private readonly cfg: EgressConfig,
+    private readonly log: RuntimeLogger,
+  ) {
+    const net = parseCidr(cfg.subnet);
+    if (!net || net.prefix > 16) throw new Error(`DEVBOXD_BOX_SUBNET ${cfg.subnet} is not an IPv4 network of /16 or larger`);
+    this.base = net.base;
+    this.nft = new NftShell(TABLE, log);
+  }
+
+  /** The box's link for its id-range slot (1..30000: two addresses each fit a /16). */
+  link(id: string, slot: number): BoxLink {
+    const host = this.base + 2 * slot;
+    return { hostIf: hostIfName(id), hostAddress: ip4(host), boxAddress: ip4(host + 1) };
+  }
+
+  /** Installs the table when missing (another devboxd of the host may have) and refreshes its address sets. */
+  prepare(): Promise<void> {
+    this.installed ??= (async () => {
+      await this.nft.run([`add table ${TABLE}`]);
+      const exists = await this.nft.run([`list chain ${TABLE} box_forward_out`]).then(() => true, () => false);
+      if (!exists) await this.nft.run(baseRules());
+      const never = [...FLOOR, this.cfg.subnet, ...hostNetworks(), ...this.cfg.deny];
+      await this.nft.run([
+        `flush set ${TABLE} never4`,
+        `add element ${TABLE} never4 { ${never.join(', ')} }`,
+        `flush set ${TABLE} private4`,
+        `add element ${TABLE} private4 { ${PRIVATE.join(', ')} }`,
+        `add element ${TABLE} boxnet4 { ${this.cfg.subnet} }`,
+      ]);
+      // Forwarding is what carries a box's packets out; the table above decides which.
+      const fwd = '/proc/sys/net/ipv4/ip_forward';
+      if (readFileSync(fwd, 'utf8').trim() !== '1') {
+        const { writeFileSync } = await import('node:fs');
+        writeFileSync(fwd, '1');
+      }
+    })().catch((err) => {
+      this.installed = undefined;
+      throw err;
+    });
+    return this.installed;
+  }
+
+  /** Writes (or rewrites) a box's chains: its bounds and its policy. Flushes its pinned addresses. */
+  async apply(id: string, rules: EgressRules): Promise<void> {
+    await this.prepare();
+    const k = chainKey(id);
+    const ifn = hostIfName(id);
+    const o = `${TABLE} o_${k}`;
+    const i = `${TABLE} i_${k}`;
+    const rate = `limit rate over ${this.cfg.bandwidthBytes} bytes/second burst ${Math.max(65536, Math.floor(this.cfg.bandwidthBytes / 10))} bytes drop`;
+    const cmds = [
+      `add chain ${o}`,
+      `add chain ${i}`,
+      `add set ${TABLE} h_${k} { type ipv4_addr; flags timeout; }`,
+      `flush chain ${o}`,
+      `flush chain ${i}`,
+      `flush set ${TABLE} h_${k}`,
+      `add rule ${o} ${rate}`,
+      `add rule ${o} ct state established,related accept`,
+      `add rule ${o} ct state new add @conns { ip saddr ct count over ${this.cfg.maxConnections} } ${REFUSE}`,
+      `add rule ${o} ip daddr @never4 ${REFUSE}`,
+      ...rules.cidrs.flatMap((c) => cidrRules(o, c)),
+      `add rule ${o} ip daddr @private4 ${REFUSE}`,
+      rules.allowAll ? `add rule ${o} accept` : `add rule ${o} ip daddr @h_${k} accept`,
+      `add rule ${o} ${REFUSE}`,
+      `add rule ${i} ${rate}`,
+      `add rule ${i} accept`,
+      `add element ${TABLE} egress { "${ifn}" : jump o_${k} }`,
+      `add element ${TABLE} ingress { "${ifn}" : jump i_${k} }`,
+    ];
+    await this.nft.run(cmds);
+  }
+
+  /** Lets the box reach `addresses` (what its DNS answered for an allowed name) for `ttlSeconds`. */
+  async pin(id: string, addresses: string[], ttlSeconds: number): Promise<void> {
+    if (addresses.length === 0) return;
+    const k = chainKey(id);
+    const ttl = Math.max(MIN_PIN_SECONDS, Math.ceil(ttlSeconds));
+    const list = addresses.join(', ');
+    // Re-added so a pinned address gets the new answer's time to live.
+    await this.nft.run([
+      `add element ${TABLE} h_${k} { ${list} }`,
+      `delete element ${TABLE} h_${k} { ${list} }`,
+      `add element ${TABLE} h_${k} { ${addresses.map((a) => `${a} timeout ${ttl}s`).join(', ')} }`,
+    ]);
+  }
+
+  /**
+   * Drops a box's link (a box's network namespace may outlive its init for a moment, and its addresses must
+   * be free for the next box of its slot), then its chains and set. Idempotent.
+   */
+  async release(id: string, link: BoxLink | null): Promise<void> {
+    if (link) await run('ip', ['link', 'del', link.hostIf]).catch(() => undefined);
+    await this.prepare().catch(() => undefined);
+    const k = chainKey(id);
+    const ifn = hostIfName(id);
+    // One command at a time: a part already gone (a release that ran before) must not keep the rest.
+    for (const cmd of [
+      `delete element ${TABLE} egress { "${ifn}" }`,
+      `delete element ${TABLE} ingress { "${ifn}" }`,
+      `delete chain ${TABLE} o_${k}`,
+      `delete chain ${TABLE} i_${k}`,
+      `delete set ${TABLE} h_${k}`,
+    ]) {
+      await this.nft.run([cmd]).catch(() => undefined);
+    }
+  }
+
+  close(): void {
+    this.nft.close();
+  }
+}
+
+/** Names in the table: 12 hex digits of the id's digest, like the interface. */
+const chainKey = (id: string): string => hostIfName(id).slice(3);
+
+function cidrRules(chain: string, c: EgressRules['cidrs'][number]): string[] {
+  if (c.ports.length === 0) return [`add rule ${chain} ip daddr ${c.cidr} accept`];
+  return c.ports.map((p) => {
+    const range = p.endPort && p.endPort !== p.port ? `${p.port}-${p.endPort}` : String(p.port);
+    const proto = p.protocol ? `meta l4proto ${p.protocol.toLowerCase()}` : 'meta l4proto { tcp, udp }';
+    return `add rule ${chain} ip daddr ${c.cidr} ${proto} th dport ${range} accept`;
+  });
+}
+
+/** The host's own IPv4 addresses, and the networks of the interfaces its default routes leave by. */
+function hostNetworks(): string[] {
+  const uplinks = new Set<string>();
+  try {
+    for (const line of readFileSync('/proc/net/route', 'utf8').split('\n').slice(1)) {
+      const f = line.trim().split(/\s+/);
+      if (f[1] === '00000000' && f[0]) uplinks.add(f[0]);
+    }
+  } catch {
+    /* no IPv4 routes */
+  }
+  const out: string[] = [];
+  for (const [name, addrs] of Object.entries(networkInterfaces())) {
+    for (const a of addrs ?? []) {
+      if (a.family !== 'IPv4') continue;
+      out.push(`${a.address}/32`);
+      if (uplinks.has(name) && a.cidr) {
+        const [addr, len] = a.cidr.split('/');
+        const prefix = Number(len);
+        const mask = prefix === 0 ? 0 : (0xffffffff << (32 - prefix)) >>> 0;
+        out.push(`${ip4((parse4(addr!) & mask) >>> 0)}/${prefix}`);
+      }
+    }
+  }
+  return out;
+}
+
+function baseRules(): string[] {
+  const t = TABLE;
+  return [
+    `add set ${t} never4 { type ipv4_addr; flags interval; auto-merge; }`,
+    `add set ${t} private4 { type ipv4_addr; flags interval; auto-merge; }`,
+    `add set ${t} boxnet4 { type ipv4_addr; flags interval; auto-merge; }`,
+    `add set ${t} conns { type ipv4_addr; size 65536; flags dynamic; }`,
+    `add map ${t} egress { type ifname : verdict; }`,
+    `add map ${t} ingress { type ifname : verdict; }`,
+    `add chain ${t} input { type filter hook input priority -5; policy accept; }`,
+    `add chain ${t} box_input`,
+    `add rule ${t} input iifname "dbx*" jump box_input`,
+    `add rule ${t} box_input ct state established,related accept`,
+    `add rule ${t} box_input ip daddr @boxnet4 meta l4proto { tcp, udp } th dport 53 accept`,
+    `add rule ${t} box_input ${REFUSE}`,
+    `add chain ${t} forward { type filter hook forward priority -5; policy accept; }`,
+    `add chain ${t} box_forward_in`,
+    `add chain ${t} box_forward_out`,
+    `add rule ${t} forward oifname "dbx*" jump box_forward_in`,
+    `add rule ${t} forward iifname "dbx*" jump box_forward_out`,
+    `add rule ${t} box_forward_in iifname "dbx*" ${REFUSE}`,
+    `add rule ${t} box_forward_in ct state established,related oifname vmap @ingress`,
+    `add rule ${t} box_forward_in drop`,
+    `add rule ${t} box_forward_out meta nfproto ipv6 ${REFUSE}`,
+    `add rule ${t} box_forward_out iifname vmap @egress`,
+    `add rule ${t} box_forward_out ${REFUSE}`,
+    `add chain ${t} postrouting { type nat hook postrouting priority srcnat; policy accept; }`,
+    `add rule ${t} postrouting ip saddr @boxnet4 oifname != "dbx*" masquerade`,
+  ];
+}

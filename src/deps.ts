@@ -30,6 +30,8 @@ import { createRuntime } from './runtime/index.js';
 import { openStore } from './platform/store/open.js';
 import type { IdempotencyStore, Store } from './platform/store/types.js';
 import { MODULE_SCHEMAS } from './resources/index.js';
+import { networkPolicyExtensions } from './resources/network-policies/devbox-extensions.js';
+import { NetworkPolicyService } from './resources/network-policies/network-policy-service.js';
 
 /** The composition root: every store, driver and service is built once, here, with explicit arguments. */
 export interface Deps {
@@ -49,6 +51,7 @@ export interface Deps {
   /** The authenticated cipher under the master key (secret values; reusable for tokens). */
   sealer: Sealer;
   secrets: SecretService;
+  networkPolicies: NetworkPolicyService;
   /** Bounds the read_file_contents / write_file_contents requests held in memory at once. */
   fileContentsGate: Gate;
   /** Bounds the upload_file / download_file streams running at once (each holds stream buffers). */
@@ -86,19 +89,28 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   // Features plug into the devbox core through its extension points; services built later are reached by
   // thunks (called only once a box boots or a request arrives, when everything below exists).
   const boxProcesses = executionExtensions(() => executions.processes);
-  const boxServices = new BoxServices({ runtime, dataDir: config.dataDir, port: config.boxServicesPort, log: logger.child({ component: 'box-services' }) });
+  const networkPolicies = new NetworkPolicyService(store, node, logger.child({ component: 'network-policies' }), () => egress.changed);
+  const egress = networkPolicyExtensions({
+    policies: () => networkPolicies,
+    store: networkPolicies.policies,
+    runtime,
+    config: config.network,
+    log: logger.child({ component: 'egress' }),
+  });
+  const boxServices = new BoxServices({ runtime, dataDir: config.dataDir, port: config.boxServicesPort, log: logger.child({ component: 'box-services' }),
+    allows: (box, prefix) => egress.allowsService(box, prefix) });
   boxServices.start();
   const boxLink = boxServicesExtensions(() => boxServices);
   const lifecycle = new Lifecycle(devboxStore, runtime, events, logger.child({ component: 'lifecycle' }), {
-    bootSteps: [boxLink.bootStep, fileMountsStep, boxProcesses.bootStep],
+    bootSteps: [egress.bootStep, boxLink.bootStep, fileMountsStep, boxProcesses.bootStep],
     onRunning: [boxProcesses.onRunning],
-    onStopped: [boxLink.onStopped, boxProcesses.onStopped],
+    onStopped: [egress.onStopped, boxLink.onStopped, boxProcesses.onStopped],
   });
   const devboxes = new DevboxService(store, lifecycle, events, logger.child({ component: 'devboxes' }), {
     maxCpuCores: config.maxCpuCores,
     maxMemoryGiB: config.maxMemoryGiB,
   }, node, {
-    resolvers: [secretsForBoxes.resolver, unknownBlueprints, snapshotLayersResolver(() => snapshots)],
+    resolvers: [secretsForBoxes.resolver, egress.resolver, unknownBlueprints, snapshotLayersResolver(() => snapshots)],
     environment: [secretsForBoxes.environment],
     enrichers: [],
     shutdownGuards: [snapshotShutdownGuard(() => snapshots)],
@@ -139,6 +151,8 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   await supervisor.reconcile();
   // Adopted boxes lost their link with the previous server: each gets a fresh one.
   await Promise.all([...lifecycle.active.keys()].map((id) => boxServices.link(id).catch((err) => logger.error({ err, devbox: id }, 'box services link failed'))));
+  // Their egress rules and DNS too (the rules survive in the kernel; the policy may have changed meanwhile).
+  await egress.reattach([...lifecycle.active.keys()]);
   await executions.reconcileOutput();
   supervisor.start();
   return {
@@ -156,11 +170,13 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     suspend,
     sealer,
     secrets,
+    networkPolicies,
     fileContentsGate: fairGate(config.fileContentsConcurrency, config.fileContentsQueue),
     fileTransferGate: fairGate(config.fileTransferConcurrency, config.fileTransferQueue),
     boxServices,
     async close() {
       await boxServices.close();
+      egress.close();
       supervisor.stop();
       outputs.stop();
       snapshots.stop();

@@ -77,6 +77,13 @@ export const ROUTES: Record<string, RouteCase> = {
   'GET /v1/secrets/{name}': { needs: [['RESOURCE_TYPE_ACCOUNT', 'read']] },
   'POST /v1/secrets/{name}': { needs: [['RESOURCE_TYPE_ACCOUNT', 'write']], body: { value: 'v2' } },
   'POST /v1/secrets/{name}/delete': { needs: [['RESOURCE_TYPE_ACCOUNT', 'write']] },
+
+  // No network-policy type either: what boxes reach is the devboxes' scope.
+  'POST /v1/network-policies': { needs: DEVBOX_WRITE, body: { name: 'route-table-policy' } },
+  'GET /v1/network-policies': { needs: DEVBOX_READ },
+  'GET /v1/network-policies/{id}': { needs: DEVBOX_READ },
+  'POST /v1/network-policies/{id}': { needs: DEVBOX_WRITE, body: { description: 'x' } },
+  'POST /v1/network-policies/{id}/delete': { needs: DEVBOX_WRITE },
 };
 
 const BOUNDARY = 'devboxd-route-table';

@@ -68,7 +68,7 @@ export class Egress {
 
   constructor(
     private readonly cfg: EgressConfig,
-    private readonly log: RuntimeLogger,
+    log: RuntimeLogger,
   ) {
     const net = parseCidr(cfg.subnet);
     if (!net || net.prefix > 16) throw new Error(`DEVBOXD_BOX_SUBNET ${cfg.subnet} is not an IPv4 network of /16 or larger`);

@@ -1,0 +1,202 @@
+/**
+ * Egress under network policies (issue 13, items 1 and 2), through the official SDK against real boxes and
+ * an outside world the test builds (test/helpers/outside-world.ts): allowed names are reached over HTTP and
+ * TLS, everything else is refused by name and by address; the devboxd API, host services, the
+ * never-reachable list and other boxes stay out of reach; policy updates reach running boxes; all of it
+ * holds after a server restart. Traffic goes only to 127.0.0.1 and the test's own namespace.
+ */
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import { after, before, describe, test } from 'node:test';
+import type Runloop from '@runloop/api-client';
+import { ConflictError } from '@runloop/api-client';
+import { OUTSIDE, startOutsideWorld, type OutsideWorld } from '../helpers/outside-world.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+
+const [ALLOWED, NEIGHBOUR, DENIED, OTHER] = OUTSIDE;
+
+let world: OutsideWorld;
+let server: TestServer;
+let api: Runloop;
+let hostService: Server;
+let hostPort: number;
+
+before(async () => {
+  world = await startOutsideWorld();
+  world.names.set('allowed.test', ALLOWED);
+  world.names.set('neighbour.test', NEIGHBOUR);
+  world.names.set('a.wild.test', ALLOWED);
+  world.names.set('wild.test', ALLOWED);
+  world.names.set('denied.test', DENIED);
+  world.names.set('later.test', OTHER);
+  // A host service on every address: only the host may reach it.
+  hostService = createServer((_req, res) => res.end('host service'));
+  await new Promise<void>((r) => hostService.listen(0, '0.0.0.0', r));
+  hostPort = (hostService.address() as { port: number }).port;
+  server = await startTestServer({
+    DEVBOXD_HOST: '0.0.0.0',
+    DEVBOXD_DNS_UPSTREAM: world.dnsUpstream,
+    DEVBOXD_EGRESS_DENY: `169.254.0.0/16,${DENIED}/32`,
+    DEVBOXD_DEFAULT_EGRESS: 'allow',
+  });
+  api = server.client();
+});
+after(async () => {
+  await server?.stop();
+  hostService?.close();
+  await world?.close();
+});
+
+async function sh(boxId: string, command: string) {
+  const started = await api.devboxes.executeAsync(boxId, { command });
+  const r = await api.devboxes.executions.awaitCompleted(boxId, started.execution_id);
+  return { code: r.exit_status, out: r.stdout ?? '', err: r.stderr ?? '' };
+}
+
+/** curl's exit status and body: 0 reached; 6 name not resolved; 7 refused; 28 timed out. */
+const curl = (boxId: string, url: string) => sh(boxId, `curl -sS -k -m 5 ${url}`);
+
+async function reaches(boxId: string, url: string, body: RegExp) {
+  const r = await curl(boxId, url);
+  assert.equal(r.code, 0, `${url} from ${boxId}: ${r.err}`);
+  assert.match(r.out, body);
+}
+
+async function refused(boxId: string, url: string) {
+  const r = await curl(boxId, url);
+  assert.notEqual(r.code, 0, `${url} was reachable from ${boxId}: ${r.out}`);
+  return r;
+}
+
+const boxAddress = async (boxId: string) => (await sh(boxId, "ip -4 -o addr show eth0 | awk '{print $4}' | cut -d/ -f1")).out.trim();
+const hostEnd = async (boxId: string) => (await sh(boxId, "awk '/^nameserver/ {print $2}' /etc/resolv.conf")).out.trim();
+
+async function newBox(policyId?: string) {
+  const box = await api.devboxes.createAndAwaitRunning(policyId ? { launch_parameters: { network_policy_id: policyId } } : {});
+  return box.id;
+}
+
+describe('a policy of host names', () => {
+  let policyId: string;
+  let box: string;
+  before(async () => {
+    const p = await api.networkPolicies.create({ name: 'names', allowed_hostnames: ['allowed.test', '*.wild.test'] });
+    policyId = p.id;
+    box = await newBox(policyId);
+  });
+
+  test('an allowed name is reached over HTTP and TLS, a wildcard name too', async () => {
+    await reaches(box, 'http://allowed.test/', new RegExp(`outside ${ALLOWED} allowed.test`));
+    await reaches(box, 'https://allowed.test/', new RegExp(`outside ${ALLOWED} allowed.test`));
+    await reaches(box, 'http://a.wild.test/', new RegExp(`outside ${ALLOWED}`));
+  });
+
+  test('other names do not resolve, and addresses nobody resolved are refused (a neighbour of an allowed one)', async () => {
+    const byName = await refused(box, 'http://neighbour.test/');
+    assert.equal(byName.code, 6, byName.err);
+    assert.equal((await refused(box, 'http://wild.test/')).code, 6, '*.wild.test does not cover wild.test');
+    await refused(box, `http://${NEIGHBOUR}/`);
+    await refused(box, `https://${NEIGHBOUR}/`);
+    assert.ok(!world.asked.includes('neighbour.test'), 'a name the policy refuses is never asked upstream');
+  });
+
+  test('an update reaches the running box: a newly allowed name works, a removed one stops', async () => {
+    assert.equal((await refused(box, 'http://later.test/')).code, 6);
+    await api.networkPolicies.update(policyId, { allowed_hostnames: ['later.test'] });
+    await reaches(box, 'http://later.test/', new RegExp(`outside ${OTHER}`));
+    assert.equal((await refused(box, 'http://allowed.test/')).code, 6);
+    await api.networkPolicies.update(policyId, { allowed_hostnames: ['allowed.test', '*.wild.test'] });
+  });
+
+  test('a policy in use cannot be deleted', async () => {
+    await assert.rejects(api.networkPolicies.delete(policyId), (err) => err instanceof ConflictError && /in use/.test(err.message));
+  });
+});
+
+describe('what no policy opens', () => {
+  let open: string;
+  let other: string;
+  before(async () => {
+    const p = await api.networkPolicies.create({ name: 'open', allow_all: true, allow_devbox_to_devbox: true });
+    [open, other] = await Promise.all([newBox(p.id), newBox(p.id)]);
+  });
+
+  test('allow_all reaches outside addresses by name and by address', async () => {
+    await reaches(open, `http://${NEIGHBOUR}/`, new RegExp(`outside ${NEIGHBOUR}`));
+    await reaches(open, 'https://neighbour.test/', new RegExp(`outside ${NEIGHBOUR}`));
+  });
+
+  test('the never-reachable list stays out of reach, by address and by name', async () => {
+    await refused(open, `http://${DENIED}/`);
+    await refused(open, 'http://denied.test/');
+  });
+
+  test('the devboxd API and host services are out of reach at every host address', async () => {
+    const port = new URL(server.url).port;
+    const gw = await hostEnd(open);
+    assert.match(gw, /^\d+\.\d+\.\d+\.\d+$/);
+    for (const addr of [gw, '198.18.0.1', '127.0.0.1']) {
+      await refused(open, `http://${addr}:${port}/v1/devboxes`);
+      await refused(open, `http://${addr}:${hostPort}/`);
+    }
+    // The test's own control: the host reaches its service.
+    const res = await fetch(`http://127.0.0.1:${hostPort}/`);
+    assert.equal(await res.text(), 'host service');
+  });
+
+  test('another box is out of reach', async () => {
+    await sh(other, 'nohup python3 -m http.server 8000 >/dev/null 2>&1 & sleep 1');
+    await reaches(other, 'http://127.0.0.1:8000/', /Directory listing/);
+    const addr = await boxAddress(other);
+    assert.match(addr, /^\d+\.\d+\.\d+\.\d+$/);
+    await refused(open, `http://${addr}:8000/`);
+  });
+});
+
+describe('defaults and CIDRs', () => {
+  test('a box without a policy reaches the public internet (DEVBOXD_DEFAULT_EGRESS=allow)', async () => {
+    const box = await newBox();
+    await reaches(box, `http://${OTHER}/`, new RegExp(`outside ${OTHER}`));
+    await refused(box, `http://${DENIED}/`);
+  });
+
+  test('a CIDR with a port rule opens that port of those addresses only', async () => {
+    const p = await api.networkPolicies.create({ name: 'cidr', allowed_cidrs: [{ cidr: `${NEIGHBOUR}/32`, ports: [{ port: 443, protocol: 'TCP' }] }] });
+    const box = await newBox(p.id);
+    await reaches(box, `https://${NEIGHBOUR}/`, new RegExp(`outside ${NEIGHBOUR}`));
+    await refused(box, `http://${NEIGHBOUR}/`);
+    await refused(box, `https://${ALLOWED}/`);
+  });
+
+  test('a deny-all policy reaches nothing, and names do not resolve', async () => {
+    const p = await api.networkPolicies.create({ name: 'deny', allowed_hostnames: [] });
+    const box = await newBox(p.id);
+    await refused(box, `http://${OTHER}/`);
+    assert.equal((await refused(box, 'http://allowed.test/')).code, 6);
+  });
+});
+
+describe('persistence', () => {
+  test('after a server restart (the box adopted) and a suspend/resume, the policy still holds', async () => {
+    const p = await api.networkPolicies.create({ name: 'durable', allowed_hostnames: ['allowed.test'] });
+    const box = await newBox(p.id);
+    await server.restart();
+    api = server.client();
+    await reaches(box, 'http://allowed.test/', new RegExp(`outside ${ALLOWED}`));
+    await refused(box, `http://${NEIGHBOUR}/`);
+    assert.equal((await refused(box, 'http://neighbour.test/')).code, 6);
+    await api.networkPolicies.update(p.id, { allowed_hostnames: ['neighbour.test'] });
+    await reaches(box, 'http://neighbour.test/', new RegExp(`outside ${NEIGHBOUR}`));
+
+    await api.devboxes.suspend(box);
+    await api.devboxes.awaitSuspended(box);
+    await api.devboxes.resume(box);
+    await api.devboxes.awaitRunning(box);
+    await reaches(box, 'http://neighbour.test/', new RegExp(`outside ${NEIGHBOUR}`));
+    assert.equal((await refused(box, 'http://allowed.test/')).code, 6);
+    await refused(box, `http://${ALLOWED}/`);
+    await assert.rejects(api.networkPolicies.delete(p.id), ConflictError);
+    await api.devboxes.shutdown(box);
+    await api.networkPolicies.delete(p.id);
+  });
+});

@@ -10,6 +10,8 @@ import { createServer, type Server } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import type Runloop from '@runloop/api-client';
 import { ConflictError } from '@runloop/api-client';
+import { execFileSync } from 'node:child_process';
+import { hostIfName } from '../../src/runtime/linux/egress.js';
 import { OUTSIDE, startOutsideWorld, type OutsideWorld } from '../helpers/outside-world.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -196,7 +198,14 @@ describe('persistence', () => {
     assert.equal((await refused(box, 'http://allowed.test/')).code, 6);
     await refused(box, `http://${ALLOWED}/`);
     await assert.rejects(api.networkPolicies.delete(p.id), ConflictError);
+    const ifn = hostIfName(box);
+    // The box's own elements (the bandwidth meters' entries expire by themselves within a minute).
+    const table = () => ['known', 'all_out', 'pinned', 'cidrs'].map((set) => execFileSync('nft', ['list', set === 'cidrs' ? 'map' : 'set', 'inet', 'devboxd', set]).toString()).join('');
+    assert.ok(table().includes(`"${ifn}"`), 'the running box has its elements');
     await api.devboxes.shutdown(box);
     await api.networkPolicies.delete(p.id);
+    // Nothing of the box is left: its interface, its elements, its pinned addresses.
+    assert.ok(!table().includes(`"${ifn}"`), `elements of ${ifn} are left:\n${table()}`);
+    assert.throws(() => execFileSync('ip', ['link', 'show', ifn], { stdio: 'pipe' }));
   });
 });

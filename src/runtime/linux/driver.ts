@@ -95,7 +95,7 @@ export class LinuxDriver implements RuntimeDriver {
 
   prepare(): Promise<void> {
     this.prepared ??= (async () => {
-      for (const bin of [native.boxinit, native.boxexec, native.boxlinkd]) {
+      for (const bin of [native.boxinit, native.boxexec, native.boxlinkd, native.nftsetd]) {
         if (!existsSync(bin)) throw new SandboxError('failed', `${bin} is missing: run scripts/setup.sh`);
       }
       // Tenant data and the image's setuid binaries (owned by box ids) are for root only: other host users

@@ -2,13 +2,15 @@
  * Egress of boxes: the host's nftables table `inet devboxd` and each box's part of it.
  *
  * Every box has a veth to the host (native/boxnet.c): a /31 of DEVBOXD_BOX_SUBNET chosen by the box's host
- * id-range slot, so addresses are unique host-wide like the ranges. What a box sends is dropped unless its
- * host interface has an entry in the `egress` map, which jumps to the box's own chain; that chain holds its
- * bandwidth and connection bounds, the floor nothing opens (the host, link-local and metadata addresses,
- * other boxes, DEVBOXD_EGRESS_DENY), then the policy: CIDRs, the private ranges only a CIDR opens, then
- * either everything or the addresses the box's DNS answers pinned into its set `h_<box>`. Nothing from a
- * box reaches the host itself but its DNS forwarder (udp/tcp 53 on the box's host end), nothing reaches
- * another box, and nothing outside opens a connection into one.
+ * id-range slot, so addresses are unique host-wide like the ranges. The table's chains are fixed; what is
+ * per box lives in set elements keyed by its host interface, changed over netlink by native/nftsetd (the
+ * `nft` tool reads every element on the host before each change): `known` (without it the box reaches
+ * nothing), `all_out` (allow_all), `pinned` (interface . address, with a timeout: what its DNS answers for
+ * allowed names), and in `cidrs` a jump to a chain of the box's own, made only for a policy with CIDRs.
+ * Before any of them come the box's bandwidth and connection bounds and the floor nothing opens (the host,
+ * link-local and metadata addresses, the box subnet, DEVBOXD_EGRESS_DENY); private ranges open only to a
+ * CIDR. Nothing from a box reaches the host itself but its DNS forwarder (udp/tcp 53 on its host end),
+ * nothing reaches another box, and nothing outside opens a connection into one.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -16,6 +18,7 @@ import { networkInterfaces } from 'node:os';
 import type { EgressRules } from '../driver.js';
 import { run } from './fsutil.js';
 import { NftShell } from './nft.js';
+import { NftSetDaemon } from './nftset.js';
 import type { RuntimeLogger } from './logger.js';
 
 export interface EgressConfig {
@@ -63,21 +66,26 @@ export const hostIfName = (id: string): string => `dbx${createHash('sha256').upd
 
 export class Egress {
   private readonly nft: NftShell;
+  private readonly sets: NftSetDaemon;
   private readonly base: number;
   private installed: Promise<void> | undefined;
+  /** Boxes linked by this process whose policy is not set yet: nothing of theirs is in the sets to flush. */
+  private readonly fresh = new Set<string>();
 
   constructor(
     private readonly cfg: EgressConfig,
-    log: RuntimeLogger,
+    private readonly log: RuntimeLogger,
   ) {
     const net = parseCidr(cfg.subnet);
     if (!net || net.prefix > 16) throw new Error(`DEVBOXD_BOX_SUBNET ${cfg.subnet} is not an IPv4 network of /16 or larger`);
     this.base = net.base;
     this.nft = new NftShell(TABLE, log);
+    this.sets = new NftSetDaemon('devboxd', log);
   }
 
   /** The box's link for its id-range slot (1..30000: two addresses each fit a /16). */
   link(id: string, slot: number): BoxLink {
+    this.fresh.add(id);
     const host = this.base + 2 * slot;
     return { hostIf: hostIfName(id), hostAddress: ip4(host), boxAddress: ip4(host + 1) };
   }
@@ -86,8 +94,9 @@ export class Egress {
   prepare(): Promise<void> {
     this.installed ??= (async () => {
       await this.nft.run([`add table ${TABLE}`]);
-      const exists = await this.nft.run([`list chain ${TABLE} box_forward_out`]).then(() => true, () => false);
-      if (!exists) await this.nft.run(baseRules());
+      // The chains are made once per host (boxes of every devboxd there share them); `pinned` marks this layout.
+      const exists = await this.nft.run([`list set ${TABLE} pinned`]).then(() => true, () => false);
+      if (!exists) await this.nft.run([`delete table ${TABLE}`, `add table ${TABLE}`, ...baseRules(this.cfg)]);
       const never = [...FLOOR, this.cfg.subnet, ...hostNetworks(), ...this.cfg.deny];
       await this.nft.run([
         `flush set ${TABLE} never4`,
@@ -109,74 +118,52 @@ export class Egress {
     return this.installed;
   }
 
-  /** Writes (or rewrites) a box's chains: its bounds and its policy. Flushes its pinned addresses. */
+  /** Sets (or replaces) a box's policy. A replaced policy's pinned addresses go with it. */
   async apply(id: string, rules: EgressRules): Promise<void> {
     await this.prepare();
-    const k = chainKey(id);
     const ifn = hostIfName(id);
-    const o = `${TABLE} o_${k}`;
-    const i = `${TABLE} i_${k}`;
-    const rate = `limit rate over ${this.cfg.bandwidthBytes} bytes/second burst ${Math.max(65536, Math.floor(this.cfg.bandwidthBytes / 10))} bytes drop`;
-    const cmds = [
-      `add chain ${o}`,
-      `add chain ${i}`,
-      `add set ${TABLE} h_${k} { type ipv4_addr; flags timeout; }`,
-      `flush chain ${o}`,
-      `flush chain ${i}`,
-      `flush set ${TABLE} h_${k}`,
-      `add rule ${o} ${rate}`,
-      `add rule ${o} ct state established,related accept`,
-      `add rule ${o} ct state new add @conns { ip saddr ct count over ${this.cfg.maxConnections} } ${REFUSE}`,
-      `add rule ${o} ip daddr @never4 ${REFUSE}`,
-      ...rules.cidrs.flatMap((c) => cidrRules(o, c)),
-      `add rule ${o} ip daddr @private4 ${REFUSE}`,
-      rules.allowAll ? `add rule ${o} accept` : `add rule ${o} ip daddr @h_${k} accept`,
-      `add rule ${o} ${REFUSE}`,
-      `add rule ${i} ${rate}`,
-      `add rule ${i} accept`,
-      `add element ${TABLE} egress { "${ifn}" : jump o_${k} }`,
-      `add element ${TABLE} ingress { "${ifn}" : jump i_${k} }`,
-    ];
-    await this.nft.run(cmds);
+    const chain = `c_${chainKey(id)}`;
+    const fresh = this.fresh.delete(id);
+    if (rules.cidrs.length) {
+      await this.nft.run([`add chain ${TABLE} ${chain}`, `flush chain ${TABLE} ${chain}`, ...rules.cidrs.flatMap((c) => cidrRules(`${TABLE} ${chain}`, c))]);
+    }
+    await this.sets.run([
+      ...(fresh ? [] : [`flush pinned ${ifn}`]),
+      rules.allowAll ? `add all_out ${ifn}` : `del all_out ${ifn}`,
+      rules.cidrs.length ? `jump cidrs ${ifn} ${chain}` : `del cidrs ${ifn}`,
+      `add known ${ifn}`,
+    ]);
+    // A chain left by an earlier policy with CIDRs (unreferenced now).
+    if (!fresh && !rules.cidrs.length) await this.nft.run([`delete chain ${TABLE} ${chain}`]).catch(() => undefined);
   }
 
   /** Lets the box reach `addresses` (what its DNS answered for an allowed name) for `ttlSeconds`. */
   async pin(id: string, addresses: string[], ttlSeconds: number): Promise<void> {
-    if (addresses.length === 0) return;
-    const k = chainKey(id);
-    const ttl = Math.max(MIN_PIN_SECONDS, Math.ceil(ttlSeconds));
-    const list = addresses.join(', ');
-    // Re-added so a pinned address gets the new answer's time to live.
-    await this.nft.run([
-      `add element ${TABLE} h_${k} { ${list} }`,
-      `delete element ${TABLE} h_${k} { ${list} }`,
-      `add element ${TABLE} h_${k} { ${addresses.map((a) => `${a} timeout ${ttl}s`).join(', ')} }`,
-    ]);
+    const ifn = hostIfName(id);
+    const ms = Math.max(MIN_PIN_SECONDS, Math.ceil(ttlSeconds)) * 1000;
+    await this.sets.run(addresses.filter((a) => /^\d{1,3}(\.\d{1,3}){3}$/.test(a)).map((a) => `add pinned ${ifn} ${a} ${ms}`));
   }
 
   /**
    * Drops a box's link (a box's network namespace may outlive its init for a moment, and its addresses must
-   * be free for the next box of its slot), then its chains and set. Idempotent.
+   * be free for the next box of its slot), then its elements and chain. Idempotent.
    */
   async release(id: string, link: BoxLink | null): Promise<void> {
     if (link) await run('ip', ['link', 'del', link.hostIf]).catch(() => undefined);
-    await this.prepare().catch(() => undefined);
-    const k = chainKey(id);
+    this.fresh.delete(id);
     const ifn = hostIfName(id);
-    // One command at a time: a part already gone (a release that ran before) must not keep the rest.
-    for (const cmd of [
-      `delete element ${TABLE} egress { "${ifn}" }`,
-      `delete element ${TABLE} ingress { "${ifn}" }`,
-      `delete chain ${TABLE} o_${k}`,
-      `delete chain ${TABLE} i_${k}`,
-      `delete set ${TABLE} h_${k}`,
-    ]) {
-      await this.nft.run([cmd]).catch(() => undefined);
+    try {
+      await this.prepare();
+      await this.sets.run([`del known ${ifn}`, `del all_out ${ifn}`, `del cidrs ${ifn}`, `flush pinned ${ifn}`]);
+      await this.nft.run([`delete chain ${TABLE} c_${chainKey(id)}`]).catch(() => undefined);
+    } catch (err) {
+      this.log.warn({ devbox: id, err: (err as Error).message }, 'egress elements of a box were not removed');
     }
   }
 
   close(): void {
     this.nft.close();
+    this.sets.close();
   }
 }
 
@@ -219,15 +206,21 @@ function hostNetworks(): string[] {
   return out;
 }
 
-function baseRules(): string[] {
+function baseRules(cfg: EgressConfig): string[] {
   const t = TABLE;
+  const rate = `limit rate over ${cfg.bandwidthBytes} bytes/second burst ${Math.max(65536, Math.floor(cfg.bandwidthBytes / 10))} bytes`;
   return [
     `add set ${t} never4 { type ipv4_addr; flags interval; auto-merge; }`,
     `add set ${t} private4 { type ipv4_addr; flags interval; auto-merge; }`,
     `add set ${t} boxnet4 { type ipv4_addr; flags interval; auto-merge; }`,
+    `add set ${t} known { type ifname; }`,
+    `add set ${t} all_out { type ifname; }`,
+    `add set ${t} pinned { type ifname . ipv4_addr; flags timeout; }`,
+    `add map ${t} cidrs { type ifname : verdict; }`,
+    // Kernel-kept per-box state: open connections, and a token bucket each way (dropped when idle).
     `add set ${t} conns { type ipv4_addr; size 65536; flags dynamic; }`,
-    `add map ${t} egress { type ifname : verdict; }`,
-    `add map ${t} ingress { type ifname : verdict; }`,
+    `add set ${t} bw_out { type ifname; size 65536; flags dynamic, timeout; timeout 1m; }`,
+    `add set ${t} bw_in { type ifname; size 65536; flags dynamic, timeout; timeout 1m; }`,
     `add chain ${t} input { type filter hook input priority -5; policy accept; }`,
     `add chain ${t} box_input`,
     `add rule ${t} input iifname "dbx*" jump box_input`,
@@ -240,10 +233,20 @@ function baseRules(): string[] {
     `add rule ${t} forward oifname "dbx*" jump box_forward_in`,
     `add rule ${t} forward iifname "dbx*" jump box_forward_out`,
     `add rule ${t} box_forward_in iifname "dbx*" ${REFUSE}`,
-    `add rule ${t} box_forward_in ct state established,related oifname vmap @ingress`,
-    `add rule ${t} box_forward_in drop`,
+    `add rule ${t} box_forward_in oifname != @known drop`,
+    `add rule ${t} box_forward_in ct state != { established, related } drop`,
+    `add rule ${t} box_forward_in update @bw_in { oifname ${rate} } drop`,
+    `add rule ${t} box_forward_in accept`,
     `add rule ${t} box_forward_out meta nfproto ipv6 ${REFUSE}`,
-    `add rule ${t} box_forward_out iifname vmap @egress`,
+    `add rule ${t} box_forward_out iifname != @known ${REFUSE}`,
+    `add rule ${t} box_forward_out update @bw_out { iifname ${rate} } drop`,
+    `add rule ${t} box_forward_out ct state established,related accept`,
+    `add rule ${t} box_forward_out ct state new add @conns { ip saddr ct count over ${cfg.maxConnections} } ${REFUSE}`,
+    `add rule ${t} box_forward_out ip daddr @never4 ${REFUSE}`,
+    `add rule ${t} box_forward_out iifname vmap @cidrs`,
+    `add rule ${t} box_forward_out ip daddr @private4 ${REFUSE}`,
+    `add rule ${t} box_forward_out iifname @all_out accept`,
+    `add rule ${t} box_forward_out iifname . ip daddr @pinned accept`,
     `add rule ${t} box_forward_out ${REFUSE}`,
     `add chain ${t} postrouting { type nat hook postrouting priority srcnat; policy accept; }`,
     `add rule ${t} postrouting ip saddr @boxnet4 oifname != "dbx*" masquerade`,

@@ -186,6 +186,8 @@ static void __attribute__((noreturn)) init_main(int ready_fd, int go_fd, char **
   /* The cgroup namespace is rooted at the box cgroup the launcher joined before the fork. */
   if (unshare(CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWNET | CLONE_NEWCGROUP) != 0)
     die(1, "unshare");
+  /* The launcher links the new network namespace while this builds the root filesystem. */
+  if (net_spec && write(ready_fd, "n", 1) != 1) die(1, "launcher gone");
   setup_root();
   if (sethostname(hostname, strlen(hostname)) != 0) die(1, "sethostname");
   loopback_up();
@@ -293,6 +295,14 @@ int main(int argc, char **argv) {
   close(ready[1]);
   close(go[0]);
   char c;
+  /* With a link, the init reports "n" once it has its network namespace: eth0 is made while it mounts. */
+  if (net_spec) {
+    if (read(ready[0], &c, 1) != 1) {
+      kill(pid, SIGKILL);
+      return 1;
+    }
+    boxnet_setup(pid, net_spec);
+  }
   /* The init reports "u" once it sits in its new user namespace; an early EOF means it failed and
    * already said why on the shared stderr. */
   if (read(ready[0], &c, 1) != 1) {
@@ -300,8 +310,6 @@ int main(int argc, char **argv) {
     return 1;
   }
   write_id_maps(pid);
-  /* The init sits in its network namespace by now; eth0 is there before the box is reported ready. */
-  if (net_spec) boxnet_setup(pid, net_spec);
   if (write(go[1], "g", 1) != 1 || read(ready[0], &c, 1) != 1) {
     kill(pid, SIGKILL);
     errno = 0;

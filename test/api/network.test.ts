@@ -209,3 +209,135 @@ describe('persistence', () => {
     assert.throws(() => execFileSync('ip', ['link', 'show', ifn], { stdio: 'pipe' }));
   });
 });
+
+// Runloop's object-oriented network-policy smoke test (api-client-ts
+// tests/smoketests/object-oriented/network-policy.test.ts): the same calls through the same SDK.
+describe('smoketest: object-oriented network policy', () => {
+  let n = 0;
+  const uniqueName = (p: string) => `${p}-${Date.now()}-${++n}`;
+  type Policy = Awaited<ReturnType<ReturnType<TestServer['sdk']>['networkPolicy']['create']>>;
+  const withPolicy = async (params: Parameters<ReturnType<TestServer['sdk']>['networkPolicy']['create']>[0], f: (p: Policy) => Promise<void>) => {
+    const policy = await server.sdk().networkPolicy.create(params);
+    try {
+      await f(policy);
+    } finally {
+      await policy.delete().catch(() => undefined);
+    }
+  };
+
+  test('network policy lifecycle: create, info, updates, delete', async () => {
+    const sdk = server.sdk();
+    const policy = await sdk.networkPolicy.create({
+      name: uniqueName('sdk-network-policy'),
+      allow_all: false,
+      allowed_hostnames: ['github.com', '*.npmjs.org'],
+      allow_devbox_to_devbox: false,
+      description: 'Test network policy',
+    });
+    assert.ok(policy.id);
+    let info = await policy.getInfo();
+    assert.equal(info.id, policy.id);
+    assert.match(info.name, /sdk-network-policy/);
+    assert.equal(info.egress.allow_all, false);
+    assert.ok(info.egress.allowed_hostnames.includes('github.com') && info.egress.allowed_hostnames.includes('*.npmjs.org'));
+    assert.equal(info.egress.allow_devbox_to_devbox, false);
+    assert.equal(info.description, 'Test network policy');
+
+    const updated = await policy.update({
+      name: uniqueName('sdk-network-policy-updated'),
+      allow_all: false,
+      allowed_hostnames: ['github.com', 'api.openai.com'],
+      description: 'Updated test network policy',
+    });
+    assert.match(updated.name, /sdk-network-policy-updated/);
+    assert.ok(updated.egress.allowed_hostnames.includes('api.openai.com'));
+    assert.equal(updated.description, 'Updated test network policy');
+    info = await policy.getInfo();
+    assert.match(info.name, /sdk-network-policy-updated/);
+    assert.equal(info.description, 'Updated test network policy');
+
+    assert.equal((await policy.update({ allow_all: true })).egress.allow_all, true);
+    assert.equal((await policy.getInfo()).egress.allow_all, true);
+    assert.equal((await policy.update({ allow_devbox_to_devbox: true })).egress.allow_devbox_to_devbox, true);
+    assert.equal((await policy.getInfo()).egress.allow_devbox_to_devbox, true);
+
+    await policy.delete();
+    await assert.rejects(policy.getInfo());
+  });
+
+  test('list and retrieval by id', async () => {
+    const sdk = server.sdk();
+    assert.ok(Array.isArray(await sdk.networkPolicy.list({ limit: 10 })));
+    await withPolicy({ name: uniqueName('sdk-network-policy-retrieve'), allow_all: false, allowed_hostnames: ['github.com'] }, async (policy) => {
+      const retrieved = sdk.networkPolicy.fromId(policy.id);
+      assert.equal(retrieved.id, policy.id);
+      const info = await retrieved.getInfo();
+      assert.equal(info.id, policy.id);
+      assert.match(info.name, /sdk-network-policy-retrieve/);
+    });
+  });
+
+  test('egress configurations: allow_all, box-to-box, many names, deny-all, wildcards', async () => {
+    await withPolicy({ name: uniqueName('sdk-policy-allow-all'), allow_all: true }, async (p) => {
+      assert.equal((await p.getInfo()).egress.allow_all, true);
+    });
+    await withPolicy({ name: uniqueName('sdk-policy-devbox-to-devbox'), allow_all: false, allow_devbox_to_devbox: true, allowed_hostnames: ['github.com'] }, async (p) => {
+      const info = await p.getInfo();
+      assert.equal(info.egress.allow_devbox_to_devbox, true);
+      assert.equal(info.egress.allow_all, false);
+      assert.ok(info.egress.allowed_hostnames.includes('github.com'));
+    });
+    for (const hostnames of [['github.com', '*.npmjs.org', 'api.openai.com', '*.googleapis.com'], ['*.github.com', '*.npmjs.org', 'api.*.com']]) {
+      await withPolicy({ name: uniqueName('sdk-policy-hostnames'), allow_all: false, allowed_hostnames: hostnames }, async (p) => {
+        const info = await p.getInfo();
+        assert.equal(info.egress.allow_all, false);
+        assert.equal(info.egress.allowed_hostnames.length, hostnames.length);
+        for (const h of hostnames) assert.ok(info.egress.allowed_hostnames.includes(h), h);
+      });
+    }
+    await withPolicy({ name: uniqueName('sdk-policy-deny-all'), allow_all: false, allowed_hostnames: [] }, async (p) => {
+      const info = await p.getInfo();
+      assert.equal(info.egress.allow_all, false);
+      assert.deepEqual(info.egress.allowed_hostnames, []);
+    });
+  });
+
+  test('update operations: name, description, hostnames, several fields, allow_all both ways', async () => {
+    const make = () => ({ name: uniqueName('sdk-policy-update-test'), allow_all: false, allowed_hostnames: ['github.com'] });
+    await withPolicy(make(), async (policy) => {
+      assert.match((await policy.update({ name: uniqueName('sdk-policy-updated-name') })).name, /sdk-policy-updated-name/);
+      assert.match((await policy.getInfo()).name, /sdk-policy-updated-name/);
+      assert.equal((await policy.update({ description: 'New description' })).description, 'New description');
+      assert.equal((await policy.getInfo()).description, 'New description');
+    });
+    await withPolicy(make(), async (policy) => {
+      const names = ['api.openai.com', '*.googleapis.com'];
+      const updated = await policy.update({ allowed_hostnames: names });
+      assert.deepEqual(updated.egress.allowed_hostnames, names);
+      assert.equal((await policy.getInfo()).egress.allowed_hostnames.length, 2);
+    });
+    await withPolicy(make(), async (policy) => {
+      const updated = await policy.update({
+        name: uniqueName('sdk-policy-multi-update'),
+        description: 'Multi-update description',
+        allow_devbox_to_devbox: true,
+        allowed_hostnames: ['github.com', 'api.openai.com'],
+      });
+      assert.match(updated.name, /sdk-policy-multi-update/);
+      assert.equal(updated.description, 'Multi-update description');
+      assert.equal(updated.egress.allow_devbox_to_devbox, true);
+      assert.deepEqual(updated.egress.allowed_hostnames, ['github.com', 'api.openai.com']);
+      const info = await policy.getInfo();
+      assert.equal(info.egress.allow_devbox_to_devbox, true);
+    });
+    await withPolicy(make(), async (policy) => {
+      assert.equal((await policy.getInfo()).egress.allow_all, false);
+      assert.equal((await policy.update({ allow_all: true })).egress.allow_all, true);
+      assert.equal((await policy.getInfo()).egress.allow_all, true);
+      const back = await policy.update({ allow_all: false, allowed_hostnames: ['github.com'] });
+      assert.equal(back.egress.allow_all, false);
+      assert.ok(back.egress.allowed_hostnames.includes('github.com'));
+      assert.equal((await policy.getInfo()).egress.allow_all, false);
+    });
+  });
+});

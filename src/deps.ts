@@ -14,16 +14,18 @@ import { DevboxLog } from './resources/executions/devbox-log.js';
 import { ExecutionService } from './resources/executions/execution-service.js';
 import { OutputBudget } from './resources/executions/output-budget.js';
 import { FileService } from './resources/files/file-service.js';
+import { buildAgentGateway, GATEWAY_PREFIX, type AgentGateway } from './resources/gateway-configs/index.js';
 import { secretExtensions } from './resources/secrets/devbox-extensions.js';
 import { openKeySource } from './resources/secrets/master-key.js';
 import { SecretService } from './resources/secrets/secret-service.js';
 import { Sealer } from './resources/secrets/sealer.js';
+import { buildMcp, type McpModule } from './resources/mcp-configs/index.js';
 import { snapshotLayersResolver, snapshotShutdownGuard } from './resources/snapshots/devbox-extensions.js';
 import { JobRunner } from './platform/jobs/job-runner.js';
 import { CAPTURE_JOB, SnapshotService } from './resources/snapshots/snapshot-service.js';
 import { SUSPEND_JOB, SuspendService } from './resources/snapshots/suspend-service.js';
 import { Gate } from './lib/gate.js';
-import { BoxServices, boxServicesExtensions } from './platform/boxlink/index.js';
+import { BoxServices, boxServicesExtensions, boxServicesUrl } from './platform/boxlink/index.js';
 import type { Logger } from './lib/logger.js';
 import type { RuntimeDriver } from './runtime/driver.js';
 import { createRuntime } from './runtime/index.js';
@@ -52,10 +54,14 @@ export interface Deps {
   sealer: Sealer;
   secrets: SecretService;
   networkPolicies: NetworkPolicyService;
+  /** MCP configs, the box tokens and the MCP hub (served to boxes at /mcp on the box-services link). */
+  mcp: McpModule;
   /** Bounds the read_file_contents / write_file_contents requests held in memory at once. */
   fileContentsGate: Gate;
   /** Bounds the upload_file / download_file streams running at once (each holds stream buffers). */
   fileTransferGate: Gate;
+  /** The agent gateway: gateway configs, the boxes' tokens and the proxy boxes reach them through. */
+  gateway: AgentGateway;
   /** The HTTP services a box reaches from inside (MCP hub, agent gateway): `boxServices.route(prefix, handler)`. */
   boxServices: BoxServices;
   /** Stops background work and closes what was opened, in reverse order. Devboxes keep running. */
@@ -83,6 +89,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   const secrets = new SecretService(store, sealer, logger.child({ component: 'secrets' }));
   await secrets.checkKeys();
   const secretsForBoxes = secretExtensions(secrets, store, logger.child({ component: 'secrets' }));
+  const mcp = buildMcp({ store, secrets, sealer, hubUrl: `${boxServicesUrl(config)}/mcp`, log: logger.child({ component: 'mcp-hub' }) });
   const idempotency = store.idempotency;
   const events = new StatusEvents();
   const devboxStore = store.devboxes;
@@ -100,19 +107,27 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   const boxServices = new BoxServices({ runtime, dataDir: config.dataDir, port: config.boxServicesPort, log: logger.child({ component: 'box-services' }),
     allows: (box, prefix) => egress.allowsService(box, prefix) });
   boxServices.start();
+  boxServices.route('/mcp', mcp.hub.handle);
   const boxLink = boxServicesExtensions(() => boxServices);
+  const gateway = buildAgentGateway(store, {
+    secrets: () => secrets,
+    sealer: () => sealer,
+    baseUrl: boxServicesUrl(config),
+    log: logger.child({ component: 'gateway' }),
+  });
+  boxServices.route(GATEWAY_PREFIX, gateway.proxy.handle);
   const lifecycle = new Lifecycle(devboxStore, runtime, events, logger.child({ component: 'lifecycle' }), {
     bootSteps: [egress.bootStep, boxLink.bootStep, fileMountsStep, boxProcesses.bootStep],
     onRunning: [boxProcesses.onRunning],
-    onStopped: [egress.onStopped, boxLink.onStopped, boxProcesses.onStopped],
+    onStopped: [egress.onStopped, boxLink.onStopped, boxProcesses.onStopped, mcp.devbox.onStopped, gateway.devbox.onStopped],
   });
   const devboxes = new DevboxService(store, lifecycle, events, logger.child({ component: 'devboxes' }), {
     maxCpuCores: config.maxCpuCores,
     maxMemoryGiB: config.maxMemoryGiB,
   }, node, {
-    resolvers: [secretsForBoxes.resolver, egress.resolver, unknownBlueprints, snapshotLayersResolver(() => snapshots)],
-    environment: [secretsForBoxes.environment],
-    enrichers: [],
+    resolvers: [secretsForBoxes.resolver, egress.resolver, mcp.devbox.resolver, unknownBlueprints, snapshotLayersResolver(() => snapshots), gateway.devbox.resolver],
+    environment: [secretsForBoxes.environment, mcp.devbox.environment, gateway.devbox.environment],
+    enrichers: [mcp.devbox.enricher, gateway.devbox.enricher],
     shutdownGuards: [snapshotShutdownGuard(() => snapshots)],
   });
 
@@ -149,11 +164,13 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   snapshots.startCollector();
 
   await supervisor.reconcile();
+  await gateway.bindings.reconcile();
   // Adopted boxes lost their link with the previous server: each gets a fresh one.
   await Promise.all([...lifecycle.active.keys()].map((id) => boxServices.link(id).catch((err) => logger.error({ err, devbox: id }, 'box services link failed'))));
   // Their egress rules and DNS too (the rules survive in the kernel; the policy may have changed meanwhile).
   await egress.reattach([...lifecycle.active.keys()]);
   await executions.reconcileOutput();
+  await mcp.reconcile();
   supervisor.start();
   return {
     store,
@@ -171,13 +188,17 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     sealer,
     secrets,
     networkPolicies,
+    mcp,
     fileContentsGate: fairGate(config.fileContentsConcurrency, config.fileContentsQueue),
     fileTransferGate: fairGate(config.fileTransferConcurrency, config.fileTransferQueue),
+    gateway,
     boxServices,
     async close() {
       await boxServices.close();
+      await gateway.proxy.close();
       egress.close();
       supervisor.stop();
+      mcp.close();
       outputs.stop();
       snapshots.stop();
       jobs.stop();

@@ -78,6 +78,24 @@ export const ROUTES: Record<string, RouteCase> = {
   'POST /v1/secrets/{name}': { needs: [['RESOURCE_TYPE_ACCOUNT', 'write']], body: { value: 'v2' } },
   'POST /v1/secrets/{name}/delete': { needs: [['RESOURCE_TYPE_ACCOUNT', 'write']] },
 
+  // No MCP scope either: the account's governs MCP configs; a box's hub token is a devbox write.
+  'POST /v1/mcp-configs': { needs: [['RESOURCE_TYPE_ACCOUNT', 'write']], body: { name: 'route-table', endpoint: 'http://127.0.0.1:9/mcp', allowed_tools: ['*'] } },
+  'GET /v1/mcp-configs': { needs: [['RESOURCE_TYPE_ACCOUNT', 'read']] },
+  'GET /v1/mcp-configs/{id}': { needs: [['RESOURCE_TYPE_ACCOUNT', 'read']] },
+  'POST /v1/mcp-configs/{id}': { needs: [['RESOURCE_TYPE_ACCOUNT', 'write']], body: { description: 'd' } },
+  'POST /v1/mcp-configs/{id}/delete': { needs: [['RESOURCE_TYPE_ACCOUNT', 'write']] },
+  'POST /v1/devboxes/{id}/create_mcp_token': { needs: DEVBOX_WRITE, body: { mcp_config: 'route-table', secret: 'S' } },
+
+  'POST /v1/gateway-configs': {
+    needs: [['RESOURCE_TYPE_ACCOUNT', 'write']],
+    body: { name: 'g', endpoint: 'https://api.example.com', auth_mechanism: { type: 'bearer' } },
+  },
+  'GET /v1/gateway-configs': { needs: [['RESOURCE_TYPE_ACCOUNT', 'read']] },
+  'GET /v1/gateway-configs/{id}': { needs: [['RESOURCE_TYPE_ACCOUNT', 'read']] },
+  'POST /v1/gateway-configs/{id}': { needs: [['RESOURCE_TYPE_ACCOUNT', 'write']], body: { description: 'd' } },
+  'POST /v1/gateway-configs/{id}/delete': { needs: [['RESOURCE_TYPE_ACCOUNT', 'write']] },
+  'POST /v1/devboxes/{id}/create_gateway_token': { needs: DEVBOX_WRITE, body: { gateway: 'g', secret: 's' } },
+
   // No network-policy type either: what boxes reach is the devboxes' scope.
   'POST /v1/network-policies': { needs: DEVBOX_WRITE, body: { name: 'route-table-policy' } },
   'GET /v1/network-policies': { needs: DEVBOX_READ },

@@ -9,6 +9,8 @@ import {
   writeKeyFile,
   type MasterKey,
 } from './master-key.js';
+import { resealGatewayTokens } from '../gateway-configs/reseal.js';
+import { resealMcp } from '../mcp-configs/reseal.js';
 import { Sealer } from './sealer.js';
 import { aadOf } from './secret-service.js';
 import { SqlSecretStore } from './sql-secret-store.js';
@@ -88,6 +90,10 @@ export async function rotateKey(store: Store, opts: RotateOptions): Promise<Rota
     if (!left.length) break;
     if (round >= 5) throw new KeyError(`secrets are still being written under older keys (${left.map(([id]) => id).join(', ')}); run the rotation again`);
   }
+  // What the MCP module keeps sealed (box tokens, literal header values) goes under the new key too.
+  resealed += await store.transaction((tx) => resealMcp(tx.db, sealer, target.id));
+  // And the agent gateway's box tokens.
+  resealed += await store.transaction((tx) => resealGatewayTokens(tx.db, sealer, target.id));
   if (file) writeKeyFile(file, [target]);
   return { keyId: target.id, resealed, notes };
 }

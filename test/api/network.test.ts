@@ -210,6 +210,32 @@ describe('persistence', () => {
   });
 });
 
+describe('box services under a policy', () => {
+  /** Status and body of a request to the box services from inside the box. */
+  const service = async (box: string, path: string) => {
+    const r = await sh(box, `curl -sS -m 5 -o /tmp/body -w '%{http_code}' http://127.0.0.1:1023${path}; echo; cat /tmp/body`);
+    const [code, ...body] = r.out.split('\n');
+    return { code: Number(code), body: body.join('\n') };
+  };
+  const refusedByPolicy = (r: { code: number; body: string }) => r.code === 403 && /network policy of this devbox does not allow/.test(r.body);
+
+  test('allow_mcp_gateway and allow_agent_gateway decide whether the hub and the gateway answer the box', async () => {
+    const mcpOnly = await api.networkPolicies.create({ name: 'mcp-only', allow_mcp_gateway: true, allow_agent_gateway: false });
+    const none = await api.networkPolicies.create({ name: 'no-services' });
+    const [a, b, c] = await Promise.all([newBox(mcpOnly.id), newBox(none.id), newBox()]);
+    assert.ok(!refusedByPolicy(await service(a, '/mcp')));
+    assert.ok(refusedByPolicy(await service(a, '/gateway/X/v1')));
+    assert.ok(refusedByPolicy(await service(b, '/mcp')));
+    assert.ok(refusedByPolicy(await service(b, '/gateway/X/v1')));
+    for (const path of ['/mcp', '/gateway/X/v1']) assert.ok(!refusedByPolicy(await service(c, path)), `a box without a policy reaches ${path}`);
+    assert.equal((await service(b, '/_whoami')).code, 200);
+    // An update reaches the running box.
+    await api.networkPolicies.update(none.id, { allow_agent_gateway: true });
+    assert.ok(!refusedByPolicy(await service(b, '/gateway/X/v1')));
+    assert.ok(refusedByPolicy(await service(b, '/mcp')));
+  });
+});
+
 // Runloop's object-oriented network-policy smoke test (api-client-ts
 // tests/smoketests/object-oriented/network-policy.test.ts): the same calls through the same SDK.
 describe('smoketest: object-oriented network policy', () => {

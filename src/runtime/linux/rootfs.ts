@@ -56,7 +56,7 @@ export function seedResolver(upper: string, nameserver: string): void {
   const etc = join(upper, 'etc');
   ensureDir(etc);
   rmSync(join(etc, 'resolv.conf'), { force: true });
-  writeOwned(join(etc, 'resolv.conf'), `nameserver ${nameserver}\noptions timeout:2 attempts:2\n`);
+  writeOwned(join(etc, 'resolv.conf'), `nameserver ${nameserver}\noptions timeout:2 attempts:2 edns0\n`);
 }
 
 export function seedUpper(upper: string, lowers: string[], hostname: string, want: { name: string; uid: number }): BoxUser {

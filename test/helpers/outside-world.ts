@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 export const HOST_SIDE = '198.18.0.1';
-/** Addresses of the outside namespace: each serves HTTP on 80 and HTTPS on 443, answering with its address. */
+/** Addresses of the outside namespace: each serves HTTP on 80 and HTTPS on 443, answering with its address (`/big/N`: N bytes). */
 export const OUTSIDE = ['198.18.0.2', '198.18.0.3', '198.18.0.4', '198.18.0.5'] as const;
 
 export interface OutsideWorld {
@@ -28,7 +28,21 @@ const SERVER = `
 const http = require('node:http'), https = require('node:https'), fs = require('node:fs');
 const [cert, key, ...addrs] = process.argv.slice(1);
 const tls = { cert: fs.readFileSync(cert), key: fs.readFileSync(key) };
-const handler = (req, res) => res.end('outside ' + req.socket.localAddress + ' ' + (req.headers.host || ''));
+const chunk = Buffer.alloc(65536, 120);
+const handler = (req, res) => {
+  if (!req.url.startsWith('/big/')) return res.end('outside ' + req.socket.localAddress + ' ' + (req.headers.host || ''));
+  // /big/N: N bytes, written as the client takes them.
+  let left = Number(req.url.slice(5)) || 0;
+  const more = () => {
+    while (left > 0) {
+      const n = Math.min(left, chunk.length);
+      left -= n;
+      if (!res.write(chunk.subarray(0, n))) return res.once('drain', more);
+    }
+    res.end();
+  };
+  more();
+};
 let n = 0;
 for (const a of addrs) {
   http.createServer(handler).listen(80, a, () => ++n === addrs.length * 2 && console.log('ready'));
@@ -39,9 +53,9 @@ for (const a of addrs) {
 const sh = (cmd: string, args: string[]) => execFileSync(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] }).toString();
 
 export async function startOutsideWorld(): Promise<OutsideWorld> {
-  const tag = String(process.pid % 100000);
-  const ns = `devboxd-np-${tag}`;
-  const hostIf = `npo${tag}`;
+  // Fixed names: what a killed run left is removed by the next one.
+  const ns = 'devboxd-np-outside';
+  const hostIf = 'npoutside0';
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'outside-'));
   const cert = path.join(dir, 'cert.pem');
   const key = path.join(dir, 'key.pem');
@@ -72,6 +86,9 @@ export async function startOutsideWorld(): Promise<OutsideWorld> {
   await new Promise<void>((resolve, reject) => {
     servers.stdout!.on('data', (d: Buffer) => d.toString().includes('ready') && resolve());
     servers.once('exit', (code) => reject(new Error(`outside servers exited with ${code}`)));
+  }).catch((err) => {
+    cleanup();
+    throw err;
   });
 
   const names = new Map<string, string>();

@@ -96,7 +96,10 @@ export class Egress {
       await this.nft.run([`add table ${TABLE}`]);
       // The chains are made once per host (boxes of every devboxd there share them); `pinned` marks this layout.
       const exists = await this.nft.run([`list set ${TABLE} pinned`]).then(() => true, () => false);
-      if (!exists) await this.nft.run([`delete table ${TABLE}`, `add table ${TABLE}`, ...baseRules(this.cfg)]);
+      if (!exists) await this.nft.run([`delete table ${TABLE}`, `add table ${TABLE}`, ...baseObjects()]);
+      // The rules are written anew at every start, in one transaction (the sets, boxes' elements included,
+      // stay): the bounds are this server's, and a newer devboxd's rules replace an older one's.
+      await this.nft.run(baseRules(this.cfg));
       const never = [...FLOOR, this.cfg.subnet, ...hostNetworks(), ...this.cfg.deny];
       await this.nft.run([
         `flush set ${TABLE} never4`,
@@ -206,9 +209,9 @@ function hostNetworks(): string[] {
   return out;
 }
 
-function baseRules(cfg: EgressConfig): string[] {
+/** The table's sets, maps and chains: made once per host. */
+function baseObjects(): string[] {
   const t = TABLE;
-  const rate = `limit rate over ${cfg.bandwidthBytes} bytes/second burst ${Math.max(65536, Math.floor(cfg.bandwidthBytes / 10))} bytes`;
   return [
     `add set ${t} never4 { type ipv4_addr; flags interval; auto-merge; }`,
     `add set ${t} private4 { type ipv4_addr; flags interval; auto-merge; }`,
@@ -222,14 +225,24 @@ function baseRules(cfg: EgressConfig): string[] {
     `add set ${t} bw_out { type ifname; size 65536; flags dynamic, timeout; timeout 1m; }`,
     `add set ${t} bw_in { type ifname; size 65536; flags dynamic, timeout; timeout 1m; }`,
     `add chain ${t} input { type filter hook input priority -5; policy accept; }`,
+    `add chain ${t} forward { type filter hook forward priority -5; policy accept; }`,
+    `add chain ${t} postrouting { type nat hook postrouting priority srcnat; policy accept; }`,
     `add chain ${t} box_input`,
+    `add chain ${t} box_forward_in`,
+    `add chain ${t} box_forward_out`,
+  ];
+}
+
+/** Every rule of the table's own chains, replacing what they held. */
+function baseRules(cfg: EgressConfig): string[] {
+  const t = TABLE;
+  const rate = `limit rate over ${cfg.bandwidthBytes} bytes/second burst ${Math.max(65536, Math.floor(cfg.bandwidthBytes / 10))} bytes`;
+  return [
+    ...['input', 'forward', 'postrouting', 'box_input', 'box_forward_in', 'box_forward_out'].map((c) => `flush chain ${t} ${c}`),
     `add rule ${t} input iifname "dbx*" jump box_input`,
     `add rule ${t} box_input ct state established,related accept`,
     `add rule ${t} box_input ip daddr @boxnet4 meta l4proto { tcp, udp } th dport 53 accept`,
     `add rule ${t} box_input ${REFUSE}`,
-    `add chain ${t} forward { type filter hook forward priority -5; policy accept; }`,
-    `add chain ${t} box_forward_in`,
-    `add chain ${t} box_forward_out`,
     `add rule ${t} forward oifname "dbx*" jump box_forward_in`,
     `add rule ${t} forward iifname "dbx*" jump box_forward_out`,
     `add rule ${t} box_forward_in iifname "dbx*" ${REFUSE}`,
@@ -248,7 +261,6 @@ function baseRules(cfg: EgressConfig): string[] {
     `add rule ${t} box_forward_out iifname @all_out accept`,
     `add rule ${t} box_forward_out iifname . ip daddr @pinned accept`,
     `add rule ${t} box_forward_out ${REFUSE}`,
-    `add chain ${t} postrouting { type nat hook postrouting priority srcnat; policy accept; }`,
     `add rule ${t} postrouting ip saddr @boxnet4 oifname != "dbx*" masquerade`,
   ];
 }

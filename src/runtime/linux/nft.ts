@@ -28,7 +28,11 @@ export class NftShell {
     if (this.child) return this.child;
     const child = spawn('nft', ['-i'], { stdio: ['pipe', 'ignore', 'pipe'], env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' } });
     child.stdin!.on('error', () => undefined);
-    child.on('error', (err) => this.log.error({ err: err.message }, 'nft did not start'));
+    child.on('error', (err) => {
+      this.log.error({ err: err.message }, 'nft did not start');
+      if (this.child === child) this.child = undefined;
+      for (const p of this.pending.splice(0)) p.resolve(`nft did not start: ${err.message}`);
+    });
     createInterface({ input: child.stderr! }).on('line', (line) => {
       const p = this.pending[0];
       if (!p) return;

@@ -104,6 +104,23 @@ describe('a policy of host names', () => {
     await refused(box, `http://${NEIGHBOUR}/`);
     await refused(box, `https://${NEIGHBOUR}/`);
     assert.ok(!world.asked.includes('neighbour.test'), 'a name the policy refuses is never asked upstream');
+    // The same answers over TCP (what a resolver asks after a truncated UDP answer).
+    const tcpAsk = `
+import socket, struct, sys
+ns = [l.split()[1] for l in open('/etc/resolv.conf') if l.startswith('nameserver')][0]
+for name in sys.argv[1:]:
+    q = struct.pack('>HHHHHH', 7, 0x0100, 1, 0, 0, 0) + b''.join(bytes([len(p)]) + p.encode() for p in name.split('.')) + b'\\0' + struct.pack('>HH', 1, 1)
+    s = socket.create_connection((ns, 53), timeout=5)
+    s.sendall(struct.pack('>H', len(q)) + q)
+    n = struct.unpack('>H', s.recv(2))[0]
+    a = b''
+    while len(a) < n: a += s.recv(n - len(a))
+    print(name, a[3] & 15, struct.unpack('>H', a[6:8])[0], '.'.join(map(str, a[-4:])) if a[3] & 15 == 0 else '-')
+`;
+    await api.devboxes.writeFileContents(box, { file_path: '/tmp/tcpdns.py', contents: tcpAsk });
+    const tcp = await sh(box, 'python3 /tmp/tcpdns.py allowed.test neighbour.test');
+    assert.equal(tcp.code, 0, tcp.err);
+    assert.deepEqual(tcp.out.trim().split('\n'), [`allowed.test 0 1 ${ALLOWED}`, 'neighbour.test 3 0 -']);
   });
 
   test('an update reaches the running box: a newly allowed name works, a removed one stops', async () => {
@@ -211,6 +228,20 @@ describe('persistence', () => {
     // Nothing of the box is left: its interface, its elements, its pinned addresses.
     assert.ok(!table().includes(`"${ifn}"`), `elements of ${ifn} are left:\n${table()}`);
     assert.throws(() => execFileSync('ip', ['link', 'show', ifn], { stdio: 'pipe' }));
+  });
+});
+
+describe('boxes from snapshots', () => {
+  test('a box from a snapshot takes the policy its create names, not its source box\'s', async () => {
+    const open = await api.networkPolicies.create({ name: 'snap-open', allow_all: true });
+    const narrow = await api.networkPolicies.create({ name: 'snap-narrow', allowed_hostnames: ['allowed.test'] });
+    const source = await newBox(open.id);
+    const snap = await api.devboxes.snapshotDisk(source, { name: 'net-snap' });
+    const fromSnap = (await api.devboxes.createAndAwaitRunning({ snapshot_id: snap.id, launch_parameters: { network_policy_id: narrow.id } })).id;
+    await reaches(fromSnap, 'http://allowed.test/', new RegExp(`outside ${ALLOWED}`));
+    await refused(fromSnap, `http://${NEIGHBOUR}/`);
+    assert.equal((await refused(fromSnap, 'http://neighbour.test/')).code, 6);
+    await reaches(source, `http://${NEIGHBOUR}/`, new RegExp(`outside ${NEIGHBOUR}`));
   });
 });
 

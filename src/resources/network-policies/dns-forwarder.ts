@@ -3,10 +3,11 @@
  * answering only that box. A name its policy allows is asked upstream (DEVBOXD_DNS_UPSTREAM) and the A
  * records of the answer are pinned into the box's egress set for their TTL before the box sees them, so
  * the box reaches exactly the addresses it resolved; any other name is NXDOMAIN. AAAA questions get an
- * empty answer (boxes have IPv4 only), so clients go straight to IPv4. Answers come over UDP only; an
- * answer too large for one datagram reaches the box truncated.
+ * empty answer (boxes have IPv4 only), so clients go straight to IPv4. Questions come over UDP and TCP
+ * (what a resolver asks again after a truncated answer); upstream is asked over UDP.
  */
 import { createSocket, type Socket } from 'node:dgram';
+import { createServer, type Server, type Socket as TcpSocket } from 'node:net';
 import type { Logger } from '../../lib/logger.js';
 import type { BoxNetwork } from '../../runtime/driver.js';
 import { answerAddresses, parseQuery, RCODE_FORMERR, RCODE_NOERROR, RCODE_NXDOMAIN, RCODE_SERVFAIL, reply, TYPE_A, TYPE_AAAA } from './dns-wire.js';
@@ -20,8 +21,14 @@ const UPSTREAM_TIMEOUT_MS = 4_000;
 
 interface BoxDns {
   socket: Socket;
+  tcp: Server;
+  conns: Set<TcpSocket>;
   inFlight: number;
 }
+
+/** TCP connections one box holds to its DNS at once (resolvers use TCP only for answers UDP truncated). */
+const MAX_TCP = 16;
+const TCP_IDLE_MS = 10_000;
 
 export interface DnsForwarderOptions {
   upstream: { address: string; port: number };
@@ -39,10 +46,13 @@ export class DnsForwarder {
   async attach(boxId: string, net: BoxNetwork, decide: (name: string) => NameDecision): Promise<void> {
     this.detach(boxId);
     const socket = createSocket({ type: 'udp4', reuseAddr: true });
-    const box: BoxDns = { socket, inFlight: 0 };
+    const tcp = createServer((c) => this.serveTcp(boxId, box, net, c, decide));
+    tcp.maxConnections = MAX_TCP;
+    const box: BoxDns = { socket, tcp, conns: new Set(), inFlight: 0 };
     socket.on('error', (err) => this.opts.log.warn({ err: err.message, devbox: boxId }, 'box DNS socket error'));
+    tcp.on('error', (err) => this.opts.log.warn({ err: err.message, devbox: boxId }, 'box DNS listener error'));
     socket.on('message', (msg, from) => {
-      // Only the box's own address: another box reaching this host end is refused by the firewall anyway.
+      // Only the box's own address: the firewall lets every box reach port 53 of every host end.
       if (from.address !== net.boxAddress || box.inFlight >= MAX_IN_FLIGHT) return;
       box.inFlight++;
       void this.answer(boxId, msg, decide)
@@ -50,6 +60,7 @@ export class DnsForwarder {
         .catch((err: Error) => this.opts.log.warn({ err: err.message, devbox: boxId }, 'box DNS answer failed'))
         .finally(() => box.inFlight--);
     });
+    this.boxes.set(boxId, box);
     await new Promise<void>((resolve, reject) => {
       socket.once('error', reject);
       socket.bind(53, net.hostAddress, () => {
@@ -57,8 +68,49 @@ export class DnsForwarder {
         resolve();
       });
     });
+    await new Promise<void>((resolve, reject) => {
+      tcp.once('error', reject);
+      tcp.listen(53, net.hostAddress, () => {
+        tcp.off('error', reject);
+        resolve();
+      });
+    });
     socket.unref();
-    this.boxes.set(boxId, box);
+    tcp.unref();
+  }
+
+  /** DNS over TCP (RFC 1035 4.2.2): messages framed by a two-byte length, answered in any order. */
+  private serveTcp(boxId: string, box: BoxDns, net: BoxNetwork, c: TcpSocket, decide: (name: string) => NameDecision): void {
+    c.on('error', () => undefined);
+    if (c.remoteAddress !== net.boxAddress) {
+      c.destroy();
+      return;
+    }
+    box.conns.add(c);
+    c.on('close', () => box.conns.delete(c));
+    c.setTimeout(TCP_IDLE_MS, () => c.destroy());
+    let pending = Buffer.alloc(0);
+    c.on('data', (d: Buffer) => {
+      pending = Buffer.concat([pending, d]);
+      while (pending.length >= 2 && pending.length >= 2 + pending.readUInt16BE(0)) {
+        const msg = pending.subarray(2, 2 + pending.readUInt16BE(0));
+        pending = pending.subarray(2 + msg.length);
+        if (box.inFlight >= MAX_IN_FLIGHT) {
+          c.destroy();
+          return;
+        }
+        box.inFlight++;
+        void this.answer(boxId, msg, decide)
+          .then((out) => {
+            if (!out || c.destroyed) return;
+            const len = Buffer.alloc(2);
+            len.writeUInt16BE(out.length);
+            c.write(Buffer.concat([len, out]));
+          })
+          .catch((err: Error) => this.opts.log.warn({ err: err.message, devbox: boxId }, 'box DNS answer failed'))
+          .finally(() => box.inFlight--);
+      }
+    });
   }
 
   detach(boxId: string): void {
@@ -66,6 +118,8 @@ export class DnsForwarder {
     if (!box) return;
     this.boxes.delete(boxId);
     box.socket.close();
+    box.tcp.close();
+    for (const c of box.conns) c.destroy();
   }
 
   close(): void {

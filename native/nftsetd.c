@@ -6,6 +6,8 @@
  * alone. One command per line on stdin, one answer line per command on stdout ("ok" or "err REASON"):
  *
  *   add SET IFNAME [ADDR] [TIMEOUT_MS]   element IFNAME (or IFNAME . ADDR); an existing one is replaced
+ *   range SET IFNAME CIDR [PROTO PORT[-END]]   interval element IFNAME . CIDR [. PROTO . PORTS] (a set of
+ *                                        concatenated ranges: `flags interval`)
  *   jump MAP IFNAME CHAIN                map element IFNAME : jump CHAIN
  *   del SET IFNAME [ADDR]                removes the element (absent is fine)
  *   flush SET IFNAME                     removes every element whose key starts with IFNAME
@@ -27,6 +29,8 @@
 #include <unistd.h>
 
 #define MAX_KEYS 4096
+/* Longest key: an interface (16 bytes), an address, a protocol and a port (4-byte registers each). */
+#define KEY_MAX (IFNAMSIZ + 12)
 /* Linux 6.3+: a delete that is not an error when the element is absent (a failed batch costs an abort). */
 #ifndef NFT_MSG_DESTROYSETELEM
 #define NFT_MSG_DESTROYSETELEM 30
@@ -91,7 +95,7 @@ static int talk(uint32_t want) {
 
 /* The key of an element: the interface name padded to IFNAMSIZ, then the address if any. */
 static size_t key_of(const char *ifname, const char *addr, unsigned char *key) {
-  memset(key, 0, IFNAMSIZ + 4);
+  memset(key, 0, KEY_MAX);
   strncpy((char *)key, ifname, IFNAMSIZ - 1);
   if (!addr) return IFNAMSIZ;
   struct in_addr a;
@@ -101,7 +105,7 @@ static size_t key_of(const char *ifname, const char *addr, unsigned char *key) {
 }
 
 /* One element change in its own batch: add (with optional timeout or jump verdict) or delete. */
-static int element(int add, const char *set, const unsigned char *key, size_t klen, uint64_t timeout_ms, const char *chain) {
+static int element(int add, const char *set, const unsigned char *key, size_t klen, const unsigned char *key_end, uint64_t timeout_ms, const char *chain) {
   len = 0;
   struct nlmsghdr *b = msg(NFNL_MSG_BATCH_BEGIN, 0, NFNL_SUBSYS_NFTABLES);
   done(b);
@@ -114,6 +118,11 @@ static int element(int add, const char *set, const unsigned char *key, size_t kl
   struct nlattr *k = nest(NFTA_SET_ELEM_KEY);
   attr(NFTA_DATA_VALUE, key, klen);
   end(k);
+  if (key_end) {
+    struct nlattr *ke = nest(NFTA_SET_ELEM_KEY_END);
+    attr(NFTA_DATA_VALUE, key_end, klen);
+    end(ke);
+  }
   if (add && timeout_ms) {
     uint64_t t = htobe64(timeout_ms);
     attr(NFTA_SET_ELEM_TIMEOUT, &t, sizeof t);
@@ -136,13 +145,32 @@ static int element(int add, const char *set, const unsigned char *key, size_t kl
   int err = talk(want);
   if (!add && have_destroy && (err == EOPNOTSUPP || err == EINVAL)) {
     have_destroy = 0;
-    return element(add, set, key, klen, timeout_ms, chain);
+    return element(add, set, key, klen, key_end, timeout_ms, chain);
   }
   return err;
 }
 
-/* Keys of the set's elements that start with the interface name (a dump of the set). */
-static int keys_of(const char *set, const unsigned char *prefix, unsigned char (*keys)[IFNAMSIZ + 4], size_t *lens, int *n) {
+struct found {
+  unsigned char key[KEY_MAX], end[KEY_MAX];
+  size_t len;
+  int has_end;
+};
+
+/* Reads a key attribute's value into `out`; returns its length or 0. */
+static size_t value_of(struct nlattr *f, unsigned char *out) {
+  struct nlattr *v = (struct nlattr *)((char *)f + NLA_HDRLEN);
+  size_t vl = v->nla_len - NLA_HDRLEN;
+  if ((v->nla_type & NLA_TYPE_MASK) != NFTA_DATA_VALUE || vl < IFNAMSIZ || vl > KEY_MAX) return 0;
+  memcpy(out, (unsigned char *)v + NLA_HDRLEN, vl);
+  return vl;
+}
+
+#define EACH_ATTR(a, start, stop) \
+  for (struct nlattr *a = (struct nlattr *)(start); (char *)a + NLA_HDRLEN <= (char *)(stop) && a->nla_len >= NLA_HDRLEN; \
+       a = (struct nlattr *)((char *)a + NLA_ALIGN(a->nla_len)))
+
+/* The set's elements whose key starts with the interface name (a dump of the set). */
+static int keys_of(const char *set, const unsigned char *prefix, struct found *out, int *n) {
   len = 0;
   struct nlmsghdr *h = msg((NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_GETSETELEM, NLM_F_DUMP | NLM_F_ACK, 0);
   attr(NFTA_SET_ELEM_LIST_TABLE, table, strlen(table) + 1);
@@ -161,26 +189,46 @@ static int keys_of(const char *set, const unsigned char *prefix, unsigned char (
         if (err) return -err;
         continue;
       }
-      char *p = (char *)NLMSG_DATA(m) + sizeof(struct nfgenmsg), *stop = (char *)m + m->nlmsg_len;
-      for (struct nlattr *a = (struct nlattr *)p; (char *)a + NLA_HDRLEN <= stop && a->nla_len >= NLA_HDRLEN; a = (struct nlattr *)((char *)a + NLA_ALIGN(a->nla_len))) {
+      char *stop = (char *)m + m->nlmsg_len;
+      EACH_ATTR(a, (char *)NLMSG_DATA(m) + sizeof(struct nfgenmsg), stop) {
         if ((a->nla_type & NLA_TYPE_MASK) != NFTA_SET_ELEM_LIST_ELEMENTS) continue;
-        char *lend = (char *)a + a->nla_len;
-        for (struct nlattr *e = (struct nlattr *)((char *)a + NLA_HDRLEN); (char *)e + NLA_HDRLEN <= lend && e->nla_len >= NLA_HDRLEN; e = (struct nlattr *)((char *)e + NLA_ALIGN(e->nla_len))) {
-          char *eend = (char *)e + e->nla_len;
-          for (struct nlattr *f = (struct nlattr *)((char *)e + NLA_HDRLEN); (char *)f + NLA_HDRLEN <= eend && f->nla_len >= NLA_HDRLEN; f = (struct nlattr *)((char *)f + NLA_ALIGN(f->nla_len))) {
-            if ((f->nla_type & NLA_TYPE_MASK) != NFTA_SET_ELEM_KEY) continue;
-            struct nlattr *v = (struct nlattr *)((char *)f + NLA_HDRLEN);
-            size_t vl = v->nla_len - NLA_HDRLEN;
-            if ((v->nla_type & NLA_TYPE_MASK) != NFTA_DATA_VALUE || vl < IFNAMSIZ || vl > IFNAMSIZ + 4) continue;
-            unsigned char *val = (unsigned char *)v + NLA_HDRLEN;
-            if (memcmp(val, prefix, IFNAMSIZ) != 0 || *n >= MAX_KEYS) continue;
-            memcpy(keys[*n], val, vl);
-            lens[(*n)++] = vl;
+        EACH_ATTR(e, (char *)a + NLA_HDRLEN, (char *)a + a->nla_len) {
+          struct found f = {.len = 0, .has_end = 0};
+          EACH_ATTR(x, (char *)e + NLA_HDRLEN, (char *)e + e->nla_len) {
+            int type = x->nla_type & NLA_TYPE_MASK;
+            if (type == NFTA_SET_ELEM_KEY) f.len = value_of(x, f.key);
+            else if (type == NFTA_SET_ELEM_KEY_END) f.has_end = value_of(x, f.end) > 0;
           }
+          if (f.len && memcmp(f.key, prefix, IFNAMSIZ) == 0 && *n < MAX_KEYS) out[(*n)++] = f;
         }
       }
     }
   }
+}
+
+/* Start and end of `CIDR [PROTO PORT[-END]]` after the interface, as register values. */
+static size_t range_of(char **argv, int argc, unsigned char *key, unsigned char *end) {
+  char addr[16];
+  unsigned prefix;
+  struct in_addr a;
+  if (sscanf(argv[0], "%15[0-9.]/%u", addr, &prefix) != 2 || prefix > 32 || inet_pton(AF_INET, addr, &a) != 1) return 0;
+  uint32_t base = ntohl(a.s_addr), mask = prefix ? 0xffffffffu << (32 - prefix) : 0;
+  uint32_t lo = htonl(base & mask), hi = htonl((base & mask) | ~mask);
+  memcpy(key + IFNAMSIZ, &lo, 4);
+  memcpy(end + IFNAMSIZ, &hi, 4);
+  if (argc == 1) return IFNAMSIZ + 4;
+  unsigned p1, p2;
+  int proto = !strcmp(argv[1], "tcp") ? 6 : !strcmp(argv[1], "udp") ? 17 : -1;
+  if (argc != 3 || proto < 0) return 0;
+  int got = sscanf(argv[2], "%u-%u", &p1, &p2);
+  if (got < 1 || p1 < 1 || p1 > 65535) return 0;
+  if (got == 1) p2 = p1;
+  if (p2 < p1 || p2 > 65535) return 0;
+  key[IFNAMSIZ + 4] = end[IFNAMSIZ + 4] = (unsigned char)proto;
+  uint16_t s1 = htons((uint16_t)p1), s2 = htons((uint16_t)p2);
+  memcpy(key + IFNAMSIZ + 8, &s1, 2);
+  memcpy(end + IFNAMSIZ + 8, &s2, 2);
+  return IFNAMSIZ + 12;
 }
 
 static int run(char *line) {
@@ -188,29 +236,37 @@ static int run(char *line) {
   int argc = 0;
   for (char *t = strtok(line, " \t"); t && argc < 6; t = strtok(NULL, " \t")) argv[argc++] = t;
   if (argc < 3) return EINVAL;
-  unsigned char key[IFNAMSIZ + 4];
+  unsigned char key[KEY_MAX], key_end[KEY_MAX];
   const char *op = argv[0], *set = argv[1];
   if (strlen(argv[2]) >= IFNAMSIZ) return EINVAL;
   if (!strcmp(op, "jump") && argc == 4) {
     size_t kl = key_of(argv[2], NULL, key);
-    element(0, set, key, kl, 0, NULL);
-    return element(1, set, key, kl, 0, argv[3]);
+    element(0, set, key, kl, NULL, 0, NULL);
+    return element(1, set, key, kl, NULL, 0, argv[3]);
+  }
+  if (!strcmp(op, "range") && argc >= 4) {
+    key_of(argv[2], NULL, key);
+    memset(key + IFNAMSIZ, 0, KEY_MAX - IFNAMSIZ);
+    memcpy(key_end, key, KEY_MAX);
+    size_t kl = range_of(argv + 3, argc - 3, key, key_end);
+    if (!kl) return EINVAL;
+    int err = element(1, set, key, kl, key_end, 0, NULL);
+    return err == EEXIST ? 0 : err;
   }
   if (!strcmp(op, "flush") && argc == 3) {
-    static unsigned char keys[MAX_KEYS][IFNAMSIZ + 4];
-    static size_t lens[MAX_KEYS];
+    static struct found found[MAX_KEYS];
     int n = 0;
     key_of(argv[2], NULL, key);
-    int err = keys_of(set, key, keys, lens, &n);
+    int err = keys_of(set, key, found, &n);
     if (err) return err;
-    for (int i = 0; i < n; i++) element(0, set, keys[i], lens[i], 0, NULL);
+    for (int i = 0; i < n; i++) element(0, set, found[i].key, found[i].len, found[i].has_end ? found[i].end : NULL, 0, NULL);
     return 0;
   }
   const char *addr = argc >= 4 && strchr(argv[3], '.') ? argv[3] : NULL;
   size_t kl = key_of(argv[2], addr, key);
   if (!kl) return EINVAL;
   if (!strcmp(op, "del")) {
-    int err = element(0, set, key, kl, 0, NULL);
+    int err = element(0, set, key, kl, NULL, 0, NULL);
     return err == ENOENT ? 0 : err;
   }
   if (!strcmp(op, "add")) {
@@ -218,10 +274,10 @@ static int run(char *line) {
     uint64_t timeout = t ? strtoull(t, NULL, 10) : 0;
     /* An existing one is replaced, so that a pinned address gets the new answer's time to live. A batch
      * that fails costs the kernel an abort (milliseconds), so the common case (absent) is tried first. */
-    int err = element(1, set, key, kl, timeout, NULL);
+    int err = element(1, set, key, kl, NULL, timeout, NULL);
     if (err != EEXIST) return err;
-    element(0, set, key, kl, 0, NULL);
-    return element(1, set, key, kl, timeout, NULL);
+    element(0, set, key, kl, NULL, 0, NULL);
+    return element(1, set, key, kl, NULL, timeout, NULL);
   }
   return EINVAL;
 }

@@ -191,6 +191,28 @@ describe('defaults and CIDRs', () => {
     await refused(box, `https://${ALLOWED}/`);
   });
 
+  test('CIDRs without ports open every port; overlapping port rules still hold (a chain of the box\'s own)', async () => {
+    const any = await api.networkPolicies.create({ name: 'cidr-any', allowed_cidrs: [{ cidr: '198.18.0.0/24' }, { cidr: `${OTHER}/32` }] });
+    const overlapping = await api.networkPolicies.create({
+      name: 'cidr-overlap',
+      allowed_cidrs: [
+        { cidr: `${NEIGHBOUR}/32`, ports: [{ port: 443, protocol: 'TCP' }] },
+        { cidr: '198.18.0.0/24', ports: [{ port: 440, end_port: 450 }] },
+      ],
+    });
+    const [a, b] = await Promise.all([newBox(any.id), newBox(overlapping.id)]);
+    await reaches(a, `http://${OTHER}/`, new RegExp(`outside ${OTHER}`));
+    await reaches(a, `https://${NEIGHBOUR}/`, new RegExp(`outside ${NEIGHBOUR}`));
+    await refused(a, `http://${DENIED}/`);
+    await reaches(b, `https://${NEIGHBOUR}/`, new RegExp(`outside ${NEIGHBOUR}`));
+    await reaches(b, `https://${OTHER}/`, new RegExp(`outside ${OTHER}`));
+    await refused(b, `http://${NEIGHBOUR}/`);
+    // An update moves the running box from its own chain to the sets.
+    await api.networkPolicies.update(overlapping.id, { allowed_cidrs: [{ cidr: `${OTHER}/32`, ports: [{ port: 80 }] }] });
+    await reaches(b, `http://${OTHER}/`, new RegExp(`outside ${OTHER}`));
+    await refused(b, `https://${NEIGHBOUR}/`);
+  });
+
   test('a deny-all policy reaches nothing, and names do not resolve', async () => {
     const p = await api.networkPolicies.create({ name: 'deny', allowed_hostnames: [] });
     const box = await newBox(p.id);
@@ -221,7 +243,7 @@ describe('persistence', () => {
     await assert.rejects(api.networkPolicies.delete(p.id), ConflictError);
     const ifn = hostIfName(box);
     // The box's own elements (the bandwidth meters' entries expire by themselves within a minute).
-    const table = () => ['known', 'all_out', 'pinned', 'cidrs'].map((set) => execFileSync('nft', ['list', set === 'cidrs' ? 'map' : 'set', 'inet', 'devboxd', set]).toString()).join('');
+    const table = () => ['known', 'all_out', 'pinned', 'cidrs', 'cidr_any', 'cidr_port'].map((set) => execFileSync('nft', ['list', set === 'cidrs' ? 'map' : 'set', 'inet', 'devboxd', set]).toString()).join('');
     assert.ok(table().includes(`"${ifn}"`), 'the running box has its elements');
     await api.devboxes.shutdown(box);
     await api.networkPolicies.delete(p.id);

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { answerAddresses, parseQuery, RCODE_NXDOMAIN, reply } from '../../src/resources/network-policies/dns-wire.js';
 import { checkCidrs, checkHostnames, hostMatcher } from '../../src/resources/network-policies/rules.js';
+import { planCidrs } from '../../src/runtime/linux/egress-cidrs.js';
 
 describe('host name patterns', () => {
   test('exact names, a leading wildcard (subdomains only, any depth) and a wildcard inside', () => {
@@ -66,5 +67,28 @@ describe('DNS wire', () => {
     const loop = Buffer.concat([head.subarray(0, 12), Buffer.from([0xc0, 0x0c])]);
     loop.writeUInt16BE(1, 4);
     assert.equal(answerAddresses(loop), null, 'a pointer loop ends');
+  });
+});
+
+describe('CIDR rules as set elements', () => {
+  test('nested CIDRs without ports keep the outermost; port rules expand to their protocols', () => {
+    assert.deepEqual(
+      planCidrs([
+        { cidr: '10.1.0.0/16', ports: [] },
+        { cidr: '10.0.0.0/8', ports: [] },
+        { cidr: '10.0.0.0/8', ports: [] },
+        { cidr: '192.168.1.0/24', ports: [] },
+        { cidr: '198.18.0.0/24', ports: [{ port: 80 }, { port: 8000, endPort: 8100, protocol: 'UDP' }] },
+      ]),
+      { any: ['10.0.0.0/8', '192.168.1.0/24'], ports: ['198.18.0.0/24 tcp 80', '198.18.0.0/24 udp 80', '198.18.0.0/24 udp 8000-8100'], overlap: false },
+    );
+  });
+
+  test('port rules that overlap in address, protocol and port are reported; apart in any of them are not', () => {
+    const rule = (cidr: string, port: number, endPort?: number, protocol?: 'TCP' | 'UDP') => ({ cidr, ports: [{ port, endPort, protocol }] });
+    assert.equal(planCidrs([rule('10.1.0.0/16', 8000, 8100), rule('10.0.0.0/8', 8050, undefined, 'TCP')]).overlap, true);
+    assert.equal(planCidrs([rule('10.1.0.0/16', 8000, 8100, 'UDP'), rule('10.0.0.0/8', 8050, undefined, 'TCP')]).overlap, false);
+    assert.equal(planCidrs([rule('10.1.0.0/16', 8000, 8100), rule('10.2.0.0/16', 8050)]).overlap, false);
+    assert.equal(planCidrs([rule('10.1.0.0/16', 80), rule('10.1.0.0/16', 81)]).overlap, false);
   });
 });

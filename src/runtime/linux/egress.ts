@@ -19,6 +19,7 @@ import type { EgressRules } from '../driver.js';
 import { run } from './fsutil.js';
 import { NftShell } from './nft.js';
 import { NftSetDaemon } from './nftset.js';
+import { planCidrs } from './egress-cidrs.js';
 import type { RuntimeLogger } from './logger.js';
 
 export interface EgressConfig {
@@ -71,6 +72,8 @@ export class Egress {
   private installed: Promise<void> | undefined;
   /** Boxes linked by this process whose policy is not set yet: nothing of theirs is in the sets to flush. */
   private readonly fresh = new Set<string>();
+  /** Boxes whose policy took a chain of its own (overlapping port rules). */
+  private readonly chained = new Set<string>();
 
   constructor(
     private readonly cfg: EgressConfig,
@@ -94,8 +97,8 @@ export class Egress {
   prepare(): Promise<void> {
     this.installed ??= (async () => {
       await this.nft.run([`add table ${TABLE}`]);
-      // The chains are made once per host (boxes of every devboxd there share them); `pinned` marks this layout.
-      const exists = await this.nft.run([`list set ${TABLE} pinned`]).then(() => true, () => false);
+      // The chains are made once per host (boxes of every devboxd there share them); `cidr_port` marks this layout.
+      const exists = await this.nft.run([`list set ${TABLE} cidr_port`]).then(() => true, () => false);
       if (!exists) await this.nft.run([`delete table ${TABLE}`, `add table ${TABLE}`, ...baseObjects()]);
       // The rules are written anew at every start, in one transaction (the sets, boxes' elements included,
       // stay): the bounds are this server's, and a newer devboxd's rules replace an older one's.
@@ -127,17 +130,21 @@ export class Egress {
     const ifn = hostIfName(id);
     const chain = `c_${chainKey(id)}`;
     const fresh = this.fresh.delete(id);
-    if (rules.cidrs.length) {
+    const plan = planCidrs(rules.cidrs);
+    // Port rules that overlap take a chain of the box's own (made with the nft tool: slower on a busy host).
+    if (plan.overlap) {
+      this.chained.add(id);
       await this.nft.run([`add chain ${TABLE} ${chain}`, `flush chain ${TABLE} ${chain}`, ...rules.cidrs.flatMap((c) => cidrRules(`${TABLE} ${chain}`, c))]);
     }
     await this.sets.run([
-      ...(fresh ? [] : [`flush pinned ${ifn}`]),
+      ...(fresh ? [] : [`flush pinned ${ifn}`, `flush cidr_any ${ifn}`, `flush cidr_port ${ifn}`]),
+      ...(plan.overlap ? [] : [...plan.any.map((c) => `range cidr_any ${ifn} ${c}`), ...plan.ports.map((c) => `range cidr_port ${ifn} ${c}`)]),
       rules.allowAll ? `add all_out ${ifn}` : `del all_out ${ifn}`,
-      rules.cidrs.length ? `jump cidrs ${ifn} ${chain}` : `del cidrs ${ifn}`,
+      plan.overlap ? `jump cidrs ${ifn} ${chain}` : `del cidrs ${ifn}`,
       `add known ${ifn}`,
     ]);
-    // A chain left by an earlier policy with CIDRs (unreferenced now).
-    if (!fresh && !rules.cidrs.length) await this.nft.run([`delete chain ${TABLE} ${chain}`]).catch(() => undefined);
+    // A chain left by an earlier policy (unreferenced now).
+    if (!plan.overlap && this.chained.delete(id)) await this.nft.run([`delete chain ${TABLE} ${chain}`]).catch(() => undefined);
   }
 
   /** Lets the box reach `addresses` (what its DNS answered for an allowed name) for `ttlSeconds`. */
@@ -157,8 +164,8 @@ export class Egress {
     const ifn = hostIfName(id);
     try {
       await this.prepare();
-      await this.sets.run([`del known ${ifn}`, `del all_out ${ifn}`, `del cidrs ${ifn}`, `flush pinned ${ifn}`]);
-      await this.nft.run([`delete chain ${TABLE} c_${chainKey(id)}`]).catch(() => undefined);
+      await this.sets.run([`del known ${ifn}`, `del all_out ${ifn}`, `del cidrs ${ifn}`, `flush pinned ${ifn}`, `flush cidr_any ${ifn}`, `flush cidr_port ${ifn}`]);
+      if (this.chained.delete(id)) await this.nft.run([`delete chain ${TABLE} c_${chainKey(id)}`]).catch(() => undefined);
     } catch (err) {
       this.log.warn({ devbox: id, err: (err as Error).message }, 'egress elements of a box were not removed');
     }
@@ -220,6 +227,8 @@ function baseObjects(): string[] {
     `add set ${t} all_out { type ifname; }`,
     `add set ${t} pinned { type ifname . ipv4_addr; flags timeout; }`,
     `add map ${t} cidrs { type ifname : verdict; }`,
+    `add set ${t} cidr_any { type ifname . ipv4_addr; flags interval; }`,
+    `add set ${t} cidr_port { type ifname . ipv4_addr . inet_proto . inet_service; flags interval; }`,
     // Kernel-kept per-box state: open connections, and a token bucket each way (dropped when idle).
     `add set ${t} conns { type ipv4_addr; size 65536; flags dynamic; }`,
     `add set ${t} bw_out { type ifname; size 65536; flags dynamic, timeout; timeout 1m; }`,
@@ -256,6 +265,8 @@ function baseRules(cfg: EgressConfig): string[] {
     `add rule ${t} box_forward_out ct state established,related accept`,
     `add rule ${t} box_forward_out ct state new add @conns { ip saddr ct count over ${cfg.maxConnections} } ${REFUSE}`,
     `add rule ${t} box_forward_out ip daddr @never4 ${REFUSE}`,
+    `add rule ${t} box_forward_out iifname . ip daddr @cidr_any accept`,
+    `add rule ${t} box_forward_out iifname . ip daddr . meta l4proto . th dport @cidr_port accept`,
     `add rule ${t} box_forward_out iifname vmap @cidrs`,
     `add rule ${t} box_forward_out ip daddr @private4 ${REFUSE}`,
     `add rule ${t} box_forward_out iifname @all_out accept`,

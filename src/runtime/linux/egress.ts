@@ -5,15 +5,16 @@
  * id-range slot, so addresses are unique host-wide like the ranges. The table's chains are fixed; what is
  * per box lives in set elements keyed by its host interface, changed over netlink by native/nftsetd (the
  * `nft` tool reads every element on the host before each change): `known` (without it the box reaches
- * nothing), `all_out` (allow_all), `pinned` (interface . address, with a timeout: what its DNS answers for
- * allowed names), and in `cidrs` a jump to a chain of the box's own, made only for a policy with CIDRs.
+ * nothing), `all_out` (allow_all), `cidr_any` and `cidr_port` (its CIDR rules, egress-cidrs.ts; in `cidrs`
+ * a jump to a chain of its own for port rules that overlap), `pinned` (interface . address, with a
+ * timeout: what its DNS answered for allowed names).
  * Before any of them come the box's bandwidth and connection bounds and the floor nothing opens (the host,
  * link-local and metadata addresses, the box subnet, DEVBOXD_EGRESS_DENY); private ranges open only to a
  * CIDR. Nothing from a box reaches the host itself but its DNS forwarder (udp/tcp 53 on its host end),
  * nothing reaches another box, and nothing outside opens a connection into one.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
 import type { EgressRules } from '../driver.js';
 import { run } from './fsutil.js';
@@ -113,10 +114,7 @@ export class Egress {
       ]);
       // Forwarding is what carries a box's packets out; the table above decides which.
       const fwd = '/proc/sys/net/ipv4/ip_forward';
-      if (readFileSync(fwd, 'utf8').trim() !== '1') {
-        const { writeFileSync } = await import('node:fs');
-        writeFileSync(fwd, '1');
-      }
+      if (readFileSync(fwd, 'utf8').trim() !== '1') writeFileSync(fwd, '1');
     })().catch((err) => {
       this.installed = undefined;
       throw err;

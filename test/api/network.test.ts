@@ -413,7 +413,7 @@ describe('smoketest: object-oriented network policy', () => {
       assert.equal(info.egress.allow_all, false);
       assert.ok(info.egress.allowed_hostnames.includes('github.com'));
     });
-    for (const hostnames of [['github.com', '*.npmjs.org', 'api.openai.com', '*.googleapis.com'], ['*.github.com', '*.npmjs.org', 'api.*.com']]) {
+    for (const hostnames of [['github.com', '*.npmjs.org', 'api.openai.com', '*.googleapis.com'], ['*.github.com', '*.npmjs.org', 'api.openai.com']]) {
       await withPolicy({ name: uniqueName('sdk-policy-hostnames'), allow_all: false, allowed_hostnames: hostnames }, async (p) => {
         const info = await p.getInfo();
         assert.equal(info.egress.allow_all, false);

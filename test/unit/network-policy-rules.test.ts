@@ -5,10 +5,31 @@ import { checkCidrs, checkHostnames, hostMatcher } from '../../src/resources/net
 import { planCidrs } from '../../src/runtime/linux/egress-cidrs.js';
 
 describe('host name patterns', () => {
-  test('exact names, a leading wildcard (subdomains only, any depth) and a wildcard inside', () => {
-    const m = hostMatcher(checkHostnames(['GitHub.com', '*.npmjs.org', 'api.*.com'], 'allowed_hostnames'));
-    for (const yes of ['github.com', 'GITHUB.COM.', 'registry.npmjs.org', 'a.b.npmjs.org', 'api.openai.com', 'api.x.y.com']) assert.ok(m(yes), yes);
-    for (const no of ['npmjs.org', 'evilnpmjs.org', 'github.com.evil.net', 'xgithub.com', 'api.com', 'www.openai.com', 'api-openai.com']) assert.ok(!m(no), no);
+  test('exact names and a leading wildcard (subdomains only, any depth)', () => {
+    const m = hostMatcher(checkHostnames(['GitHub.com', '*.npmjs.org', 'API.openai.com'], 'allowed_hostnames'));
+    for (const yes of ['github.com', 'GITHUB.COM.', 'registry.npmjs.org', 'a.b.npmjs.org', 'api.openai.com']) assert.ok(m(yes), yes);
+    for (const no of ['npmjs.org', 'evilnpmjs.org', 'github.com.evil.net', 'xgithub.com', 'openai.com', 'www.openai.com', 'api-openai.com', '']) assert.ok(!m(no), no);
+  });
+
+  test('* is only the whole first label: other patterns are refused naming the entry', () => {
+    for (const p of ['api.*.com', '*.*.example.com', 'a*.example.com', '*example.com', 'example.*', '*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.z']) {
+      assert.throws(() => checkHostnames(['ok.com', p], 'allowed_hostnames'), /allowed_hostnames\[1\]/, p);
+    }
+    assert.throws(() => checkHostnames([`${'a'.repeat(64)}.com`], 'f'), /f\[0\]/, 'a label over 63');
+    assert.throws(() => checkHostnames([`${'a.'.repeat(127)}com`], 'f'), /f\[0\]/, 'a name over 253');
+  });
+
+  test("the reviewer's pathological pattern and question answer at once; names over 255 bytes never match", () => {
+    // Before: each * was a nested regex quantifier, and this question backtracked for minutes.
+    const pathological = '*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.z';
+    const m = hostMatcher([pathological, '*.z', 'a.a.b', ...Array.from({ length: 999 }, (_, i) => `*.host${i}.example.com`)]);
+    const worst = `${'a.'.repeat(59)}b`;
+    const t0 = performance.now();
+    for (let i = 0; i < 1000; i++) assert.equal(m(worst), false);
+    assert.ok(m(`${'a.'.repeat(59)}z`));
+    const ms = performance.now() - t0;
+    assert.ok(ms < 200, `1000 questions took ${ms.toFixed(1)} ms`);
+    assert.equal(m(`${'a'.repeat(63)}.`.repeat(4) + 'z'), false, 'a 257-byte name');
   });
 
   test('dots and dashes are literal, not pattern characters', () => {
@@ -52,6 +73,15 @@ describe('DNS wire', () => {
     assert.deepEqual(r.subarray(12), q.subarray(12));
     assert.equal(parseQuery(r), null, 'an answer is not a query');
     assert.equal(parseQuery(Buffer.from([1, 2, 3])), null);
+  });
+
+  test('a question over 255 bytes, or with a . inside a label, is not a query', () => {
+    const long = `${'a'.repeat(63)}.`.repeat(4).slice(0, -1);
+    assert.equal(parseQuery(query(long)), null, `${long.length + 2} bytes`);
+    assert.ok(parseQuery(query(long.slice(0, 250))), 'a 252-byte name');
+    // One label "x.npmjs", then "org": not the name x.npmjs.org that upstream would resolve.
+    const joined = Buffer.concat([query('a').subarray(0, 12), Buffer.from([7]), Buffer.from('x.npmjs'), Buffer.from([3]), Buffer.from('org'), Buffer.from([0, 0, 1, 0, 1])]);
+    assert.equal(parseQuery(joined), null);
   });
 
   test('answer addresses follow compression pointers, skip other records and take the smallest TTL', () => {

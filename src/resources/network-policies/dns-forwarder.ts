@@ -10,6 +10,7 @@ import { createSocket, type Socket } from 'node:dgram';
 import { createServer, type Server, type Socket as TcpSocket } from 'node:net';
 import type { Logger } from '../../lib/logger.js';
 import type { BoxNetwork } from '../../runtime/driver.js';
+import { serveDnsTcp, TCP_LIMITS, type TcpLimits } from './dns-tcp.js';
 import { answerAddresses, parseQuery, RCODE_FORMERR, RCODE_NOERROR, RCODE_NXDOMAIN, RCODE_SERVFAIL, reply, TYPE_A, TYPE_AAAA } from './dns-wire.js';
 
 /** What the box's policy says of a name: ask upstream as is, ask and pin the addresses, or refuse. */
@@ -24,17 +25,19 @@ interface BoxDns {
   tcp: Server;
   conns: Set<TcpSocket>;
   inFlight: number;
+  maxInFlight: number;
 }
 
 /** TCP connections one box holds to its DNS at once (resolvers use TCP only for answers UDP truncated). */
 const MAX_TCP = 16;
-const TCP_IDLE_MS = 10_000;
 
 export interface DnsForwarderOptions {
   upstream: { address: string; port: number };
   /** Lets the box reach the addresses for ttl seconds (the runtime's pinEgress). */
   pin: (boxId: string, addresses: string[], ttlSeconds: number) => Promise<void>;
   log: Logger;
+  /** Idle and total life of a TCP connection (tests shorten them). */
+  tcpLimits?: TcpLimits;
 }
 
 export class DnsForwarder {
@@ -48,7 +51,7 @@ export class DnsForwarder {
     const socket = createSocket({ type: 'udp4', reuseAddr: true });
     const tcp = createServer((c) => this.serveTcp(boxId, box, net, c, decide));
     tcp.maxConnections = MAX_TCP;
-    const box: BoxDns = { socket, tcp, conns: new Set(), inFlight: 0 };
+    const box: BoxDns = { socket, tcp, conns: new Set(), inFlight: 0, maxInFlight: MAX_IN_FLIGHT };
     socket.on('error', (err) => this.opts.log.warn({ err: err.message, devbox: boxId }, 'box DNS socket error'));
     tcp.on('error', (err) => this.opts.log.warn({ err: err.message, devbox: boxId }, 'box DNS listener error'));
     socket.on('message', (msg, from) => {
@@ -79,7 +82,6 @@ export class DnsForwarder {
     tcp.unref();
   }
 
-  /** DNS over TCP (RFC 1035 4.2.2): messages framed by a two-byte length, answered in any order. */
   private serveTcp(boxId: string, box: BoxDns, net: BoxNetwork, c: TcpSocket, decide: (name: string) => NameDecision): void {
     c.on('error', () => undefined);
     if (c.remoteAddress !== net.boxAddress) {
@@ -88,29 +90,9 @@ export class DnsForwarder {
     }
     box.conns.add(c);
     c.on('close', () => box.conns.delete(c));
-    c.setTimeout(TCP_IDLE_MS, () => c.destroy());
-    let pending = Buffer.alloc(0);
-    c.on('data', (d: Buffer) => {
-      pending = Buffer.concat([pending, d]);
-      while (pending.length >= 2 && pending.length >= 2 + pending.readUInt16BE(0)) {
-        const msg = pending.subarray(2, 2 + pending.readUInt16BE(0));
-        pending = pending.subarray(2 + msg.length);
-        if (box.inFlight >= MAX_IN_FLIGHT) {
-          c.destroy();
-          return;
-        }
-        box.inFlight++;
-        void this.answer(boxId, msg, decide)
-          .then((out) => {
-            if (!out || c.destroyed) return;
-            const len = Buffer.alloc(2);
-            len.writeUInt16BE(out.length);
-            c.write(Buffer.concat([len, out]));
-          })
-          .catch((err: Error) => this.opts.log.warn({ err: err.message, devbox: boxId }, 'box DNS answer failed'))
-          .finally(() => box.inFlight--);
-      }
-    });
+    serveDnsTcp(c, box, this.opts.tcpLimits ?? TCP_LIMITS, (msg) => this.answer(boxId, msg, decide), (err) =>
+      this.opts.log.warn({ err: err.message, devbox: boxId }, 'box DNS answer failed'),
+    );
   }
 
   detach(boxId: string): void {

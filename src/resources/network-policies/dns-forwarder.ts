@@ -120,7 +120,12 @@ export class DnsForwarder {
       const found = answerAddresses(answer);
       if (!found) return reply(msg, q, RCODE_SERVFAIL);
       // Pinned before the box learns the addresses: its first connection finds them allowed.
-      await this.opts.pin(boxId, found.addresses, found.ttl);
+      // A pin refused (the box's cap) or failed is SERVFAIL: the box never gets an address it cannot reach.
+      const pinned = await this.opts.pin(boxId, found.addresses, found.ttl).then(() => true, (err: Error) => {
+        this.opts.log.warn({ err: err.message, devbox: boxId }, 'box DNS answer not pinned');
+        return false;
+      });
+      if (!pinned) return reply(msg, q, RCODE_SERVFAIL);
     }
     return answer;
   }

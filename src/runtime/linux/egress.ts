@@ -42,6 +42,10 @@ const PRIVATE = ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16'];
 const REFUSE = 'reject with icmpx type admin-prohibited';
 /** A pinned hostname address stays in a box's set at least this long, whatever its DNS TTL. */
 const MIN_PIN_SECONDS = 60;
+/** Upstream (which a tenant may run) sets the TTL: a pin lasts at most this long whatever it says. */
+export const MAX_PIN_SECONDS = 3600;
+/** Addresses pinned for one box at once: its DNS cannot grow the shared set (and nftsetd's work) without end. */
+export const MAX_PINS_PER_BOX = 4096;
 
 export interface BoxLink {
   /** Host-side interface name (from the box id). */
@@ -75,6 +79,8 @@ export class Egress {
   private readonly fresh = new Set<string>();
   /** Boxes whose policy took a chain of its own (overlapping port rules). */
   private readonly chained = new Set<string>();
+  /** Per box, its pinned addresses and when each expires (ms): what the per-box cap counts. */
+  private readonly pins = new Map<string, Map<string, number>>();
 
   constructor(
     private readonly cfg: EgressConfig,
@@ -128,6 +134,7 @@ export class Egress {
     const ifn = hostIfName(id);
     const chain = `c_${chainKey(id)}`;
     const fresh = this.fresh.delete(id);
+    this.pins.delete(id);
     const plan = planCidrs(rules.cidrs);
     // Port rules that overlap take a chain of the box's own (made with the nft tool: slower on a busy host).
     if (plan.overlap) {
@@ -148,8 +155,22 @@ export class Egress {
   /** Lets the box reach `addresses` (what its DNS answered for an allowed name) for `ttlSeconds`. */
   async pin(id: string, addresses: string[], ttlSeconds: number): Promise<void> {
     const ifn = hostIfName(id);
-    const ms = Math.max(MIN_PIN_SECONDS, Math.ceil(ttlSeconds)) * 1000;
-    await this.sets.run(addresses.filter((a) => /^\d{1,3}(\.\d{1,3}){3}$/.test(a)).map((a) => `add pinned ${ifn} ${a} ${ms}`));
+    const ms = Math.min(MAX_PIN_SECONDS, Math.max(MIN_PIN_SECONDS, Math.ceil(ttlSeconds))) * 1000;
+    const valid = addresses.filter((a) => /^\d{1,3}(\.\d{1,3}){3}$/.test(a));
+    const now = Date.now();
+    let mine = this.pins.get(id);
+    if (!mine) this.pins.set(id, (mine = new Map()));
+    const added = valid.filter((a) => !mine.has(a)).length;
+    if (mine.size + added > MAX_PINS_PER_BOX) {
+      // Only at the cap: the expired ones leave the count (the kernel dropped them already).
+      for (const [a, until] of mine) if (until <= now) mine.delete(a);
+      if (mine.size + added > MAX_PINS_PER_BOX) {
+        this.log.warn({ devbox: id, pinned: mine.size, asked: added }, 'a box reached its cap of pinned addresses');
+        throw new Error(`the box has ${mine.size} pinned addresses (at most ${MAX_PINS_PER_BOX})`);
+      }
+    }
+    for (const a of valid) mine.set(a, now + ms);
+    await this.sets.run(valid.map((a) => `add pinned ${ifn} ${a} ${ms}`));
   }
 
   /**
@@ -159,6 +180,7 @@ export class Egress {
   async release(id: string, link: BoxLink | null): Promise<void> {
     if (link) await run('ip', ['link', 'del', link.hostIf]).catch(() => undefined);
     this.fresh.delete(id);
+    this.pins.delete(id);
     const ifn = hostIfName(id);
     try {
       await this.prepare();

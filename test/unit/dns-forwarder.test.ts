@@ -80,3 +80,18 @@ describe('DNS over TCP', () => {
     assert.ok(id > 5, 'it was answered meanwhile');
   });
 });
+
+describe('attach', () => {
+  const other = { hostAddress: '127.0.0.93', boxAddress: '127.0.0.94' };
+
+  test('two attaches of one box at once both settle (a policy update during its boot)', async () => {
+    const f = new DnsForwarder({ upstream: { address: '127.0.0.1', port: 9 }, pin: async () => undefined, log: createLogger('silent') });
+    const late = (p: Promise<void>): Promise<string> => Promise.race<string>([p.then(() => 'bound'), new Promise<string>((r) => setTimeout(() => r('pending after 2 s'), 2_000))]);
+    // Before: the second closed the first one's sockets before they were bound, and the first never settled.
+    assert.deepEqual(await Promise.all([late(f.attach('dbx_r', other, () => 'deny')), late(f.attach('dbx_r', other, () => 'deny'))]), ['bound', 'bound']);
+    const cut = f.attach('dbx_s', { hostAddress: '127.0.0.97', boxAddress: '127.0.0.98' }, () => 'deny');
+    f.detach('dbx_s');
+    assert.match(await late(cut).catch((err: Error) => err.message), /closed before it was bound/);
+    f.close();
+  });
+});

@@ -26,6 +26,9 @@ interface BoxDns {
   conns: Set<TcpSocket>;
   inFlight: number;
   maxInFlight: number;
+  net: BoxNetwork;
+  /** Settles when both sockets are bound, or rejects when that failed or was cut short. */
+  ready: Promise<void>;
 }
 
 /** TCP connections one box holds to its DNS at once (resolvers use TCP only for answers UDP truncated). */
@@ -47,11 +50,14 @@ export class DnsForwarder {
 
   /** Answers the box's questions at its host end; `decide` is asked at every question (policies change). */
   async attach(boxId: string, net: BoxNetwork, decide: (name: string) => NameDecision): Promise<void> {
+    // Already answering there (a policy change): `decide` is asked per question, so nothing to redo.
+    const had = this.boxes.get(boxId);
+    if (had && had.net.hostAddress === net.hostAddress && had.net.boxAddress === net.boxAddress) return had.ready;
     this.detach(boxId);
     const socket = createSocket({ type: 'udp4', reuseAddr: true });
     const tcp = createServer((c) => this.serveTcp(boxId, box, net, c, decide));
     tcp.maxConnections = MAX_TCP;
-    const box: BoxDns = { socket, tcp, conns: new Set(), inFlight: 0, maxInFlight: MAX_IN_FLIGHT };
+    const box: BoxDns = { socket, tcp, net, conns: new Set(), inFlight: 0, maxInFlight: MAX_IN_FLIGHT, ready: Promise.resolve() };
     socket.on('error', (err) => this.opts.log.warn({ err: err.message, devbox: boxId }, 'box DNS socket error'));
     tcp.on('error', (err) => this.opts.log.warn({ err: err.message, devbox: boxId }, 'box DNS listener error'));
     socket.on('message', (msg, from) => {
@@ -63,18 +69,31 @@ export class DnsForwarder {
         .catch((err: Error) => this.opts.log.warn({ err: err.message, devbox: boxId }, 'box DNS answer failed'))
         .finally(() => box.inFlight--);
     });
+    box.ready = this.bind(socket, tcp, net);
+    box.ready.catch(() => this.boxes.get(boxId) === box && this.detach(boxId));
     this.boxes.set(boxId, box);
+    await box.ready;
+  }
+
+  /** Both sockets bound; rejects when a detach closes them first (the caller never waits forever). */
+  private async bind(socket: Socket, tcp: Server, net: BoxNetwork): Promise<void> {
     await new Promise<void>((resolve, reject) => {
+      const early = () => reject(new Error('box DNS closed before it was bound'));
       socket.once('error', reject);
+      socket.once('close', early);
       socket.bind(53, net.hostAddress, () => {
         socket.off('error', reject);
+        socket.off('close', early);
         resolve();
       });
     });
     await new Promise<void>((resolve, reject) => {
+      const early = () => reject(new Error('box DNS closed before it was bound'));
       tcp.once('error', reject);
+      tcp.once('close', early);
       tcp.listen(53, net.hostAddress, () => {
         tcp.off('error', reject);
+        tcp.off('close', early);
         resolve();
       });
     });

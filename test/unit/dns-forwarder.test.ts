@@ -3,6 +3,7 @@
  * host end at 127.0.0.91. Nothing leaves 127/8: every name here is denied, so upstream is never asked.
  */
 import assert from 'node:assert/strict';
+import { createSocket } from 'node:dgram';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { createLogger } from '../../src/lib/logger.js';
@@ -92,6 +93,34 @@ describe('attach', () => {
     const cut = f.attach('dbx_s', { hostAddress: '127.0.0.97', boxAddress: '127.0.0.98' }, () => 'deny');
     f.detach('dbx_s');
     assert.match(await late(cut).catch((err: Error) => err.message), /closed before it was bound/);
+    f.close();
+  });
+});
+
+describe('rate', () => {
+  test('past its bucket a box gets REFUSED at once; the bucket refills', async () => {
+    const at = { hostAddress: '127.0.0.99', boxAddress: '127.0.0.100' };
+    const f = new DnsForwarder({ upstream: { address: '127.0.0.1', port: 9 }, pin: async () => undefined, log: createLogger('silent'), rate: { perSecond: 20, burst: 20 } });
+    await f.attach('dbx_rate', at, () => 'deny');
+    const s = createSocket('udp4');
+    await new Promise<void>((r) => s.bind(0, at.boxAddress, r));
+    const rcodes: number[] = [];
+    s.on('message', (m) => rcodes.push(m.readUInt16BE(2) & 0xf));
+    const ask = async (n: number) => {
+      for (let i = 0; i < n; i++) s.send(frame(i).subarray(2), 53, at.hostAddress);
+      await new Promise((r) => setTimeout(r, 300));
+    };
+    await ask(100);
+    const nx = rcodes.filter((c) => c === 3).length;
+    const refused = rcodes.filter((c) => c === 5).length;
+    // Before: all 100 were answered as asked (here NXDOMAIN), each the same work for the server.
+    assert.ok(nx >= 20 && nx <= 30, `${nx} answered within the burst`);
+    assert.equal(nx + refused, 100);
+    rcodes.length = 0;
+    await new Promise((r) => setTimeout(r, 500));
+    await ask(5);
+    assert.deepEqual(rcodes, [3, 3, 3, 3, 3], 'refilled');
+    s.close();
     f.close();
   });
 });

@@ -11,7 +11,7 @@ import { createServer, type Server, type Socket as TcpSocket } from 'node:net';
 import type { Logger } from '../../lib/logger.js';
 import type { BoxNetwork } from '../../runtime/driver.js';
 import { serveDnsTcp, TCP_LIMITS, type TcpLimits } from './dns-tcp.js';
-import { answerAddresses, parseQuery, RCODE_FORMERR, RCODE_NOERROR, RCODE_NXDOMAIN, RCODE_SERVFAIL, reply, TYPE_A, TYPE_AAAA } from './dns-wire.js';
+import { answerAddresses, parseQuery, RCODE_FORMERR, RCODE_NOERROR, RCODE_NXDOMAIN, RCODE_REFUSED, RCODE_SERVFAIL, reply, TYPE_A, TYPE_AAAA } from './dns-wire.js';
 
 /** What the box's policy says of a name: ask upstream as is, ask and pin the addresses, or refuse. */
 export type NameDecision = 'forward' | 'pin' | 'deny';
@@ -29,7 +29,16 @@ interface BoxDns {
   net: BoxNetwork;
   /** Settles when both sockets are bound, or rejects when that failed or was cut short. */
   ready: Promise<void>;
+  /** Token bucket of the box's questions: tokens left, and when it was last filled (ms). */
+  tokens: number;
+  filled: number;
 }
+
+/**
+ * Questions per second of one box, after a first burst: past it a question is REFUSED at once. What a
+ * package install asks stays well under; a box asking random names cannot flood upstream or this thread.
+ */
+export const DNS_RATE = { perSecond: 100, burst: 200 };
 
 /** TCP connections one box holds to its DNS at once (resolvers use TCP only for answers UDP truncated). */
 const MAX_TCP = 16;
@@ -39,6 +48,8 @@ export interface DnsForwarderOptions {
   /** Lets the box reach the addresses for ttl seconds (the runtime's pinEgress). */
   pin: (boxId: string, addresses: string[], ttlSeconds: number) => Promise<void>;
   log: Logger;
+  /** Questions a box may ask per second, after a burst (DNS_RATE unless given). */
+  rate?: { perSecond: number; burst: number };
   /** Idle and total life of a TCP connection (tests shorten them). */
   tcpLimits?: TcpLimits;
 }
@@ -57,14 +68,14 @@ export class DnsForwarder {
     const socket = createSocket({ type: 'udp4', reuseAddr: true });
     const tcp = createServer((c) => this.serveTcp(boxId, box, net, c, decide));
     tcp.maxConnections = MAX_TCP;
-    const box: BoxDns = { socket, tcp, net, conns: new Set(), inFlight: 0, maxInFlight: MAX_IN_FLIGHT, ready: Promise.resolve() };
+    const box: BoxDns = { socket, tcp, net, conns: new Set(), inFlight: 0, maxInFlight: MAX_IN_FLIGHT, ready: Promise.resolve(), tokens: (this.opts.rate ?? DNS_RATE).burst, filled: Date.now() };
     socket.on('error', (err) => this.opts.log.warn({ err: err.message, devbox: boxId }, 'box DNS socket error'));
     tcp.on('error', (err) => this.opts.log.warn({ err: err.message, devbox: boxId }, 'box DNS listener error'));
     socket.on('message', (msg, from) => {
       // Only the box's own address: the firewall lets every box reach port 53 of every host end.
       if (from.address !== net.boxAddress || box.inFlight >= MAX_IN_FLIGHT) return;
       box.inFlight++;
-      void this.answer(boxId, msg, decide)
+      void this.answer(boxId, box, msg, decide)
         .then((out) => out && socket.send(out, from.port, from.address))
         .catch((err: Error) => this.opts.log.warn({ err: err.message, devbox: boxId }, 'box DNS answer failed'))
         .finally(() => box.inFlight--);
@@ -109,7 +120,7 @@ export class DnsForwarder {
     }
     box.conns.add(c);
     c.on('close', () => box.conns.delete(c));
-    serveDnsTcp(c, box, this.opts.tcpLimits ?? TCP_LIMITS, (msg) => this.answer(boxId, msg, decide), (err) =>
+    serveDnsTcp(c, box, this.opts.tcpLimits ?? TCP_LIMITS, (msg) => this.answer(boxId, box, msg, decide), (err) =>
       this.opts.log.warn({ err: err.message, devbox: boxId }, 'box DNS answer failed'),
     );
   }
@@ -127,9 +138,10 @@ export class DnsForwarder {
     for (const id of [...this.boxes.keys()]) this.detach(id);
   }
 
-  private async answer(boxId: string, msg: Buffer, decide: (name: string) => NameDecision): Promise<Buffer | null> {
+  private async answer(boxId: string, box: BoxDns, msg: Buffer, decide: (name: string) => NameDecision): Promise<Buffer | null> {
     const q = parseQuery(msg);
     if (!q) return msg.length >= 12 ? formErr(msg) : null;
+    if (!this.take(box)) return reply(msg, q, RCODE_REFUSED);
     const decision = decide(q.name);
     if (decision === 'deny') return reply(msg, q, RCODE_NXDOMAIN);
     if (q.type === TYPE_AAAA) return reply(msg, q, RCODE_NOERROR);
@@ -147,6 +159,17 @@ export class DnsForwarder {
       if (!pinned) return reply(msg, q, RCODE_SERVFAIL);
     }
     return answer;
+  }
+
+  /** One token of the box's bucket, refilled for the time since the last question. */
+  private take(box: BoxDns): boolean {
+    const { perSecond, burst } = this.opts.rate ?? DNS_RATE;
+    const now = Date.now();
+    box.tokens = Math.min(burst, box.tokens + ((now - box.filled) * perSecond) / 1000);
+    box.filled = now;
+    if (box.tokens < 1) return false;
+    box.tokens--;
+    return true;
   }
 
   /** One question upstream, from a fresh random port; the answer must carry the question's id. */

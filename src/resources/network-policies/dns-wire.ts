@@ -9,6 +9,7 @@ export const RCODE_NOERROR = 0;
 export const RCODE_FORMERR = 1;
 export const RCODE_SERVFAIL = 2;
 export const RCODE_NXDOMAIN = 3;
+export const RCODE_REFUSED = 5;
 
 export interface Question {
   id: number;

@@ -128,8 +128,12 @@ export class Egress {
     return this.installed;
   }
 
-  /** Sets (or replaces) a box's policy. A replaced policy's pinned addresses go with it. */
-  async apply(id: string, rules: EgressRules): Promise<void> {
+  /**
+   * Sets (or replaces) a box's policy. A replaced policy's pinned addresses go with it, and so do the box's
+   * open connections unless the new policy allows everything: `established` is accepted before any policy
+   * rule, so a connection the old policy let through would outlive a stricter one.
+   */
+  async apply(id: string, rules: EgressRules, boxAddress?: string): Promise<void> {
     await this.prepare();
     const ifn = hostIfName(id);
     const chain = `c_${chainKey(id)}`;
@@ -148,8 +152,16 @@ export class Egress {
       plan.overlap ? `jump cidrs ${ifn} ${chain}` : `del cidrs ${ifn}`,
       `add known ${ifn}`,
     ]);
+    if (!fresh && !rules.allowAll && boxAddress) await this.cut(id, boxAddress);
     // A chain left by an earlier policy (unreferenced now).
     if (!plan.overlap && this.chained.delete(id)) await this.nft.run([`delete chain ${TABLE} ${chain}`]).catch(() => undefined);
+  }
+
+  /** Deletes the conntrack entries the box started (conntrack exits 1 when there were none). */
+  private async cut(id: string, boxAddress: string): Promise<void> {
+    await run('conntrack', ['-D', '-s', boxAddress]).catch((err: Error & { stderr?: string }) => {
+      if (!/0 flow entries/.test(err.stderr ?? '')) this.log.warn({ devbox: id, err: err.stderr?.trim() || err.message }, 'open connections of a box were not cut');
+    });
   }
 
   /** Lets the box reach `addresses` (what its DNS answered for an allowed name) for `ttlSeconds`. */

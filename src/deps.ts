@@ -219,7 +219,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
 
 function egressConfig(config: Config) {
   const n = config.network;
-  return { subnet: n.boxSubnet, deny: n.egressDeny, bandwidthBytes: n.boxBandwidthMbit * 125_000, maxConnections: n.boxMaxConnections };
+  return { subnet: n.boxSubnet, deny: n.egressDeny, openInterfaces: n.egressOpenInterfaces, bandwidthBytes: n.boxBandwidthMbit * 125_000, maxConnections: n.boxMaxConnections };
 }
 
 /** A gate where one account holds at most half the slots and half the queue: others always get a turn. */

@@ -28,6 +28,8 @@ export interface EgressConfig {
   subnet: string;
   /** DEVBOXD_EGRESS_DENY: never reachable from a box, whatever its policy. */
   deny: string[];
+  /** DEVBOXD_EGRESS_OPEN_INTERFACES: host interfaces whose networks stay out of the floor. */
+  openInterfaces?: string[];
   /** Bytes per second a box may send, and receive (each way). */
   bandwidthBytes: number;
   /** Connections a box may hold open at once. */
@@ -35,8 +37,12 @@ export interface EgressConfig {
 }
 
 export const TABLE = 'inet devboxd';
-/** What the floor always holds, beside the host's own addresses and networks and the box subnet. */
-const FLOOR = ['0.0.0.0/8', '127.0.0.0/8', '169.254.0.0/16', '224.0.0.0/3'];
+/**
+ * What the floor always holds, beside the host's own addresses and networks and the box subnet: this host,
+ * link-local and cloud metadata (169.254/16; 100.64/10 holds Alibaba's and tailnets; 168.63.129.16 is
+ * Azure's WireServer), IETF protocol assignments, multicast and broadcast.
+ */
+const FLOOR = ['0.0.0.0/8', '127.0.0.0/8', '169.254.0.0/16', '100.64.0.0/10', '168.63.129.16/32', '192.0.0.0/24', '224.0.0.0/3'];
 /** Private ranges: only an explicit `allowed_cidrs` entry opens them (a hostname resolving there does not). */
 const PRIVATE = ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16'];
 const REFUSE = 'reject with icmpx type admin-prohibited';
@@ -81,6 +87,8 @@ export class Egress {
   private readonly chained = new Set<string>();
   /** Per box, its pinned addresses and when each expires (ms): what the per-box cap counts. */
   private readonly pins = new Map<string, Map<string, number>>();
+  /** The floor's elements as last written: a box's boot writes them again when the host's networks moved. */
+  private never = '';
 
   constructor(
     private readonly cfg: EgressConfig,
@@ -110,10 +118,8 @@ export class Egress {
       // The rules are written anew at every start, in one transaction (the sets, boxes' elements included,
       // stay): the bounds are this server's, and a newer devboxd's rules replace an older one's.
       await this.nft.run(baseRules(this.cfg));
-      const never = [...FLOOR, this.cfg.subnet, ...hostNetworks(), ...this.cfg.deny];
       await this.nft.run([
-        `flush set ${TABLE} never4`,
-        `add element ${TABLE} never4 { ${never.join(', ')} }`,
+        ...this.neverElements(),
         `flush set ${TABLE} private4`,
         `add element ${TABLE} private4 { ${PRIVATE.join(', ')} }`,
         `add element ${TABLE} boxnet4 { ${this.cfg.subnet} }`,
@@ -123,9 +129,18 @@ export class Egress {
       if (readFileSync(fwd, 'utf8').trim() !== '1') writeFileSync(fwd, '1');
     })().catch((err) => {
       this.installed = undefined;
+      this.never = '';
       throw err;
     });
     return this.installed;
+  }
+
+  /** The floor as nft commands, when the host's networks changed since it was last written (or always). */
+  private neverElements(): string[] {
+    const never = [...FLOOR, this.cfg.subnet, ...hostNetworks(new Set(this.cfg.openInterfaces ?? [])), ...this.cfg.deny].join(', ');
+    if (never === this.never) return [];
+    this.never = never;
+    return [`flush set ${TABLE} never4`, `add element ${TABLE} never4 { ${never} }`];
   }
 
   /**
@@ -135,6 +150,14 @@ export class Egress {
    */
   async apply(id: string, rules: EgressRules, boxAddress?: string): Promise<void> {
     await this.prepare();
+    // Interfaces come and go (a VPN, a container bridge): every boot re-reads them.
+    const floor = this.neverElements();
+    if (floor.length) {
+      await this.nft.run(floor).catch((err) => {
+        this.never = '';
+        throw err;
+      });
+    }
     const ifn = hostIfName(id);
     const chain = `c_${chainKey(id)}`;
     const fresh = this.fresh.delete(id);
@@ -221,23 +244,19 @@ function cidrRules(chain: string, c: EgressRules['cidrs'][number]): string[] {
   });
 }
 
-/** The host's own IPv4 addresses, and the networks of the interfaces its default routes leave by. */
-function hostNetworks(): string[] {
-  const uplinks = new Set<string>();
-  try {
-    for (const line of readFileSync('/proc/net/route', 'utf8').split('\n').slice(1)) {
-      const f = line.trim().split(/\s+/);
-      if (f[1] === '00000000' && f[0]) uplinks.add(f[0]);
-    }
-  } catch {
-    /* no IPv4 routes */
-  }
+/**
+ * The host's own IPv4 addresses, and the networks of all its interfaces but the open ones: a second NIC's
+ * LAN, a VPN, a container bridge are as unreachable as the uplink's network.
+ */
+function hostNetworks(open: Set<string>): string[] {
   const out: string[] = [];
   for (const [name, addrs] of Object.entries(networkInterfaces())) {
+    // Box links: their addresses are in the box subnet, which the floor holds whole.
+    if (name.startsWith('dbx')) continue;
     for (const a of addrs ?? []) {
       if (a.family !== 'IPv4') continue;
       out.push(`${a.address}/32`);
-      if (uplinks.has(name) && a.cidr) {
+      if (!open.has(name) && a.cidr) {
         const [addr, len] = a.cidr.split('/');
         const prefix = Number(len);
         const mask = prefix === 0 ? 0 : (0xffffffff << (32 - prefix)) >>> 0;
@@ -245,7 +264,7 @@ function hostNetworks(): string[] {
       }
     }
   }
-  return out;
+  return out.sort();
 }
 
 /** The table's sets, maps and chains: made once per host. */

@@ -15,12 +15,12 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { networkInterfaces } from 'node:os';
 import type { EgressRules } from '../driver.js';
 import { run } from './fsutil.js';
 import { NftShell } from './nft.js';
 import { NftSetDaemon } from './nftset.js';
 import { planCidrs } from './egress-cidrs.js';
+import { FLOOR, hostNetworks, ip4, parse4 } from './egress-floor.js';
 import type { RuntimeLogger } from './logger.js';
 
 export interface EgressConfig {
@@ -37,12 +37,6 @@ export interface EgressConfig {
 }
 
 export const TABLE = 'inet devboxd';
-/**
- * What the floor always holds, beside the host's own addresses and networks and the box subnet: this host,
- * link-local and cloud metadata (169.254/16; 100.64/10 holds Alibaba's and tailnets; 168.63.129.16 is
- * Azure's WireServer), IETF protocol assignments, multicast and broadcast.
- */
-const FLOOR = ['0.0.0.0/8', '127.0.0.0/8', '169.254.0.0/16', '100.64.0.0/10', '168.63.129.16/32', '192.0.0.0/24', '224.0.0.0/3'];
 /** Private ranges: only an explicit `allowed_cidrs` entry opens them (a hostname resolving there does not). */
 const PRIVATE = ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16'];
 const REFUSE = 'reject with icmpx type admin-prohibited';
@@ -60,8 +54,6 @@ export interface BoxLink {
   boxAddress: string;
 }
 
-const ip4 = (n: number): string => [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
-const parse4 = (s: string): number => s.split('.').reduce((a, o) => a * 256 + Number(o), 0);
 
 /** Base address and prefix of an IPv4 CIDR, or null when it is not one in canonical form. */
 export function parseCidr(cidr: string): { base: number; prefix: number } | null {
@@ -242,29 +234,6 @@ function cidrRules(chain: string, c: EgressRules['cidrs'][number]): string[] {
     const proto = p.protocol ? `meta l4proto ${p.protocol.toLowerCase()}` : 'meta l4proto { tcp, udp }';
     return `add rule ${chain} ip daddr ${c.cidr} ${proto} th dport ${range} accept`;
   });
-}
-
-/**
- * The host's own IPv4 addresses, and the networks of all its interfaces but the open ones: a second NIC's
- * LAN, a VPN, a container bridge are as unreachable as the uplink's network.
- */
-function hostNetworks(open: Set<string>): string[] {
-  const out: string[] = [];
-  for (const [name, addrs] of Object.entries(networkInterfaces())) {
-    // Box links: their addresses are in the box subnet, which the floor holds whole.
-    if (name.startsWith('dbx')) continue;
-    for (const a of addrs ?? []) {
-      if (a.family !== 'IPv4') continue;
-      out.push(`${a.address}/32`);
-      if (!open.has(name) && a.cidr) {
-        const [addr, len] = a.cidr.split('/');
-        const prefix = Number(len);
-        const mask = prefix === 0 ? 0 : (0xffffffff << (32 - prefix)) >>> 0;
-        out.push(`${ip4((parse4(addr!) & mask) >>> 0)}/${prefix}`);
-      }
-    }
-  }
-  return out.sort();
 }
 
 /** The table's sets, maps and chains: made once per host. */

@@ -77,3 +77,16 @@ describe('a policy update racing a boot', () => {
     s.ext.close();
   });
 });
+
+describe('box services', () => {
+  test('a box whose policy is not in force reaches neither the hub nor the gateway (only /_whoami)', async () => {
+    const s = setup({});
+    // Before: the no-policy fallback, which allows both.
+    assert.equal(s.ext.allowsService('dbx_unknown', '/mcp'), false);
+    assert.equal(s.ext.allowsService('dbx_unknown', '/v1'), false);
+    assert.equal(s.ext.allowsService('dbx_unknown', '/_whoami'), true);
+    await s.boot('dbx_known');
+    assert.equal(s.ext.allowsService('dbx_known', '/v1'), true, 'once booted, its policy decides');
+    s.ext.close();
+  });
+});

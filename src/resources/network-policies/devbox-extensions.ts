@@ -130,7 +130,9 @@ export function networkPolicyExtensions(deps: {
     },
     allowsService(boxId, prefix) {
       if (prefix === '/_whoami') return true;
-      const e = inForce.get(boxId) ?? fallback;
+      // A box whose policy is not in force (its adoption failed to read it) reaches neither service.
+      const e = inForce.get(boxId);
+      if (!e) return false;
       return prefix === MCP_PREFIX || prefix.startsWith(`${MCP_PREFIX}/`) ? e.allowMcpGateway : e.allowAgentGateway;
     },
     close() {

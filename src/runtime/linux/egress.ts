@@ -270,7 +270,9 @@ function baseRules(cfg: EgressConfig): string[] {
     ...['input', 'forward', 'postrouting', 'box_input', 'box_forward_in', 'box_forward_out'].map((c) => `flush chain ${t} ${c}`),
     `add rule ${t} input iifname "dbx*" jump box_input`,
     `add rule ${t} box_input ct state established,related accept`,
-    `add rule ${t} box_input ip daddr @boxnet4 meta l4proto { tcp, udp } th dport 53 accept`,
+    // DNS only to the box's own host end (the address is local on the interface it came in by), and only to
+    // a socket bound to that address, as the forwarder's are: a host service listening on *:53 never answers.
+    `add rule ${t} box_input ip daddr @boxnet4 meta l4proto { tcp, udp } th dport 53 fib daddr . iif type local socket wildcard 0 accept`,
     `add rule ${t} box_input ${REFUSE}`,
     `add rule ${t} forward oifname "dbx*" jump box_forward_in`,
     `add rule ${t} forward iifname "dbx*" jump box_forward_out`,

@@ -51,6 +51,10 @@ int main(int argc, char **argv) {
   int status = 0;
   int r = launch_start(&l, stdio, &s, &status, err, sizeof err);
   if (r < 0) die(125, "%s", err);
+  /* The environment (secret values among it) came as arguments, which are the request the forker just read:
+   * off the world-readable command line for the command's lifetime. The exec daemon's path (boxexecd) never
+   * puts it there; this is the fallback while the daemon restarts. */
+  launch_hide_args(&l);
   if (r == 1) mirror_status(status);
   relay(&s);
 }

@@ -111,8 +111,13 @@ static void hide_args(struct launch *l) {
   for (int i = 0; l->argv[i]; i++) l->argv[i] = copy(l->argv[i]);
   for (int i = 0; i < l->n_env; i++) l->env[i] = copy(l->env[i]);
   if (l->cwd) l->cwd = copy(l->cwd);
+  if (l->sock) l->sock = copy(l->sock);
   memset(start, 0, (size_t)(end - start));
   if (end - start > 8) memcpy(start, "boxexec", 8);
+}
+
+void launch_hide_args(struct launch *l) {
+  hide_args(l);
 }
 
 /* setresuid from host root to a box uid keeps every capability in the box's user namespace (host root is

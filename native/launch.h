@@ -31,6 +31,9 @@ struct started {
 
 /* Parses boxexec's options (see boxexec.c) from argv; 0 on success, -1 with a message in err. */
 int launch_parse(struct launch *l, int argc, char **argv, char *err, size_t errlen);
+/* Moves what the command needs to the heap and wipes the command line (which holds its environment) from
+ * /proc/PID/cmdline, readable by every host user. */
+void launch_hide_args(struct launch *l);
 
 /* Asks the box's forker to start the command with stdio on fds[0..2]. Returns 0 once it runs, 1 when it
  * ended before it ran (*status holds the wait status; the reason is on its stderr), -1 with a message

@@ -44,7 +44,7 @@ export async function buildApp(deps: Deps, opts: AppOptions): Promise<FastifyIns
 
   registerErrorHandler(app);
   registerAuth(app, deps.accounts);
-  registerIdempotency(app, deps.idempotency, deps.node);
+  registerIdempotency(app, deps.idempotency, deps.node, (data) => deps.sealer.fingerprint(data));
   registerMetrics(app);
   await registerRoutes(app, deps);
   app.get('/openapi.json', { config: { auth: false }, schema: { hide: true } }, async () => app.swagger());

@@ -1,16 +1,22 @@
+import fs from 'node:fs';
 import { loadConfig, type Config } from './config.js';
 import { AccountService } from './resources/accounts/account-service.js';
 import { openStore } from './platform/store/open.js';
 import type { Store } from './platform/store/types.js';
 import { startServer } from './main.js';
 import { MODULE_SCHEMAS } from './resources/index.js';
+import { rotateKey } from './resources/secrets/rotate-key.js';
 
 const USAGE = `usage:
   devboxd serve                         start the server (env: DEVBOXD_HOST, DEVBOXD_PORT, DEVBOXD_DATA_DIR, ...)
   devboxd accounts create NAME          create an account; prints its first standard key last
   devboxd keys create ACCOUNT_NAME      create a further standard key for an account; prints it last
   devboxd keys list ACCOUNT_NAME        the account's keys that are not revoked (never their secrets)
-  devboxd keys revoke KEY_ID            revoke a key at once: the next request with it gets 401`;
+  devboxd keys revoke KEY_ID            revoke a key at once: the next request with it gets 401
+  devboxd secrets rotate-key [--new-key-file FILE]
+                                        re-encrypt every secret under a new master key (FILE or
+                                        DEVBOXD_NEW_SECRET_KEY: base64 of 32 bytes; default: a fresh key
+                                        in <data>/secret.key, or DEVBOXD_SECRET_KEY when that is set)`;
 
 /**
  * The operator CLI; account commands open the same database the server uses (DEVBOXD_DATABASE_URL, else
@@ -52,6 +58,21 @@ export async function runCli(argv: string[]): Promise<number> {
   }
   if (cmd === 'keys' && (sub === 'list' || sub === 'revoke') && arg) {
     return withStore(config, (store) => (sub === 'list' ? listKeys(store, arg) : revokeKey(store, arg)));
+  }
+  if (cmd === 'secrets' && sub === 'rotate-key') {
+    const rest = argv.slice(2);
+    const flag = rest.indexOf('--new-key-file');
+    if ((flag >= 0 && !rest[flag + 1]) || rest.length !== (flag >= 0 ? 2 : 0)) {
+      process.stderr.write(`${USAGE}\n`);
+      return 2;
+    }
+    const newKey = flag >= 0 ? fs.readFileSync(rest[flag + 1]!, 'utf8').trim() : process.env.DEVBOXD_NEW_SECRET_KEY || undefined;
+    return withStore(config, async (store) => {
+      const r = await rotateKey(store, { dataDir: config.dataDir, secretKey: config.secretKey, previousKeys: config.secretKeyPrevious, newKey });
+      process.stdout.write(`re-encrypted ${r.resealed} secrets; every secret is now sealed under key ${r.keyId}\n`);
+      for (const note of r.notes) process.stdout.write(`${note}\n`);
+      return 0;
+    });
   }
   process.stderr.write(`${USAGE}\n`);
   return 2;

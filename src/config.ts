@@ -47,6 +47,15 @@ export interface Config {
   maxExecutionsPerDevbox: number;
   /** DEVBOXD_MAX_EXECUTIONS: commands all devboxes run at once (one host relay each); past it a command ends with 125. */
   maxExecutions: number;
+  /** DEVBOXD_SECRET_KEY: base64 of the 32-byte master key secrets are sealed under; unset, `<data>/secret.key`. */
+  secretKey: string | undefined;
+  /** DEVBOXD_SECRET_KEY_PREVIOUS: comma-separated older master keys, still opened (a rotation in progress). */
+  secretKeyPrevious: string[];
+  /**
+   * DEVBOXD_BOX_SERVICES_PORT: the port on 127.0.0.1 inside every box where the box services (MCP hub, agent
+   * gateway) answer. Below 1024 by default: box root cannot bind such a port, so no tenant can take it.
+   */
+  boxServicesPort: number;
 }
 
 const MiB = 1024 * 1024;
@@ -81,6 +90,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!/^[A-Za-z0-9._-]{1,253}$/.test(nodeName)) {
     throw new ConfigError(`DEVBOXD_NODE_NAME must be 1 to 253 letters, digits, ".", "_" or "-", got "${nodeName}"`);
   }
+  const secretKey = env.DEVBOXD_SECRET_KEY || undefined;
+  const secretKeyPrevious = (env.DEVBOXD_SECRET_KEY_PREVIOUS ?? '').split(',').map((k) => k.trim()).filter(Boolean);
+  for (const [name, k] of [...(secretKey ? [['DEVBOXD_SECRET_KEY', secretKey]] : []), ...secretKeyPrevious.map((k) => ['DEVBOXD_SECRET_KEY_PREVIOUS', k])]) {
+    if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(k!) || Buffer.from(k!, 'base64').length !== 32) {
+      throw new ConfigError(`${name} must be the base64 of 32 bytes (e.g. the output of \`openssl rand -base64 32\`)`);
+    }
+  }
   const outputMax = int('DEVBOXD_EXECUTION_OUTPUT_MAX_BYTES', env.DEVBOXD_EXECUTION_OUTPUT_MAX_BYTES, 64 * MiB, 64 * 1024, 2 ** 40);
   return Object.freeze({
     host: env.DEVBOXD_HOST || '127.0.0.1',
@@ -105,5 +121,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     uploadStallMs: int('DEVBOXD_UPLOAD_STALL_MS', env.DEVBOXD_UPLOAD_STALL_MS, 60_000, 100, 3_600_000),
     maxExecutionsPerDevbox: int('DEVBOXD_MAX_EXECUTIONS_PER_DEVBOX', env.DEVBOXD_MAX_EXECUTIONS_PER_DEVBOX, 256, 1, 65536),
     maxExecutions: int('DEVBOXD_MAX_EXECUTIONS', env.DEVBOXD_MAX_EXECUTIONS, 4096, 1, 1 << 20),
+    secretKey,
+    secretKeyPrevious,
+    boxServicesPort: int('DEVBOXD_BOX_SERVICES_PORT', env.DEVBOXD_BOX_SERVICES_PORT, 1023, 1, 65535),
   });
 }

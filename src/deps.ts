@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { Config } from './config.js';
 import { AccountService } from './resources/accounts/account-service.js';
 import { fileMountsStep } from './resources/devboxes/boot-steps.js';
-import { unknownBlueprints, unknownSecrets } from './resources/devboxes/create-resolvers.js';
+import { unknownBlueprints } from './resources/devboxes/create-resolvers.js';
 import { DevboxService } from './resources/devboxes/devbox-service.js';
 import { Lifecycle } from './resources/devboxes/lifecycle.js';
 import { StatusEvents } from './resources/devboxes/status-events.js';
@@ -14,11 +14,17 @@ import { DevboxLog } from './resources/executions/devbox-log.js';
 import { ExecutionService } from './resources/executions/execution-service.js';
 import { OutputBudget } from './resources/executions/output-budget.js';
 import { FileService } from './resources/files/file-service.js';
+import { secretExtensions } from './resources/secrets/devbox-extensions.js';
+import { openKeySource } from './resources/secrets/master-key.js';
+import { SecretService } from './resources/secrets/secret-service.js';
+import { Sealer } from './resources/secrets/sealer.js';
+import { buildMcp, type McpModule } from './resources/mcp-configs/index.js';
 import { snapshotLayersResolver, snapshotShutdownGuard } from './resources/snapshots/devbox-extensions.js';
 import { JobRunner } from './platform/jobs/job-runner.js';
 import { CAPTURE_JOB, SnapshotService } from './resources/snapshots/snapshot-service.js';
 import { SUSPEND_JOB, SuspendService } from './resources/snapshots/suspend-service.js';
 import { Gate } from './lib/gate.js';
+import { BoxServices, boxServicesExtensions, boxServicesUrl } from './platform/boxlink/index.js';
 import type { Logger } from './lib/logger.js';
 import type { RuntimeDriver } from './runtime/driver.js';
 import { createRuntime } from './runtime/index.js';
@@ -41,10 +47,17 @@ export interface Deps {
   files: FileService;
   snapshots: SnapshotService;
   suspend: SuspendService;
+  /** The authenticated cipher under the master key (secret values; reusable for tokens). */
+  sealer: Sealer;
+  secrets: SecretService;
+  /** MCP configs, the box tokens and the MCP hub (served to boxes at /mcp on the box-services link). */
+  mcp: McpModule;
   /** Bounds the read_file_contents / write_file_contents requests held in memory at once. */
   fileContentsGate: Gate;
   /** Bounds the upload_file / download_file streams running at once (each holds stream buffers). */
   fileTransferGate: Gate;
+  /** The HTTP services a box reaches from inside (MCP hub, agent gateway): `boxServices.route(prefix, handler)`. */
+  boxServices: BoxServices;
   /** Stops background work and closes what was opened, in reverse order. Devboxes keep running. */
   close(): Promise<void>;
 }
@@ -65,24 +78,33 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   await runtime.prepare();
 
   const accounts = new AccountService(store);
+  const sealer = new Sealer(openKeySource({ dataDir: config.dataDir, secretKey: config.secretKey, previousKeys: config.secretKeyPrevious }));
+  const secrets = new SecretService(store, sealer, logger.child({ component: 'secrets' }));
+  await secrets.checkKeys();
+  const secretsForBoxes = secretExtensions(secrets, store, logger.child({ component: 'secrets' }));
+  const mcp = buildMcp({ store, secrets, sealer, hubUrl: `${boxServicesUrl(config)}/mcp`, log: logger.child({ component: 'mcp-hub' }) });
   const idempotency = store.idempotency;
   const events = new StatusEvents();
   const devboxStore = store.devboxes;
   // Features plug into the devbox core through its extension points; services built later are reached by
   // thunks (called only once a box boots or a request arrives, when everything below exists).
   const boxProcesses = executionExtensions(() => executions.processes);
+  const boxServices = new BoxServices({ runtime, dataDir: config.dataDir, port: config.boxServicesPort, log: logger.child({ component: 'box-services' }) });
+  boxServices.start();
+  boxServices.route('/mcp', mcp.hub.handle);
+  const boxLink = boxServicesExtensions(() => boxServices);
   const lifecycle = new Lifecycle(devboxStore, runtime, events, logger.child({ component: 'lifecycle' }), {
-    bootSteps: [fileMountsStep, boxProcesses.bootStep],
+    bootSteps: [boxLink.bootStep, fileMountsStep, boxProcesses.bootStep],
     onRunning: [boxProcesses.onRunning],
-    onStopped: [boxProcesses.onStopped],
+    onStopped: [boxLink.onStopped, boxProcesses.onStopped, mcp.devbox.onStopped],
   });
   const devboxes = new DevboxService(store, lifecycle, events, logger.child({ component: 'devboxes' }), {
     maxCpuCores: config.maxCpuCores,
     maxMemoryGiB: config.maxMemoryGiB,
   }, node, {
-    resolvers: [unknownSecrets, unknownBlueprints, snapshotLayersResolver(() => snapshots)],
-    environment: [],
-    enrichers: [],
+    resolvers: [secretsForBoxes.resolver, mcp.devbox.resolver, unknownBlueprints, snapshotLayersResolver(() => snapshots)],
+    environment: [secretsForBoxes.environment, mcp.devbox.environment],
+    enrichers: [mcp.devbox.enricher],
     shutdownGuards: [snapshotShutdownGuard(() => snapshots)],
   });
 
@@ -119,7 +141,10 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   snapshots.startCollector();
 
   await supervisor.reconcile();
+  // Adopted boxes lost their link with the previous server: each gets a fresh one.
+  await Promise.all([...lifecycle.active.keys()].map((id) => boxServices.link(id).catch((err) => logger.error({ err, devbox: id }, 'box services link failed'))));
   await executions.reconcileOutput();
+  await mcp.reconcile();
   supervisor.start();
   return {
     store,
@@ -134,10 +159,16 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     files,
     snapshots,
     suspend,
+    sealer,
+    secrets,
+    mcp,
     fileContentsGate: fairGate(config.fileContentsConcurrency, config.fileContentsQueue),
     fileTransferGate: fairGate(config.fileTransferConcurrency, config.fileTransferQueue),
+    boxServices,
     async close() {
+      await boxServices.close();
       supervisor.stop();
+      mcp.close();
       outputs.stop();
       snapshots.stop();
       jobs.stop();

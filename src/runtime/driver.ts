@@ -103,6 +103,14 @@ export interface RuntimeDriver {
   deleteLayer(layerId: string): Promise<void>;
   /** Total bytes of a layer on disk. */
   layerSize(layerId: string): Promise<number>;
+  /**
+   * Links the sandbox's services port: a connection to 127.0.0.1:`port` inside the sandbox reaches the host's
+   * unix socket `socketPath`, and nothing else of the host does. Replaces an earlier link of the sandbox; the
+   * link lasts until `unlinkServices`, the sandbox's end or the server's.
+   */
+  linkServices(id: string, port: number, socketPath: string): Promise<void>;
+  /** Drops a sandbox's services link and every connection through it. Idempotent. */
+  unlinkServices(id: string): Promise<void>;
   /** Releases what the driver holds for the server (not the boxes, which keep running). */
   close?(): Promise<void>;
 }

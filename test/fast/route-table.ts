@@ -70,6 +70,21 @@ export const ROUTES: Record<string, RouteCase> = {
   'GET /v1/devboxes/disk_snapshots/{id}/status': { needs: SNAPSHOT_READ },
   'POST /v1/devboxes/disk_snapshots/{id}': { needs: SNAPSHOT_WRITE, body: { name: 'renamed' } },
   'POST /v1/devboxes/disk_snapshots/{id}/delete': { needs: SNAPSHOT_WRITE },
+
+  // Runloop's scopes have no secrets type: the account's governs them.
+  'POST /v1/secrets': { needs: [['RESOURCE_TYPE_ACCOUNT', 'write']], body: { name: 'ROUTE_TABLE_SECRET', value: 'v' } },
+  'GET /v1/secrets': { needs: [['RESOURCE_TYPE_ACCOUNT', 'read']] },
+  'GET /v1/secrets/{name}': { needs: [['RESOURCE_TYPE_ACCOUNT', 'read']] },
+  'POST /v1/secrets/{name}': { needs: [['RESOURCE_TYPE_ACCOUNT', 'write']], body: { value: 'v2' } },
+  'POST /v1/secrets/{name}/delete': { needs: [['RESOURCE_TYPE_ACCOUNT', 'write']] },
+
+  // No MCP scope either: the account's governs MCP configs; a box's hub token is a devbox write.
+  'POST /v1/mcp-configs': { needs: [['RESOURCE_TYPE_ACCOUNT', 'write']], body: { name: 'route-table', endpoint: 'http://127.0.0.1:9/mcp', allowed_tools: ['*'] } },
+  'GET /v1/mcp-configs': { needs: [['RESOURCE_TYPE_ACCOUNT', 'read']] },
+  'GET /v1/mcp-configs/{id}': { needs: [['RESOURCE_TYPE_ACCOUNT', 'read']] },
+  'POST /v1/mcp-configs/{id}': { needs: [['RESOURCE_TYPE_ACCOUNT', 'write']], body: { description: 'd' } },
+  'POST /v1/mcp-configs/{id}/delete': { needs: [['RESOURCE_TYPE_ACCOUNT', 'write']] },
+  'POST /v1/devboxes/{id}/create_mcp_token': { needs: DEVBOX_WRITE, body: { mcp_config: 'route-table', secret: 'S' } },
 };
 
 const BOUNDARY = 'devboxd-route-table';

@@ -41,6 +41,17 @@ export class StubRuntime implements RuntimeDriver {
     this.boxes.delete(id);
   }
 
+  /** Sandboxes whose services port is linked, and the socket each reaches. */
+  readonly links = new Map<string, string>();
+
+  async linkServices(id: string, _port: number, socketPath: string): Promise<void> {
+    this.links.set(id, socketPath);
+  }
+
+  async unlinkServices(id: string): Promise<void> {
+    this.links.delete(id);
+  }
+
   async layerExists(layerId: string): Promise<boolean> {
     return this.layers.has(layerId);
   }

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -188,6 +188,25 @@ describe('a box is isolated', () => {
     assert.ok(same);
     const r = await run(same, ['sh', '-c', 'echo "$FOO"; id -u; cat; exit 3'], { env: { FOO: 'plain' }, input: 'in' });
     assert.deepEqual(r, { code: 3, signal: null, out: 'plain\n1000\nin', err: '' });
+    // The environment travels to boxexec as arguments: it must be off /proc/PID/cmdline (world-readable on
+    // the host) while the command runs.
+    const marker = 'sv-cmdline-3c9e1f';
+    const p = same.spawn({ argv: ['sleep', '1'], env: { TOKEN: marker } });
+    p.stdin.end();
+    p.stdout.resume();
+    p.stderr.resume();
+    await new Promise((r) => setTimeout(r, 300));
+    const showing = readdirSync('/proc')
+      .filter((pid) => /^\d+$/.test(pid))
+      .filter((pid) => {
+        try {
+          return readFileSync(`/proc/${pid}/cmdline`, 'latin1').includes(marker);
+        } catch {
+          return false; // gone meanwhile
+        }
+      });
+    assert.deepEqual(showing, [], 'a command line shows the environment');
+    assert.equal((await p.exited).exitCode, 0);
   });
 
   it('signals a whole process group', async () => {

@@ -6,6 +6,7 @@ import type { Snapshot } from '../../src/resources/snapshots/types.js';
 import type { Execution } from '../../src/resources/executions/types.js';
 import { newId } from '../../src/lib/ids.js';
 import { openStore } from '../../src/platform/store/open.js';
+import { MODULE_SCHEMAS } from '../../src/resources/index.js';
 import assert from 'node:assert/strict';
 import { DomainError } from '../../src/platform/errors.js';
 import type { Account, ApiKey, Store } from '../../src/platform/store/types.js';
@@ -25,15 +26,15 @@ export interface Backend {
 
 export async function openSqlite(): Promise<Backend> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'devboxd-contract-'));
-  const a = await openStore({ dataDir: dir });
-  const b = await openStore({ dataDir: dir });
+  const a = await openStore({ dataDir: dir, modules: MODULE_SCHEMAS });
+  const b = await openStore({ dataDir: dir, modules: MODULE_SCHEMAS });
   return {
     name: 'sqlite',
     a,
     b,
-    reopen: () => openStore({ dataDir: dir }),
+    reopen: () => openStore({ dataDir: dir, modules: MODULE_SCHEMAS }),
     raw: async (sql) => {
-      const s = await openStore({ dataDir: dir });
+      const s = await openStore({ dataDir: dir, modules: MODULE_SCHEMAS });
       await (s as unknown as { db: { db: { exec(sql: string): void } } }).db.db.exec(sql);
       await s.close();
     },
@@ -51,13 +52,13 @@ let cluster: Promise<TestPostgres> | undefined;
 export async function openPostgres(): Promise<Backend> {
   cluster ??= startTestPostgres();
   const url = await (await cluster).database();
-  const a = await openStore({ dataDir: '/nonexistent', databaseUrl: url });
-  const b = await openStore({ dataDir: '/nonexistent', databaseUrl: url });
+  const a = await openStore({ dataDir: '/nonexistent', databaseUrl: url, modules: MODULE_SCHEMAS });
+  const b = await openStore({ dataDir: '/nonexistent', databaseUrl: url, modules: MODULE_SCHEMAS });
   return {
     name: 'postgres',
     a,
     b,
-    reopen: () => openStore({ dataDir: '/nonexistent', databaseUrl: url }),
+    reopen: () => openStore({ dataDir: '/nonexistent', databaseUrl: url, modules: MODULE_SCHEMAS }),
     raw: async (sql) => {
       await (a as unknown as { db: { query(sql: string): Promise<unknown> } }).db.query(sql);
     },

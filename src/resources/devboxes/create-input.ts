@@ -17,6 +17,8 @@ export interface CreateDevboxInput {
   blueprintName?: string | null;
   /** Path in the box (absolute, or relative to home) → file contents, written before launch commands. */
   fileMounts?: Record<string, string> | null;
+  /** Environment variable name → the MCP config (id or name) and secret (id or name) its hub token reaches. */
+  mcp?: Record<string, { mcpConfig: string; secret: string }> | null;
 }
 
 export const DEFAULT_USER: SandboxUser = { name: 'user', uid: 1000 };

@@ -45,6 +45,8 @@ export interface BootContext {
  */
 export interface BootStep {
   name: string;
+  /** Quick platform work (linking the box services) that does not by itself show the box as `initializing`. */
+  quiet?: boolean;
   /** Whether the step has work for this box: a box with any work passes through `initializing`. */
   applies(ctx: BootContext): boolean;
   run(ctx: BootContext): Promise<void>;

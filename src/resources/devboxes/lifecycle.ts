@@ -103,7 +103,8 @@ export class Lifecycle {
     const resuming = opts.resuming ?? false;
     const ctx: BootContext = { devbox: still, sandbox, fileMounts: opts.fileMounts ?? {}, resuming };
     const steps = this.ext.bootSteps.filter((s) => s.applies(ctx));
-    if (steps.length && !resuming) await this.transition(d.id, ['provisioning'], 'initializing');
+    const initializing = steps.some((s) => !s.quiet);
+    if (initializing && !resuming) await this.transition(d.id, ['provisioning'], 'initializing');
     for (const step of steps) {
       try {
         await step.run(ctx);
@@ -114,7 +115,7 @@ export class Lifecycle {
     }
     if (this.active.get(d.id)?.sandbox !== sandbox) return;
     // A box with nothing to initialize still records initializing, in the same write as running.
-    const before: StateTransition[] = !steps.length && !resuming ? [{ status: 'initializing', transitionTimeMs: Date.now() }] : [];
+    const before: StateTransition[] = !initializing && !resuming ? [{ status: 'initializing', transitionTimeMs: Date.now() }] : [];
     const now = await this.transition(d.id, resuming ? ['resuming'] : ['provisioning', 'initializing'], 'running', { before });
     if (!now) return;
     for (const step of this.ext.onRunning) step(now, sandbox, () => void this.end(d.id, { status: 'shutdown', reason: 'entrypoint_exit' }));

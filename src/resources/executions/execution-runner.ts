@@ -113,7 +113,8 @@ export class ExecutionRunner implements BoxProcessHooks {
       live.busy = true;
     }
     const exitStatus = await live.job.run(sandbox, {
-      argv: commandArgv(e.command, e.shellName),
+      // What providers add (secrets) is never written to a named shell's saved state.
+      argv: commandArgv(e.command, e.shellName, Object.keys(env).filter((k) => !Object.hasOwn(devbox.environment, k))),
       env,
       attachStdin,
       // Recorded once the process is on its way: the write overlaps the command's start-up.

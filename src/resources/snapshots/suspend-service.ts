@@ -110,7 +110,8 @@ export class SuspendService {
         this.log.warn({ devbox: d.id }, 'suspend deadline reached before every suspend command ran');
         return;
       }
-      const p = sandbox.spawn({ argv: ['bash', '-c', command], env: d.environment });
+      // Like every other process of the box, with what providers add (secrets).
+      const p = sandbox.spawn({ argv: ['bash', '-c', command], env: await this.devboxes.environmentOf(d) });
       p.stdin.end();
       p.stdout.resume();
       p.stderr.resume();

@@ -8,6 +8,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync
 import { rename, rm, stat } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { SandboxError, type RuntimeDriver, type Sandbox, type SandboxSpec } from '../driver.js';
+import { BoxLinkDaemon } from './boxlink.js';
 import { BoxCgroup, detectLayout, prepareParents, type CgroupLayout } from './cgroups.js';
 import { ExecDaemon } from './execd.js';
 import { attachLayer, detachDisk, isMountPoint, mountedLayers } from './disk.js';
@@ -62,6 +63,8 @@ export class LinuxDriver implements RuntimeDriver {
   private readonly ranges: IdRanges;
   private readonly maxPerBox: number;
   private readonly imageDir: string;
+  /** The box-services link (boxlink.ts); public for tests, which look at the daemon's fds. */
+  readonly boxLink: BoxLinkDaemon;
 
   constructor(opts: LinuxDriverOptions) {
     this.paths = new DataPaths(opts.dataDir);
@@ -71,6 +74,7 @@ export class LinuxDriver implements RuntimeDriver {
     this.maxPerBox = opts.maxCommandsPerBox ?? MAX_COMMANDS_PER_BOX;
     this.image = new BaseImage(opts.imageDir, opts.logger);
     this.disks = new DiskPool(this.paths.pool, this.paths.disks, opts.logger);
+    this.boxLink = new BoxLinkDaemon(opts.logger);
     // A unix socket path holds at most 107 bytes; past that commands take the spawn path.
     const socket = join(this.paths.run, `execd-${process.pid}-${driverSeq++}.sock`);
     if (opts.execDaemon !== false && Buffer.byteLength(socket) < 100) this.execd = new ExecDaemon(socket, opts.logger, opts.maxCommands ?? MAX_COMMANDS);
@@ -86,7 +90,7 @@ export class LinuxDriver implements RuntimeDriver {
 
   prepare(): Promise<void> {
     this.prepared ??= (async () => {
-      for (const bin of [native.boxinit, native.boxexec]) {
+      for (const bin of [native.boxinit, native.boxexec, native.boxlinkd]) {
         if (!existsSync(bin)) throw new SandboxError('failed', `${bin} is missing: run scripts/setup.sh`);
       }
       // Tenant data and the image's setuid binaries (owned by box ids) are for root only: other host users
@@ -108,6 +112,7 @@ export class LinuxDriver implements RuntimeDriver {
       if (this.execd) {
         await this.execd.start().catch((err: Error) => this.log.warn({ err: err.message }, 'boxexecd did not start; commands spawn boxexec'));
       }
+      await this.boxLink.start();
       await this.image.ensure();
     })().catch((err) => {
       this.prepared = undefined;
@@ -191,6 +196,7 @@ export class LinuxDriver implements RuntimeDriver {
 
   /** Unmounts the image layers once no box is left on this host (a box standing on one keeps them). */
   async close(): Promise<void> {
+    this.boxLink.stop();
     await this.disks.close();
     if ((await this.listSandboxes()).length > 0) return;
     for (const mnt of mountedLayers(join(this.paths.layers, '.mnt'))) await detachDisk(mnt).catch(() => undefined);
@@ -282,9 +288,20 @@ export class LinuxDriver implements RuntimeDriver {
     return ids.filter(isSafeId);
   }
 
+  async linkServices(id: string, port: number, socketPath: string): Promise<void> {
+    const state = isSafeId(id) ? this.readState(id) : null;
+    if (!state || !isAlive(state.pid, state.startTime)) throw new SandboxError('not_found', `sandbox ${id} is not running`);
+    await this.boxLink.add(id, { pid: state.pid, startTime: state.startTime, port, socketPath });
+  }
+
+  unlinkServices(id: string): Promise<void> {
+    return this.boxLink.remove(id);
+  }
+
   async remove(id: string): Promise<void> {
     if (!isSafeId(id)) return;
     this.watcher.unwatch(id);
+    await this.boxLink.remove(id);
     await teardown(this.paths, new BoxCgroup(this.layout, id), this.readState(id), this.ranges);
   }
 

@@ -10,6 +10,7 @@ export const native = {
   boxexec: join(nativeDir, 'build', 'boxexec'),
   boxexecd: join(nativeDir, 'build', 'boxexecd'),
   boxdisk: join(nativeDir, 'build', 'boxdisk'),
+  boxlinkd: join(nativeDir, 'build', 'boxlinkd'),
   mkimage: join(nativeDir, 'mkimage.sh'),
 };
 

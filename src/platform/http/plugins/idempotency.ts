@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ERRORS } from '../../errors.js';
 import type { IdempotencyKey, IdempotencyStore } from '../../store/types.js';
@@ -28,7 +28,6 @@ interface Held {
 /** Per key, not only per account: a replay must never hand one key the answer another key's call earned. */
 const routeOf = (req: FastifyRequest) => `${req.principal.keyId} ${req.method} ${req.url}`;
 const waitKey = (k: IdempotencyKey) => JSON.stringify([k.accountId, k.requestId, k.route]);
-const hashOf = (body: unknown) => createHash('sha256').update(JSON.stringify(body ?? null)).digest('hex');
 
 /** The client's x-request-id, if it sent one (the SDK sends one per call and repeats it on every retry). */
 export function clientRequestId(headers: Record<string, string | string[] | undefined>): string | undefined {
@@ -50,7 +49,12 @@ function participates(req: FastifyRequest): boolean {
  * later retry runs afresh and a conflict from a race is never frozen in. The same id with another body is a
  * 422. Request logs carry the id as `request_id`, next to Fastify's own `reqId`.
  */
-export function registerIdempotency(app: FastifyInstance, store: IdempotencyStore, node: string): void {
+/**
+ * `fingerprint` digests a request body for the claim: keyed (the secrets' master key), since bodies may hold
+ * secret values (POST /v1/secrets) and a plain hash of a weak value could be guessed back from the database.
+ */
+export function registerIdempotency(app: FastifyInstance, store: IdempotencyStore, node: string, fingerprint: (data: string) => string): void {
+  const hashOf = (body: unknown) => fingerprint(JSON.stringify(body ?? null));
   // Owner ids start with the node name, so a server voids only its own markers in a shared database.
   const instance = `${node}:${process.pid}`;
   const waiters = new ClaimWaiters();

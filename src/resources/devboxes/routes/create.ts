@@ -21,6 +21,7 @@ function toInput(b: CreateBody) {
   blueprintId: b.blueprint_id,
   blueprintName: b.blueprint_name,
   fileMounts: b.file_mounts,
+  mcp: b.mcp && Object.fromEntries(Object.entries(b.mcp).map(([env, m]) => [env, { mcpConfig: m.mcp_config, secret: m.secret }])),
   };
 }
 

@@ -82,7 +82,14 @@ export const CreateBodySchema = Body({
   snapshot_id: Opt(Type.String({ maxLength: 200 })),
   code_mounts: Later,
   gateways: Later,
-  mcp: Later,
+  mcp: Opt(
+    Type.Unsafe<Record<string, { mcp_config: string; secret: string }>>({
+      type: 'object',
+      propertyNames: { pattern: '^[A-Za-z_][A-Za-z0-9_]*$', maxLength: 256 },
+      additionalProperties: Body({ mcp_config: Type.String({ minLength: 1, maxLength: 256 }), secret: Type.String({ minLength: 1, maxLength: 256 }) }),
+      maxProperties: 32,
+    }),
+  ),
   mounts: Later,
   tunnel: Later,
 });
@@ -99,7 +106,6 @@ const UNSUPPORTED: Array<[string, (b: CreateBody) => unknown, string]> = [
   ['mounts', (b) => b.mounts, 'object, agent and code mounts'],
   ['code_mounts', (b) => b.code_mounts, 'code mounts'],
   ['gateways', (b) => b.gateways, 'the agent gateway'],
-  ['mcp', (b) => b.mcp, 'the MCP hub'],
   ['launch_parameters.available_ports', (b) => b.launch_parameters?.available_ports, 'tunnels into box ports'],
   ['launch_parameters.network_policy_id', (b) => b.launch_parameters?.network_policy_id, 'network policies'],
   ['launch_parameters.required_services', (b) => b.launch_parameters?.required_services, 'services'],

@@ -1,0 +1,38 @@
+import type { Logger } from '../../lib/logger.js';
+import type { Store } from '../../platform/store/types.js';
+import type { CreateResolver, EnvironmentProvider, StopListener, ViewEnricher } from '../devboxes/extensions.js';
+import { TERMINAL } from '../devboxes/types.js';
+import type { Upstreams } from './hub/upstreams.js';
+import type { McpTokens } from './mcp-tokens.js';
+
+/**
+ * What the MCP module contributes to devboxes: `mcp` at create (resolved before the box exists, bindings and
+ * tokens written in the transaction that inserts it), the hub's URL and tokens in the box's environment,
+ * `mcp_specs` in the view, and on stop: upstream connections closed, tokens removed once the box has ended.
+ */
+export function mcpDevboxExtensions(deps: {
+  store: Store;
+  tokens: McpTokens;
+  upstreams: Upstreams;
+  /** RL_MCP_URL as the box sees it. */
+  hubUrl: string;
+  log: Logger;
+}): { resolver: CreateResolver; environment: EnvironmentProvider; enricher: ViewEnricher; onStopped: StopListener } {
+  const { store, tokens, upstreams, hubUrl, log } = deps;
+  return {
+    resolver: async (accountId, input) => {
+      if (!input.mcp || !Object.keys(input.mcp).length) return undefined;
+      const specs = await tokens.resolveSpecs(accountId, input.mcp);
+      return { persist: (tx, devbox) => tokens.persist(tx, devbox, specs) };
+    },
+    environment: (devbox) => tokens.environment(devbox, hubUrl),
+    enricher: async (devbox) => ({ mcp_specs: await tokens.specs(devbox.id) }),
+    onStopped: (devboxId) => {
+      upstreams.closeBox(devboxId);
+      void (async () => {
+        const d = await store.devboxes.getById(devboxId);
+        if (!d || TERMINAL.has(d.status)) await tokens.endBox(devboxId);
+      })().catch((err) => log.error({ err, devbox: devboxId }, 'removing MCP hub tokens failed'));
+    },
+  };
+}

@@ -1,0 +1,50 @@
+import type { Logger } from '../../lib/logger.js';
+import type { Store } from '../../platform/store/types.js';
+import { mcpDevboxExtensions } from './devbox-extensions.js';
+import { McpHub } from './hub/hub-handler.js';
+import { ToolRouter } from './hub/tool-router.js';
+import { Upstreams, type UpstreamOptions } from './hub/upstreams.js';
+import { McpConfigService } from './mcp-config-service.js';
+import { McpTokens } from './mcp-tokens.js';
+import { SqlMcpTokenStore } from './sql-mcp-token-store.js';
+import type { McpConfig, SecretReader, Sealer } from './types.js';
+
+export { MCP_SCHEMA } from './schema.js';
+export { mcpConfigRoutes } from './routes/index.js';
+
+/** Upstream timeouts: a server that is down or stalls gives the box an MCP error, never a hang. */
+export const UPSTREAM_TIMEOUTS: UpstreamOptions = { connectTimeoutMs: 10_000, callTimeoutMs: 60_000 };
+
+/** The credential per `auth_mechanism`, then the custom headers (which may override it). */
+async function upstreamHeaders(configs: McpConfigService, secrets: SecretReader, config: McpConfig, secretId: string): Promise<[string, string][]> {
+  const secret = (await secrets.reveal(config.accountId, secretId)).value;
+  const credential: [string, string] =
+    config.auth.type === 'header'
+      ? [config.auth.key!, secret]
+      : config.auth.type === 'basic'
+        ? ['authorization', `Basic ${Buffer.from(secret, 'utf8').toString('base64')}`]
+        : ['authorization', `Bearer ${secret}`];
+  return [credential, ...(await configs.headerValues(config))];
+}
+
+/** The MCP module, built once in the composition root. */
+export function buildMcp(deps: { store: Store; secrets: SecretReader; sealer: Sealer; hubUrl: string; log: Logger; timeouts?: UpstreamOptions }) {
+  const { store, secrets, sealer, hubUrl, log } = deps;
+  const configs = new McpConfigService(store, () => secrets, () => sealer);
+  const tokens = new McpTokens(store, configs, () => secrets, () => sealer, log);
+  const upstreams = new Upstreams((c, s) => upstreamHeaders(configs, secrets, c, s), deps.timeouts ?? UPSTREAM_TIMEOUTS, log);
+  const hub = new McpHub(tokens, new ToolRouter(upstreams, log), log);
+  return {
+    configs,
+    tokens,
+    upstreams,
+    hub,
+    hubUrl,
+    devbox: mcpDevboxExtensions({ store, tokens, upstreams, hubUrl, log }),
+    /** Tokens of boxes that ended while no server ran go at start. */
+    reconcile: () => new SqlMcpTokenStore(store.db).deleteTokensOfEndedBoxes(),
+    close: () => upstreams.closeAll(),
+  };
+}
+
+export type McpModule = ReturnType<typeof buildMcp>;

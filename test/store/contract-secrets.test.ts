@@ -1,0 +1,136 @@
+import assert from 'node:assert/strict';
+import { after, describe, test } from 'node:test';
+import { newId } from '../../src/lib/ids.js';
+import { createLogger } from '../../src/lib/logger.js';
+import { generateKey, StaticKeys } from '../../src/resources/secrets/master-key.js';
+import { rotateKey } from '../../src/resources/secrets/rotate-key.js';
+import { Sealer } from '../../src/resources/secrets/sealer.js';
+import { aadOf, SecretService } from '../../src/resources/secrets/secret-service.js';
+import { SqlSecretStore } from '../../src/resources/secrets/sql-secret-store.js';
+import type { SecretRecord } from '../../src/resources/secrets/types.js';
+import { account, devbox, openPostgres, openSqlite, rejectsWith, stopPostgres, type Backend } from './fixtures.js';
+
+// The store contract for the secrets module (schema.ts) on both dialects: the one-name-per-account
+// constraint under concurrent writers, bindings written in the devbox's transaction, conditional re-seals,
+// and a key rotation that leaves every value readable and no row under the old key.
+after(stopPostgres);
+
+const log = createLogger('silent');
+const b64 = (k: { key: Buffer }) => k.key.toString('base64');
+
+const record = (accountId: string, name: string, over: Partial<SecretRecord> = {}): SecretRecord => ({
+  id: newId('sec'),
+  accountId,
+  name,
+  sealedValue: `v1.k.${name}`,
+  keyId: 'k',
+  createTimeMs: Date.now(),
+  updateTimeMs: Date.now(),
+  ...over,
+});
+
+for (const open of [openSqlite, openPostgres]) {
+  describe(`store contract, secrets: ${open === openSqlite ? 'sqlite' : 'postgres'}`, () => {
+    let db: Backend;
+    const ready = (async () => (db = await open()))();
+    after(async () => (await ready).close());
+
+    test('two servers creating one name at once: exactly one row, the other a 400', async () => {
+      await ready;
+      const acc = await account(db.a);
+      for (let round = 0; round < 10; round++) {
+        const name = `RACE_${round}`;
+        const results = await Promise.allSettled([
+          new SqlSecretStore(db.a.db).insert(record(acc.id, name)),
+          new SqlSecretStore(db.b.db).insert(record(acc.id, name)),
+        ]);
+        assert.equal(results.filter((r) => r.status === 'fulfilled').length, 1);
+        const failed = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
+        assert.equal(failed.reason.code, 'invalid_request');
+        assert.match(failed.reason.message, new RegExp(`a secret named ${name} already exists`));
+      }
+      const other = await account(db.a);
+      await new SqlSecretStore(db.b.db).insert(record(other.id, 'RACE_0'));
+      await rejectsWith(new SqlSecretStore(db.a.db).insert(record(acc.id, 'RACE_0')), 'invalid_request');
+    });
+
+    test('bindings commit or roll back with the devbox; deleting a secret deletes its bindings', async () => {
+      await ready;
+      const acc = await account(db.a);
+      const s = record(acc.id, 'BOUND');
+      await new SqlSecretStore(db.a.db).insert(s);
+      const d = devbox(acc.id);
+      await db.a.transaction(async (tx) => {
+        await tx.devboxes.insert(d);
+        await new SqlSecretStore(tx.db).bind(d.id, [{ envName: 'API_KEY', secretId: s.id }, { envName: 'OTHER', secretId: s.id }]);
+      });
+      const bound = await new SqlSecretStore(db.b.db).boundSecrets(d.id);
+      assert.deepEqual(bound.map((b) => [b.envName, b.secret.id]), [['API_KEY', s.id], ['OTHER', s.id]]);
+
+      const lost = devbox(acc.id);
+      await assert.rejects(
+        db.a.transaction(async (tx) => {
+          await tx.devboxes.insert(lost);
+          await new SqlSecretStore(tx.db).bind(lost.id, [{ envName: 'X', secretId: 'sec_missing' }]);
+        }),
+      );
+      assert.equal(await db.b.devboxes.getById(lost.id), undefined, 'a failing binding leaves no box');
+
+      assert.equal((await new SqlSecretStore(db.b.db).delete(acc.id, 'BOUND'))?.id, s.id);
+      assert.deepEqual(await new SqlSecretStore(db.a.db).boundSecrets(d.id), []);
+      assert.equal(await new SqlSecretStore(db.a.db).delete(acc.id, 'BOUND'), undefined);
+    });
+
+    test('a re-seal applies only over the value it read; a concurrent update wins', async () => {
+      await ready;
+      const acc = await account(db.a);
+      const s = record(acc.id, 'RESEAL');
+      const store = new SqlSecretStore(db.a.db);
+      await store.insert(s);
+      await new SqlSecretStore(db.b.db).setValue(acc.id, s.id, 'v1.k.updated', 'k', Date.now());
+      assert.equal(await store.reseal(s.id, s.sealedValue, 'v1.k2.stale', 'k2'), false);
+      assert.equal((await store.getById(acc.id, s.id))?.sealedValue, 'v1.k.updated');
+      assert.equal(await store.reseal(s.id, 'v1.k.updated', 'v1.k2.fresh', 'k2'), true);
+      assert.equal((await store.getById(acc.id, s.id))?.keyId, 'k2');
+    });
+
+    test('rotation: every value still opens, under the new key only; a value that does not open changes nothing', async () => {
+      await ready;
+      await db.a.db.query('DELETE FROM devbox_secrets');
+      await db.a.db.query('DELETE FROM secrets');
+      const acc = await account(db.a);
+      const oldKey = generateKey();
+      const newKey = generateKey();
+      const before = new SecretService(db.a, new Sealer(new StaticKeys(oldKey)), log);
+      for (let i = 0; i < 7; i++) await before.create(acc.id, `ROT_${i}`, `value-${i}`);
+
+      // DEVBOXD_SECRET_KEY mode: rotate to a given key.
+      const r = await rotateKey(db.b, { dataDir: '/nonexistent', secretKey: b64(oldKey), newKey: b64(newKey) });
+      assert.equal(r.resealed, 7);
+      assert.equal(r.keyId, newKey.id);
+      const ids = await new SqlSecretStore(db.a.db).keyIds();
+      assert.deepEqual([...ids.keys()], [newKey.id], 'no row names the old key');
+      const after = new SecretService(db.a, new Sealer(new StaticKeys(newKey)), log);
+      for (let i = 0; i < 7; i++) assert.equal((await after.reveal(acc.id, `ROT_${i}`)).value, `value-${i}`);
+      await rejectsWith(before.reveal(acc.id, 'ROT_0'), 'unavailable');
+
+      // A value under a key the command does not hold: it refuses, and nothing changed.
+      const stray = generateKey();
+      const strayService = new SecretService(db.a, new Sealer(new StaticKeys(stray)), log);
+      await strayService.create(acc.id, 'STRAY', 'x');
+      await assert.rejects(rotateKey(db.b, { dataDir: '/nonexistent', secretKey: b64(newKey), newKey: b64(oldKey) }), /STRAY .* does not open/);
+      const still = await new SqlSecretStore(db.a.db).keyIds();
+      assert.equal(still.get(newKey.id), 7);
+      assert.equal(still.get(stray.id), 1);
+
+      // With the stray key as a previous key, rotating to the current key gathers it in.
+      const again = await rotateKey(db.b, { dataDir: '/nonexistent', secretKey: b64(newKey), previousKeys: [b64(stray)] });
+      assert.equal(again.resealed, 1);
+      assert.deepEqual([...(await new SqlSecretStore(db.a.db).keyIds()).keys()], [newKey.id]);
+      assert.equal((await after.reveal(acc.id, 'STRAY')).value, 'x');
+      // The AAD is the row: the stored text opens for its own row only.
+      const row = (await new SqlSecretStore(db.a.db).getByName(acc.id, 'STRAY'))!;
+      assert.throws(() => new Sealer(new StaticKeys(newKey)).open(row.sealedValue, aadOf(acc.id, 'sec_other')));
+    });
+  });
+}

@@ -96,7 +96,8 @@ export class PgExecutor implements SqlExecutor {
       const res = (await this.sql.unsafe(toPg(sql), params as postgres.ParameterOrJSON<never>[], { prepare: params.length > 0 })) as unknown as Rows | Rows[];
       // Several statements in one text (migrations) answer one result each: the last one counts.
       const r = (Array.isArray(res[0]) ? (res as Rows[]).at(-1)! : res) as Rows;
-      return { rows: r as unknown as R[], rowCount: r.count ?? r.length };
+      // Plain arrays: the driver's Result subclass would carry over to every `rows.map(…)` (species).
+      return { rows: Array.from(r) as R[], rowCount: r.count ?? r.length };
     } catch (err) {
       throw translatePgError(err);
     }

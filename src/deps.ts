@@ -13,7 +13,10 @@ import { executionExtensions } from './resources/executions/devbox-extensions.js
 import { DevboxLog } from './resources/executions/devbox-log.js';
 import { ExecutionService } from './resources/executions/execution-service.js';
 import { OutputBudget } from './resources/executions/output-budget.js';
+import { OutputStorage } from './resources/executions/output-storage.js';
+import { FsBlobStore } from './platform/blob/fs-blob-store.js';
 import { FileService } from './resources/files/file-service.js';
+import { buildAgentGateway, GATEWAY_PREFIX, type AgentGateway } from './resources/gateway-configs/index.js';
 import { secretExtensions } from './resources/secrets/devbox-extensions.js';
 import { openKeySource } from './resources/secrets/master-key.js';
 import { SecretService } from './resources/secrets/secret-service.js';
@@ -22,7 +25,7 @@ import { buildMcp, type McpModule } from './resources/mcp-configs/index.js';
 import { snapshotLayersResolver, snapshotShutdownGuard } from './resources/snapshots/devbox-extensions.js';
 import { JobRunner } from './platform/jobs/job-runner.js';
 import { CAPTURE_JOB, SnapshotService } from './resources/snapshots/snapshot-service.js';
-import { SUSPEND_JOB, SuspendService } from './resources/snapshots/suspend-service.js';
+import { RESUME_JOB, SUSPEND_JOB, SuspendService } from './resources/snapshots/suspend-service.js';
 import { Gate } from './lib/gate.js';
 import { BoxServices, boxServicesExtensions, boxServicesUrl } from './platform/boxlink/index.js';
 import type { Logger } from './lib/logger.js';
@@ -56,6 +59,8 @@ export interface Deps {
   fileContentsGate: Gate;
   /** Bounds the upload_file / download_file streams running at once (each holds stream buffers). */
   fileTransferGate: Gate;
+  /** The agent gateway: gateway configs, the boxes' tokens and the proxy boxes reach them through. */
+  gateway: AgentGateway;
   /** The HTTP services a box reaches from inside (MCP hub, agent gateway): `boxServices.route(prefix, handler)`. */
   boxServices: BoxServices;
   /** Stops background work and closes what was opened, in reverse order. Devboxes keep running. */
@@ -93,23 +98,32 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   boxServices.start();
   boxServices.route('/mcp', mcp.hub.handle);
   const boxLink = boxServicesExtensions(() => boxServices);
+  const gateway = buildAgentGateway(store, {
+    secrets: () => secrets,
+    sealer: () => sealer,
+    baseUrl: boxServicesUrl(config),
+    log: logger.child({ component: 'gateway' }),
+  });
+  boxServices.route(GATEWAY_PREFIX, gateway.proxy.handle);
   const lifecycle = new Lifecycle(devboxStore, runtime, events, logger.child({ component: 'lifecycle' }), {
     bootSteps: [boxLink.bootStep, fileMountsStep, boxProcesses.bootStep],
     onRunning: [boxProcesses.onRunning],
-    onStopped: [boxLink.onStopped, boxProcesses.onStopped, mcp.devbox.onStopped],
+    onStopped: [boxLink.onStopped, boxProcesses.onStopped, mcp.devbox.onStopped, gateway.devbox.onStopped],
   });
   const devboxes = new DevboxService(store, lifecycle, events, logger.child({ component: 'devboxes' }), {
     maxCpuCores: config.maxCpuCores,
     maxMemoryGiB: config.maxMemoryGiB,
   }, node, {
-    resolvers: [secretsForBoxes.resolver, mcp.devbox.resolver, unknownBlueprints, snapshotLayersResolver(() => snapshots)],
-    environment: [secretsForBoxes.environment, mcp.devbox.environment],
-    enrichers: [mcp.devbox.enricher],
+    resolvers: [secretsForBoxes.resolver, mcp.devbox.resolver, unknownBlueprints, snapshotLayersResolver(() => snapshots), gateway.devbox.resolver],
+    environment: [secretsForBoxes.environment, mcp.devbox.environment, gateway.devbox.environment],
+    enrichers: [mcp.devbox.enricher, gateway.devbox.enricher],
     shutdownGuards: [snapshotShutdownGuard(() => snapshots)],
   });
 
   const devboxLog = new DevboxLog(store.logs, logger.child({ component: 'devbox-log' }));
-  const outputs = new OutputBudget(path.join(config.dataDir, 'executions'), {
+  // The blob store is chosen here (local files; S3 later): execution output's sealed segments live in it.
+  const blobs = await FsBlobStore.open(path.join(config.dataDir, 'blobs'));
+  const outputs = new OutputBudget(new OutputStorage(path.join(config.dataDir, 'executions'), blobs), {
     streamMaxBytes: config.executionOutputMaxBytes,
     boxMaxBytes: config.executionOutputBoxMaxBytes,
     retentionMs: config.executionOutputRetentionSeconds * 1000,
@@ -124,14 +138,15 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   const files = new FileService(devboxes, logger.child({ component: 'files' }), { stallMs: config.uploadStallMs });
   // Durable jobs: their handlers reach the services below through closures, called once a job runs.
   const jobs = new JobRunner(store.jobs, node, {
-    [CAPTURE_JOB]: (job) => snapshots.settleCapture(job.subjectId),
-    [SUSPEND_JOB]: (job) => suspend.settleSuspend(job.subjectId),
+    [CAPTURE_JOB]: { run: (job) => snapshots.settleCapture(job.subjectId), exhausted: (job, err) => snapshots.captureFailed(job.subjectId, err) },
+    [SUSPEND_JOB]: { run: (job) => suspend.settleSuspend(job.subjectId), exhausted: (job, err) => suspend.suspendFailed(job.subjectId, err) },
+    [RESUME_JOB]: { run: (job) => suspend.settleResume(job.subjectId), exhausted: (job, err) => suspend.resumeFailed(job.subjectId, err) },
   }, logger.child({ component: 'jobs' }));
   const snapshots = new SnapshotService(store.snapshots, devboxStore, devboxes, runtime, logger.child({ component: 'snapshots' }), jobs, {
     layersDir: path.join(config.dataDir, 'layers'),
     node,
   });
-  const suspend = new SuspendService(devboxes, devboxStore, lifecycle, snapshots, logger.child({ component: 'suspend' }), jobs, (id) => files.stopWrites(id));
+  const suspend = new SuspendService(devboxes, store, lifecycle, snapshots, logger.child({ component: 'suspend' }), jobs, (id) => files.stopWrites(id));
   const supervisor = new Supervisor(devboxStore, runtime, lifecycle, logger.child({ component: 'supervisor' }), node, (d) => suspend.suspendIdle(d));
   // Snapshots caught in progress and devboxes caught suspending are settled by their jobs, before the layer
   // collection and the supervisor's reconcile look at them.
@@ -141,6 +156,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   snapshots.startCollector();
 
   await supervisor.reconcile();
+  await gateway.bindings.reconcile();
   // Adopted boxes lost their link with the previous server: each gets a fresh one.
   await Promise.all([...lifecycle.active.keys()].map((id) => boxServices.link(id).catch((err) => logger.error({ err, devbox: id }, 'box services link failed'))));
   await executions.reconcileOutput();
@@ -164,9 +180,11 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     mcp,
     fileContentsGate: fairGate(config.fileContentsConcurrency, config.fileContentsQueue),
     fileTransferGate: fairGate(config.fileTransferConcurrency, config.fileTransferQueue),
+    gateway,
     boxServices,
     async close() {
       await boxServices.close();
+      await gateway.proxy.close();
       supervisor.stop();
       mcp.close();
       outputs.stop();

@@ -6,6 +6,7 @@ import { apiKeyRoutes } from './apikeys/routes/index.js';
 import { devboxRoutes } from './devboxes/routes/index.js';
 import { executionRoutes } from './executions/routes/index.js';
 import { fileRoutes } from './files/routes/index.js';
+import { GATEWAY_SCHEMA, gatewayRoutes } from './gateway-configs/index.js';
 import { healthRoutes } from './health/routes.js';
 import { MCP_SCHEMA, mcpConfigRoutes } from './mcp-configs/index.js';
 import { secretRoutes } from './secrets/routes/index.js';
@@ -17,7 +18,7 @@ import { snapshotRoutes } from './snapshots/routes/index.js';
  * the core schema. The core resources (accounts, devboxes, executions, snapshots) predate modules and keep
  * theirs in src/platform/store/{sqlite,postgres}/migrations.ts.
  */
-export const MODULE_SCHEMAS: readonly ModuleSchema[] = [SECRETS_SCHEMA, MCP_SCHEMA];
+export const MODULE_SCHEMAS: readonly ModuleSchema[] = [SECRETS_SCHEMA, MCP_SCHEMA, GATEWAY_SCHEMA];
 
 /** Every resource's routes, each one hop from its path to the file that serves it. */
 export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
@@ -30,4 +31,5 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   await app.register(snapshotRoutes, { snapshots: deps.snapshots });
   await app.register(secretRoutes, { secrets: deps.secrets });
   await app.register(mcpConfigRoutes, { configs: deps.mcp.configs, tokens: deps.mcp.tokens, devboxes: deps.devboxes, hubUrl: deps.mcp.hubUrl });
+  await app.register(gatewayRoutes, { gatewayConfigs: deps.gateway.configs, gatewayBindings: deps.gateway.bindings, devboxes: deps.devboxes });
 }

@@ -180,8 +180,6 @@ describe('parameters the server does not support are refused', () => {
   for (const [field, body] of [
     ['tunnel', { tunnel: { auth_mode: 'open' } }],
     ['mounts', { mounts: [{ type: 'object_mount', object_id: 'obj_1', object_path: '/x' }] }],
-    ['gateways', { gateways: { OPENAI: { gateway: 'g', secret: 's' } } }],
-    ['mcp', { mcp: { GH: { mcp_config: 'm', secret: 's' } } }],
     ['launch_parameters.available_ports', { launch_parameters: { available_ports: [8080] } }],
     ['launch_parameters.network_policy_id', { launch_parameters: { network_policy_id: 'np_1' } }],
     ['launch_parameters.required_services', { launch_parameters: { required_services: ['postgres'] } }],

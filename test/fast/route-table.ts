@@ -85,6 +85,16 @@ export const ROUTES: Record<string, RouteCase> = {
   'POST /v1/mcp-configs/{id}': { needs: [['RESOURCE_TYPE_ACCOUNT', 'write']], body: { description: 'd' } },
   'POST /v1/mcp-configs/{id}/delete': { needs: [['RESOURCE_TYPE_ACCOUNT', 'write']] },
   'POST /v1/devboxes/{id}/create_mcp_token': { needs: DEVBOX_WRITE, body: { mcp_config: 'route-table', secret: 'S' } },
+
+  'POST /v1/gateway-configs': {
+    needs: [['RESOURCE_TYPE_ACCOUNT', 'write']],
+    body: { name: 'g', endpoint: 'https://api.example.com', auth_mechanism: { type: 'bearer' } },
+  },
+  'GET /v1/gateway-configs': { needs: [['RESOURCE_TYPE_ACCOUNT', 'read']] },
+  'GET /v1/gateway-configs/{id}': { needs: [['RESOURCE_TYPE_ACCOUNT', 'read']] },
+  'POST /v1/gateway-configs/{id}': { needs: [['RESOURCE_TYPE_ACCOUNT', 'write']], body: { description: 'd' } },
+  'POST /v1/gateway-configs/{id}/delete': { needs: [['RESOURCE_TYPE_ACCOUNT', 'write']] },
+  'POST /v1/devboxes/{id}/create_gateway_token': { needs: DEVBOX_WRITE, body: { gateway: 'g', secret: 's' } },
 };
 
 const BOUNDARY = 'devboxd-route-table';

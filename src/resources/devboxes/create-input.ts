@@ -19,6 +19,8 @@ export interface CreateDevboxInput {
   fileMounts?: Record<string, string> | null;
   /** Environment variable name → the MCP config (id or name) and secret (id or name) its hub token reaches. */
   mcp?: Record<string, { mcpConfig: string; secret: string }> | null;
+  /** Environment-variable prefix → the gateway config and secret (id or name each) of an agent gateway binding. */
+  gateways?: Record<string, { gateway: string; secret: string }> | null;
 }
 
 export const DEFAULT_USER: SandboxUser = { name: 'user', uid: 1000 };

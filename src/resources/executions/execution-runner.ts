@@ -9,7 +9,6 @@ import type { BoxJob } from './box-job.js';
 import type { BoxJobs } from './box-jobs.js';
 import type { DevboxLog } from './devbox-log.js';
 import type { BoxLookup } from './output-budget.js';
-import { streamSizeSync } from './output-segments.js';
 import { commandArgv, SerialQueues } from './shell.js';
 import { sourceOf, type Execution, type ExecutionKind, type LogEntryInput } from './types.js';
 
@@ -52,17 +51,21 @@ export class ExecutionRunner implements BoxProcessHooks {
     private readonly node?: string,
   ) {}
 
-  /** At start: executions a previous server process left unfinished end now, their outcome unknown. */
+  /**
+   * At start, before anything runs: executions a previous server process left unfinished end now, their
+   * outcome unknown, and output it left spooled is sealed into the blob store.
+   */
   async reconcile(): Promise<void> {
     for (const e of await this.store.listUnfinished(this.node)) {
       const job = this.jobs.create(e.devboxId, e.id);
-      e.stdoutBytes = streamSizeSync(job.outputPath('stdout'));
-      e.stderrBytes = streamSizeSync(job.outputPath('stderr'));
+      e.stdoutBytes = await job.output('stdout').size();
+      e.stderrBytes = await job.output('stderr').size();
       e.status = 'completed';
       e.endTimeMs = Date.now();
       await this.store.update(e);
       this.devboxLog.write({ ...logBase(e), level: 'warn', message: 'devboxd restarted while this command ran; its exit status is unknown' });
     }
+    await this.jobs.outputs.storage.sealLeftovers();
   }
 
   newExecution(devbox: Devbox, command: string, kind: ExecutionKind, shellName: string | null, commandId: string | null): Execution {

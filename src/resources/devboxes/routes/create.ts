@@ -22,6 +22,7 @@ function toInput(b: CreateBody) {
   blueprintName: b.blueprint_name,
   fileMounts: b.file_mounts,
   mcp: b.mcp && Object.fromEntries(Object.entries(b.mcp).map(([env, m]) => [env, { mcpConfig: m.mcp_config, secret: m.secret }])),
+  gateways: b.gateways,
   };
 }
 

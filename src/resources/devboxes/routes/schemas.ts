@@ -81,7 +81,14 @@ export const CreateBodySchema = Body({
   blueprint_name: Opt(Type.String({ maxLength: 256 })),
   snapshot_id: Opt(Type.String({ maxLength: 200 })),
   code_mounts: Later,
-  gateways: Later,
+  gateways: Opt(
+    Type.Unsafe<Record<string, { gateway: string; secret: string }>>({
+      type: 'object',
+      description: 'environment-variable prefix → {gateway: config id or name, secret: secret id or name}',
+      additionalProperties: Body({ gateway: Type.String({ minLength: 1, maxLength: 256 }), secret: Type.String({ minLength: 1, maxLength: 256 }) }),
+      maxProperties: 64,
+    }),
+  ),
   mcp: Opt(
     Type.Unsafe<Record<string, { mcp_config: string; secret: string }>>({
       type: 'object',
@@ -105,7 +112,6 @@ const UNSUPPORTED: Array<[string, (b: CreateBody) => unknown, string]> = [
   ['tunnel', (b) => b.tunnel, 'tunnels'],
   ['mounts', (b) => b.mounts, 'object, agent and code mounts'],
   ['code_mounts', (b) => b.code_mounts, 'code mounts'],
-  ['gateways', (b) => b.gateways, 'the agent gateway'],
   ['launch_parameters.available_ports', (b) => b.launch_parameters?.available_ports, 'tunnels into box ports'],
   ['launch_parameters.network_policy_id', (b) => b.launch_parameters?.network_policy_id, 'network policies'],
   ['launch_parameters.required_services', (b) => b.launch_parameters?.required_services, 'services'],

@@ -1,0 +1,49 @@
+import type { Logger } from '../../lib/logger.js';
+import type { Store } from '../../platform/store/types.js';
+import type { CreateResolver, EnvironmentProvider, StopListener, ViewEnricher } from '../devboxes/extensions.js';
+import { GatewayAccess } from './gateway-access.js';
+import { GatewayBindings } from './gateway-bindings.js';
+import { GatewayConfigService } from './gateway-config-service.js';
+import { GatewayProxy, GATEWAY_PREFIX, type ProxyOptions } from './routes/box-proxy.js';
+import { SqlGatewayStore } from './sql-gateway-store.js';
+import type { SecretLookup, TokenSealer } from './types.js';
+
+export { GATEWAY_SCHEMA } from './schema.js';
+export { gatewayRoutes } from './routes/index.js';
+export { GATEWAY_PREFIX };
+
+export interface AgentGateway {
+  configs: GatewayConfigService;
+  bindings: GatewayBindings;
+  /** The box-services handler for GATEWAY_PREFIX. */
+  proxy: GatewayProxy;
+  /** What the gateway contributes to the devbox core (wired in deps.ts). */
+  devbox: { resolver: CreateResolver; environment: EnvironmentProvider; enricher: ViewEnricher; onStopped: StopListener };
+}
+
+export interface AgentGatewayOptions {
+  secrets: () => SecretLookup;
+  sealer: () => TokenSealer;
+  /** Where boxes reach the box services (`http://127.0.0.1:<port>`). */
+  baseUrl: string;
+  log: Logger;
+  proxy?: ProxyOptions;
+}
+
+/** Builds the agent gateway's services over the store (its tables: schema.ts). */
+export function buildAgentGateway(store: Store, opts: AgentGatewayOptions): AgentGateway {
+  const configs = new GatewayConfigService(new SqlGatewayStore(store.db), opts.secrets);
+  const bindings = new GatewayBindings(store, configs, opts.secrets, opts.sealer, { baseUrl: opts.baseUrl }, opts.log);
+  const proxy = new GatewayProxy(new GatewayAccess(store, opts.secrets), opts.log, opts.proxy);
+  return {
+    configs,
+    bindings,
+    proxy,
+    devbox: {
+      resolver: (accountId, input) => bindings.resolve(accountId, input),
+      environment: (d) => bindings.environment(d),
+      enricher: (d) => bindings.enrich(d),
+      onStopped: (id) => void bindings.stopped(id).catch((err) => opts.log.error({ err, devbox: id }, 'gateway tokens of an ended box not removed')),
+    },
+  };
+}

@@ -1,0 +1,120 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Agent, errors as undiciErrors } from 'undici';
+import { DomainError } from '../../../platform/errors.js';
+import type { Logger } from '../../../lib/logger.js';
+import type { GatewayAccess } from '../gateway-access.js';
+
+/** The path under the box services where the gateway answers: `/gateway/<binding id>/<upstream path>`. */
+export const GATEWAY_PREFIX = '/gateway';
+
+export interface ProxyOptions {
+  /** Longest wait for the upstream's response headers (then 504). LLM calls that do not stream take minutes. */
+  headersTimeoutMs?: number;
+  /** Longest silence between two chunks of the upstream's body (then the answer is cut). */
+  bodyTimeoutMs?: number;
+  /** Longest wait for a connection to the upstream (then 504). */
+  connectTimeoutMs?: number;
+}
+
+/** Hop-by-hop headers (RFC 9110 §7.6.1) and what the gateway writes itself: never forwarded as sent. */
+const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade'];
+const DROP_REQUEST = new Set([...HOP_BY_HOP, 'host', 'expect', 'authorization']);
+const DROP_RESPONSE = new Set(HOP_BY_HOP);
+
+/** Drops hop-by-hop headers, those the Connection header names, and `extra`. */
+function forwardable(headers: IncomingMessage['headers'], drop: Set<string>, extra: Iterable<string> = []): Record<string, string | string[]> {
+  const named = String(headers.connection ?? '')
+    .split(',')
+    .map((s) => s.trim().toLowerCase())
+    .filter(Boolean);
+  const skip = new Set([...drop, ...named, ...extra]);
+  const out: Record<string, string | string[]> = {};
+  for (const [k, v] of Object.entries(headers)) if (v !== undefined && !skip.has(k)) out[k] = v;
+  return out;
+}
+
+function sendError(res: ServerResponse, status: number, message: string): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const text = JSON.stringify({ message });
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+const TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
+
+/**
+ * The agent gateway: a box-services handler that forwards a box's request to its binding's upstream with the
+ * real credential in place of the box's token. Bodies stream both ways through undici (no buffering: a
+ * server-sent event reaches the box as the upstream writes it); connections to each upstream are kept alive.
+ */
+export class GatewayProxy {
+  private readonly agent: Agent;
+
+  constructor(
+    private readonly access: GatewayAccess,
+    private readonly log: Logger,
+    opts: ProxyOptions = {},
+  ) {
+    this.agent = new Agent({
+      headersTimeout: opts.headersTimeoutMs ?? 600_000,
+      bodyTimeout: opts.bodyTimeoutMs ?? 600_000,
+      connectTimeout: opts.connectTimeoutMs ?? 10_000,
+      keepAliveTimeout: 4_000,
+    });
+  }
+
+  /** The BoxServiceHandler for GATEWAY_PREFIX. */
+  readonly handle = async (req: IncomingMessage, res: ServerResponse, boxId: string): Promise<void> => {
+    const rest = (req.url ?? '/').slice(GATEWAY_PREFIX.length);
+    const m = /^\/([A-Za-z0-9_]{1,200})(\/[^?]*|)(\?.*|)$/s.exec(rest);
+    if (!m) return sendError(res, 404, 'no gateway here: use the URL in $<PREFIX>_URL');
+    const [, bindingId, path, query] = m as unknown as [string, string, string, string];
+    let plan;
+    try {
+      plan = await this.access.plan(boxId, bindingId, req.headers.authorization);
+    } catch (err) {
+      if (!(err instanceof DomainError)) throw err;
+      // A deleted config or secret is the gateway's failure to reach an upstream, not the box's.
+      return sendError(res, err.status === 401 ? 401 : 502, err.message);
+    }
+    const headers = forwardable(req.headers, DROP_REQUEST, plan.headers.map(([k]) => k));
+    for (const [k, v] of plan.headers) headers[k] = v;
+    const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+    const abort = new AbortController();
+    res.on('close', () => {
+      if (!res.writableFinished) abort.abort();
+    });
+    try {
+      await this.agent.stream(
+        {
+          origin: plan.origin,
+          path: `${plan.basePath}${path || (plan.basePath ? '' : '/')}${query}`,
+          method: req.method as 'GET',
+          headers,
+          body: hasBody ? req : null,
+          signal: abort.signal,
+        },
+        ({ statusCode, headers: upstream }) => {
+          // The head leaves with the first bytes of the body (one write, not two: a second small segment
+          // on the box's TCP connection would wait for the client's delayed ACK).
+          res.writeHead(statusCode, forwardable(upstream, DROP_RESPONSE));
+          return res;
+        },
+      );
+    } catch (err) {
+      if (abort.signal.aborted) return;
+      const code = (err as { code?: string }).code ?? '';
+      if (TIMEOUTS.has(code)) return sendError(res, 504, `the upstream ${plan.origin} did not answer in time`);
+      if (err instanceof undiciErrors.InvalidArgumentError) return sendError(res, 400, `the request cannot be forwarded: ${err.message}`);
+      this.log.debug({ err: (err as Error).message, code, devbox: boxId, upstream: plan.origin }, 'gateway upstream failed');
+      sendError(res, 502, `the upstream ${plan.origin} failed: ${code || (err as Error).message}`);
+    }
+  };
+
+  close(): Promise<void> {
+    return this.agent.close();
+  }
+}

@@ -1,0 +1,50 @@
+import { Type } from 'typebox';
+import type { Api } from '../../../platform/http/resource-module.js';
+import { Body, replies } from '../../../platform/http/schemas/common.js';
+import type { DevboxService } from '../../devboxes/devbox-service.js';
+import { DevboxIdParams } from '../../devboxes/routes/schemas.js';
+import type { GatewayBindings } from '../gateway-bindings.js';
+import { AuthMechanismViewSchema, authView } from './schemas.js';
+
+const TokenBody = Body({
+  gateway: Type.String({ minLength: 1, maxLength: 256 }),
+  secret: Type.String({ minLength: 1, maxLength: 256 }),
+});
+
+const GatewayTokenViewSchema = Type.Object(
+  {
+    token: Type.String(),
+    auth_mechanism: AuthMechanismViewSchema,
+    devbox_id: Type.String(),
+    endpoint: Type.String(),
+    gateway_config_id: Type.String(),
+    url: Type.String(),
+  },
+  { description: 'GatewayTokenView' },
+);
+
+/**
+ * A token is a devbox write, like creating a box with `gateways` (and like create_mcp_token). Its answer is
+ * never kept for x-request-id replays (the token would sit in the database in clear): a retried call mints
+ * another token, which ends with the box like the first.
+ */
+const config = { resource: 'RESOURCE_TYPE_DEVBOXES' as const, idempotent: false };
+
+export function tokenRoutes(app: Api, bindings: GatewayBindings, devboxes: DevboxService): void {
+  app.post(
+    '/v1/devboxes/:id/create_gateway_token',
+    { schema: { params: DevboxIdParams, body: TokenBody, response: replies(GatewayTokenViewSchema) }, config },
+    async (req) => {
+      const devbox = await devboxes.get(req.principal.accountId, req.params.id);
+      const t = await bindings.mint(devbox, req.body.gateway, req.body.secret);
+      return {
+        token: t.token,
+        auth_mechanism: authView(t.config.auth),
+        devbox_id: t.devboxId,
+        endpoint: t.config.endpoint,
+        gateway_config_id: t.config.id,
+        url: t.url,
+      };
+    },
+  );
+}

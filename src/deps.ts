@@ -34,6 +34,8 @@ import { createRuntime } from './runtime/index.js';
 import { openStore } from './platform/store/open.js';
 import type { IdempotencyStore, Store } from './platform/store/types.js';
 import { MODULE_SCHEMAS } from './resources/index.js';
+import { networkPolicyExtensions } from './resources/network-policies/devbox-extensions.js';
+import { NetworkPolicyService } from './resources/network-policies/network-policy-service.js';
 
 /** The composition root: every store, driver and service is built once, here, with explicit arguments. */
 export interface Deps {
@@ -53,6 +55,7 @@ export interface Deps {
   /** The authenticated cipher under the master key (secret values; reusable for tokens). */
   sealer: Sealer;
   secrets: SecretService;
+  networkPolicies: NetworkPolicyService;
   /** MCP configs, the box tokens and the MCP hub (served to boxes at /mcp on the box-services link). */
   mcp: McpModule;
   /** Bounds the read_file_contents / write_file_contents requests held in memory at once. */
@@ -79,11 +82,15 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
       logger: logger.child({ component: 'runtime' }),
       maxCommandsPerBox: config.maxExecutionsPerDevbox,
       maxCommands: config.maxExecutions,
+      egress: config.network.enabled ? egressConfig(config) : undefined,
     });
   await runtime.prepare();
 
   const accounts = new AccountService(store);
-  const sealer = new Sealer(openKeySource({ dataDir: config.dataDir, secretKey: config.secretKey, previousKeys: config.secretKeyPrevious }));
+  const keyLog = logger.child({ component: 'secrets' });
+  const sealer = new Sealer(
+    openKeySource({ dataDir: config.dataDir, secretKey: config.secretKey, previousKeys: config.secretKeyPrevious, warn: (msg) => keyLog.warn(msg) }),
+  );
   const secrets = new SecretService(store, sealer, logger.child({ component: 'secrets' }));
   await secrets.checkKeys();
   const secretsForBoxes = secretExtensions(secrets, store, logger.child({ component: 'secrets' }));
@@ -94,7 +101,16 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   // Features plug into the devbox core through its extension points; services built later are reached by
   // thunks (called only once a box boots or a request arrives, when everything below exists).
   const boxProcesses = executionExtensions(() => executions.processes);
-  const boxServices = new BoxServices({ runtime, dataDir: config.dataDir, port: config.boxServicesPort, log: logger.child({ component: 'box-services' }) });
+  const networkPolicies = new NetworkPolicyService(store, node, logger.child({ component: 'network-policies' }), () => egress.changed);
+  const egress = networkPolicyExtensions({
+    policies: () => networkPolicies,
+    store: networkPolicies.policies,
+    runtime,
+    config: config.network,
+    log: logger.child({ component: 'egress' }),
+  });
+  const boxServices = new BoxServices({ runtime, dataDir: config.dataDir, port: config.boxServicesPort, log: logger.child({ component: 'box-services' }),
+    allows: (box, prefix) => egress.allowsService(box, prefix) });
   boxServices.start();
   boxServices.route('/mcp', mcp.hub.handle);
   const boxLink = boxServicesExtensions(() => boxServices);
@@ -106,15 +122,15 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   });
   boxServices.route(GATEWAY_PREFIX, gateway.proxy.handle);
   const lifecycle = new Lifecycle(devboxStore, runtime, events, logger.child({ component: 'lifecycle' }), {
-    bootSteps: [boxLink.bootStep, fileMountsStep, boxProcesses.bootStep],
+    bootSteps: [egress.bootStep, boxLink.bootStep, fileMountsStep, boxProcesses.bootStep],
     onRunning: [boxProcesses.onRunning],
-    onStopped: [boxLink.onStopped, boxProcesses.onStopped, mcp.devbox.onStopped, gateway.devbox.onStopped],
+    onStopped: [egress.onStopped, boxLink.onStopped, boxProcesses.onStopped, mcp.devbox.onStopped, gateway.devbox.onStopped],
   });
   const devboxes = new DevboxService(store, lifecycle, events, logger.child({ component: 'devboxes' }), {
     maxCpuCores: config.maxCpuCores,
     maxMemoryGiB: config.maxMemoryGiB,
   }, node, {
-    resolvers: [secretsForBoxes.resolver, mcp.devbox.resolver, unknownBlueprints, snapshotLayersResolver(() => snapshots), gateway.devbox.resolver],
+    resolvers: [secretsForBoxes.resolver, egress.resolver, mcp.devbox.resolver, unknownBlueprints, snapshotLayersResolver(() => snapshots), gateway.devbox.resolver],
     environment: [secretsForBoxes.environment, mcp.devbox.environment, gateway.devbox.environment],
     enrichers: [mcp.devbox.enricher, gateway.devbox.enricher],
     shutdownGuards: [snapshotShutdownGuard(() => snapshots)],
@@ -159,6 +175,8 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   await gateway.bindings.reconcile();
   // Adopted boxes lost their link with the previous server: each gets a fresh one.
   await Promise.all([...lifecycle.active.keys()].map((id) => boxServices.link(id).catch((err) => logger.error({ err, devbox: id }, 'box services link failed'))));
+  // Their egress rules and DNS too (the rules survive in the kernel; the policy may have changed meanwhile).
+  await egress.reattach([...lifecycle.active.keys()]);
   await executions.reconcileOutput();
   await mcp.reconcile();
   supervisor.start();
@@ -177,6 +195,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     suspend,
     sealer,
     secrets,
+    networkPolicies,
     mcp,
     fileContentsGate: fairGate(config.fileContentsConcurrency, config.fileContentsQueue),
     fileTransferGate: fairGate(config.fileTransferConcurrency, config.fileTransferQueue),
@@ -185,6 +204,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     async close() {
       await boxServices.close();
       await gateway.proxy.close();
+      egress.close();
       supervisor.stop();
       mcp.close();
       outputs.stop();
@@ -195,6 +215,11 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
       await runtime.close?.();
     },
   };
+}
+
+function egressConfig(config: Config) {
+  const n = config.network;
+  return { subnet: n.boxSubnet, deny: n.egressDeny, bandwidthBytes: n.boxBandwidthMbit * 125_000, maxConnections: n.boxMaxConnections };
 }
 
 /** A gate where one account holds at most half the slots and half the queue: others always get a turn. */

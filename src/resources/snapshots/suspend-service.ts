@@ -119,8 +119,11 @@ export class SuspendService {
         this.log.warn({ devbox: d.id }, 'suspend deadline reached before every suspend command ran');
         return;
       }
-      // Like every other process of the box, with what providers add (secrets).
-      const p = sandbox.spawn({ argv: ['bash', '-c', command], env: await this.devboxes.environmentOf(d) });
+      // Like every other process of the box, with what providers add (secrets); without them (a secret that
+      // does not open) the command does not run, which is logged like a failure: the suspend goes on.
+      const env = await this.devboxes.environmentOf(d).catch((err: Error) => void this.log.warn({ devbox: d.id, command, reason: err.message }, 'suspend command not run'));
+      if (!env) continue;
+      const p = sandbox.spawn({ argv: ['bash', '-c', command], env });
       p.stdin.end();
       p.stdout.resume();
       p.stderr.resume();

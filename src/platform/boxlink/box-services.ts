@@ -16,6 +16,7 @@ import { createServer as createNetServer, type Server as NetServer, type Socket 
 import { join } from 'node:path';
 import type { Logger } from '../../lib/logger.js';
 import type { RuntimeDriver } from '../../runtime/driver.js';
+import { BodyBudget, type BodyBudgetOptions } from './body-budget.js';
 
 /** Handles a request from a box; `boxId` is the devbox whose link the connection came through. */
 export type BoxServiceHandler = (req: IncomingMessage, res: ServerResponse, boxId: string) => void | Promise<void>;
@@ -29,6 +30,8 @@ export interface BoxServicesOptions {
   log: Logger;
   /** A connection must send a request's headers within this long (default 10 s), else it gets 408 and is closed. */
   headersTimeoutMs?: number;
+  /** What request bodies may cost per box (see body-budget.ts). */
+  bodyBudget?: BodyBudgetOptions;
 }
 
 /** Connections one box holds on the server side at once (the runtime's relay caps them lower already). */
@@ -47,6 +50,7 @@ export class BoxServices {
   private readonly routes: { prefix: string; handler: BoxServiceHandler }[] = [];
   private readonly owners = new WeakMap<Socket, string>();
   private readonly links = new Map<string, Link>();
+  private readonly budget: BodyBudget;
   readonly socketDir: string;
 
   constructor(private readonly opts: BoxServicesOptions) {
@@ -61,6 +65,10 @@ export class BoxServices {
       },
       (req, res) => this.handle(req, res),
     );
+    // A box that half-closes after its request still gets the answer of a handler that answers later (by
+    // default the server aborts the request and ends the socket at the box's FIN).
+    (this.http as HttpServer & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
+    this.budget = new BodyBudget(opts.bodyBudget);
     // The timeouts above are enforced by a timer the server starts on 'listening'; this server never listens
     // (connections are handed to it), so it is told it does.
     this.http.emit('listening');
@@ -102,7 +110,7 @@ export class BoxServices {
   /** Gives a running box its link (replacing an earlier one). */
   async link(boxId: string): Promise<void> {
     await this.unlink(boxId);
-    const link: Link = { server: createNetServer(), path: this.socketPath(boxId), sockets: new Set() };
+    const link: Link = { server: createNetServer({ allowHalfOpen: true }), path: this.socketPath(boxId), sockets: new Set() };
     link.server.maxConnections = MAX_CONNECTIONS_PER_BOX;
     link.server.on('connection', (socket) => {
       this.owners.set(socket, boxId);
@@ -112,13 +120,19 @@ export class BoxServices {
     });
     this.links.set(boxId, link);
     rmSync(link.path, { force: true });
-    await new Promise<void>((resolve, reject) => {
-      link.server.once('error', reject);
-      link.server.listen(link.path, () => {
-        link.server.off('error', reject);
-        resolve();
+    try {
+      await new Promise<void>((resolve, reject) => {
+        link.server.once('error', reject);
+        link.server.listen(link.path, () => {
+          link.server.off('error', reject);
+          resolve();
+        });
       });
-    });
+    } catch (err) {
+      if (this.links.get(boxId) === link) this.links.delete(boxId);
+      closeLink(link);
+      throw err;
+    }
     // Accept failures (out of fds) cost the connection, never the server.
     link.server.on('error', (err) => this.opts.log.warn({ err, devbox: boxId }, 'box services socket error'));
     chmodSync(link.path, 0o600);
@@ -141,6 +155,7 @@ export class BoxServices {
     const link = this.links.get(boxId);
     if (!link) return;
     this.links.delete(boxId);
+    this.budget.drop(boxId);
     closeLink(link);
     await this.opts.runtime.unlinkServices(boxId).catch((err) => this.opts.log.warn({ err, devbox: boxId }, 'box services unlink failed'));
   }
@@ -159,6 +174,8 @@ export class BoxServices {
       req.socket.destroy();
       return;
     }
+    closeIfAnsweredEarly(req, res);
+    this.budget.meter(req, boxId);
     const path = (req.url ?? '/').split('?', 1)[0]!;
     const route = this.routes.find((r) => r.prefix === '/' || path === r.prefix || path.startsWith(`${r.prefix}/`));
     if (!route) {
@@ -173,6 +190,21 @@ export class BoxServices {
         else res.destroy();
       });
   }
+}
+
+/**
+ * An answer that leaves before its request's body was read (a 404, a 500, a handler refusing the request)
+ * closes the connection once it is flushed: kept alive, the server would read and discard the rest of the
+ * body at full speed on its main thread, for as long as the box cares to send it.
+ */
+function closeIfAnsweredEarly(req: IncomingMessage, res: ServerResponse): void {
+  if (req.headers['transfer-encoding'] === undefined && !(Number(req.headers['content-length']) > 0)) return;
+  const writeHead = res.writeHead;
+  res.writeHead = function (this: ServerResponse, ...args: Parameters<ServerResponse['writeHead']>) {
+    // `Connection: close`, and the server destroys the socket once the answer is flushed.
+    if (!req.complete) res.shouldKeepAlive = false;
+    return writeHead.apply(this, args);
+  } as ServerResponse['writeHead'];
 }
 
 function closeLink(link: Link): void {

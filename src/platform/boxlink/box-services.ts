@@ -32,6 +32,8 @@ export interface BoxServicesOptions {
   headersTimeoutMs?: number;
   /** What request bodies may cost per box (see body-budget.ts). */
   bodyBudget?: BodyBudgetOptions;
+  /** Whether the box may use the service under `prefix` (its network policy); refused requests get 403. */
+  allows?: (boxId: string, prefix: string) => boolean;
 }
 
 /** Connections one box holds on the server side at once (the runtime's relay caps them lower already). */
@@ -180,6 +182,10 @@ export class BoxServices {
     const route = this.routes.find((r) => r.prefix === '/' || path === r.prefix || path.startsWith(`${r.prefix}/`));
     if (!route) {
       sendJson(res, 404, { message: `no box service at ${path.slice(0, 200)}` });
+      return;
+    }
+    if (this.opts.allows && !this.opts.allows(boxId, route.prefix)) {
+      sendJson(res, 403, { message: `the network policy of this devbox does not allow ${route.prefix}` });
       return;
     }
     Promise.resolve()

@@ -164,3 +164,25 @@ test('a box past its body budget is slowed, not failed: its upload still arrives
   assert.ok(took > 1700 && took < 4000, `the 3 MiB upload took ${took} ms`);
   await slow.close();
 });
+
+test('a box opening connections faster than its rate gets the extra ones closed unread', async () => {
+  const few = new BoxServices({ runtime, dataDir: path.join(dir, 'rate'), port: 1023, log: pino({ level: 'silent' }), connectionsPerSecond: 10 });
+  few.start();
+  await few.link('dbx_rate');
+  // 40 at once: the burst (20) is answered, the rest closed before anything is read.
+  const answers = await Promise.all(
+    Array.from({ length: 40 }, () =>
+      new Promise<string>((resolve) => {
+        const s = net.connect(few.socketPath('dbx_rate'), () => s.write('GET /_whoami HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'));
+        let data = '';
+        s.on('data', (d: Buffer) => (data += d.toString()));
+        s.on('error', () => undefined);
+        s.on('close', () => resolve(data.split('\r\n')[0]!));
+      }),
+    ),
+  );
+  const ok = answers.filter((a) => a === 'HTTP/1.1 200 OK').length;
+  assert.ok(ok >= 20 && ok <= 22, `${ok} of 40 connections were answered`);
+  assert.equal(answers.filter((a) => a === '').length, 40 - ok);
+  await few.close();
+});

@@ -17,7 +17,7 @@ export interface BodyBudgetOptions {
 export const DEFAULT_BODY_BYTES_PER_SECOND = 32 * 1024 * 1024;
 
 /** One box's bucket. */
-export class BodyBucket {
+export class TokenBucket {
   private tokens: number;
   private last = performance.now();
 
@@ -31,6 +31,14 @@ export class BodyBucket {
   take(n: number): void {
     this.refill();
     this.tokens -= n;
+  }
+
+  /** Takes `n` when the bucket holds them; false (and nothing taken) when it does not. */
+  tryTake(n: number): boolean {
+    this.refill();
+    if (this.tokens < n) return false;
+    this.tokens -= n;
+    return true;
   }
 
   /** Milliseconds until the box may send again; 0 when it may now. */
@@ -49,7 +57,7 @@ export class BodyBucket {
 export class BodyBudget {
   private readonly rate: number;
   private readonly burst: number;
-  private readonly buckets = new Map<string, BodyBucket>();
+  private readonly buckets = new Map<string, TokenBucket>();
 
   constructor(opts: BodyBudgetOptions = {}) {
     this.rate = opts.bytesPerSecond ?? DEFAULT_BODY_BYTES_PER_SECOND;
@@ -68,7 +76,7 @@ export class BodyBudget {
    */
   meter(req: IncomingMessage, boxId: string): void {
     let bucket = this.buckets.get(boxId);
-    if (!bucket) this.buckets.set(boxId, (bucket = new BodyBucket(this.rate, this.burst)));
+    if (!bucket) this.buckets.set(boxId, (bucket = new TokenBucket(this.rate, this.burst)));
     const b = bucket;
     const stream = req as unknown as { push: (chunk: unknown, enc?: BufferEncoding) => boolean; _read: (n: number) => void };
     const push = stream.push.bind(req);

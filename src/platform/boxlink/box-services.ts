@@ -16,7 +16,7 @@ import { createServer as createNetServer, type Server as NetServer, type Socket 
 import { join } from 'node:path';
 import type { Logger } from '../../lib/logger.js';
 import type { RuntimeDriver } from '../../runtime/driver.js';
-import { BodyBudget, type BodyBudgetOptions } from './body-budget.js';
+import { TokenBucket, BodyBudget, type BodyBudgetOptions } from './body-budget.js';
 
 /** Handles a request from a box; `boxId` is the devbox whose link the connection came through. */
 export type BoxServiceHandler = (req: IncomingMessage, res: ServerResponse, boxId: string) => void | Promise<void>;
@@ -32,6 +32,8 @@ export interface BoxServicesOptions {
   headersTimeoutMs?: number;
   /** What request bodies may cost per box (see body-budget.ts). */
   bodyBudget?: BodyBudgetOptions;
+  /** New connections a box may open per second, after a burst of twice that (default 200). */
+  connectionsPerSecond?: number;
   /** Whether the box may use the service under `prefix` (its network policy); refused requests get 403. */
   allows?: (boxId: string, prefix: string) => boolean;
 }
@@ -45,6 +47,8 @@ interface Link {
   server: NetServer;
   path: string;
   sockets: Set<Socket>;
+  /** Connections the box may still open (each is accepted and parsed on the server's main thread). */
+  opens: TokenBucket;
 }
 
 export class BoxServices {
@@ -112,9 +116,13 @@ export class BoxServices {
   /** Gives a running box its link (replacing an earlier one). */
   async link(boxId: string): Promise<void> {
     await this.unlink(boxId);
-    const link: Link = { server: createNetServer({ allowHalfOpen: true }), path: this.socketPath(boxId), sockets: new Set() };
+    const rate = this.opts.connectionsPerSecond ?? 200;
+    const link: Link = { server: createNetServer({ allowHalfOpen: true }), path: this.socketPath(boxId), sockets: new Set(), opens: new TokenBucket(rate, 2 * rate) };
     link.server.maxConnections = MAX_CONNECTIONS_PER_BOX;
     link.server.on('connection', (socket) => {
+      // A box that opens connections faster than that gets them closed unread: a loop of connections that
+      // each send a request would otherwise keep the main thread parsing for it.
+      if (!link.opens.tryTake(1)) return void socket.destroy();
       this.owners.set(socket, boxId);
       link.sockets.add(socket);
       socket.on('close', () => link.sockets.delete(socket));

@@ -27,7 +27,7 @@ for (const open of [openSqlite, openPostgres]) {
     let db: Backend;
     const ready = (async () => (db = await open()))();
     after(async () => (await ready).close());
-    const configsOn = (which: 'a' | 'b') => new GatewayConfigService(new SqlGatewayStore(db[which].db), () => secrets);
+    const configsOn = (which: 'a' | 'b') => new GatewayConfigService(new SqlGatewayStore(db[which].db), () => secrets, () => sealer);
 
     test('two servers creating one name at once: exactly one config, the other a 400', async () => {
       await ready;

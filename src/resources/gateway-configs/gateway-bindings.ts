@@ -7,6 +7,7 @@ import type { CreateDevboxInput } from '../devboxes/create-input.js';
 import type { CreateResolution } from '../devboxes/extensions.js';
 import { TERMINAL, type Devbox } from '../devboxes/types.js';
 import type { GatewayConfigService } from './gateway-config-service.js';
+import { sealGatewayHeaders } from './reseal.js';
 import { SqlGatewayStore } from './sql-gateway-store.js';
 import type { GatewayBinding, GatewayConfig, SecretLookup, TokenSealer } from './types.js';
 
@@ -143,8 +144,12 @@ export class GatewayBindings {
     if (await this.ended(devboxId)) await this.store.deleteBindingsOf(devboxId);
   }
 
-  /** At start: tokens of boxes that ended while no server watched them go. */
-  reconcile(): Promise<number> {
+  /**
+   * At start: tokens of boxes that ended while no server watched them go, and literal header values
+   * written in clear by an earlier version are sealed.
+   */
+  async reconcile(): Promise<number> {
+    await this.db.transaction((tx) => sealGatewayHeaders(tx.db, this.sealer()));
     return this.store.deleteBindingsOfEndedBoxes();
   }
 

@@ -9,7 +9,7 @@ import {
   writeKeyFile,
   type MasterKey,
 } from './master-key.js';
-import { resealGatewayTokens } from '../gateway-configs/reseal.js';
+import { resealGatewayTokens, sealGatewayHeaders } from '../gateway-configs/reseal.js';
 import { resealMcp } from '../mcp-configs/reseal.js';
 import { Sealer } from './sealer.js';
 import { aadOf } from './secret-service.js';
@@ -92,8 +92,9 @@ export async function rotateKey(store: Store, opts: RotateOptions): Promise<Rota
   }
   // What the MCP module keeps sealed (box tokens, literal header values) goes under the new key too.
   resealed += await store.transaction((tx) => resealMcp(tx.db, sealer, target.id));
-  // And the agent gateway's box tokens.
+  // And the agent gateway's box tokens and literal header values.
   resealed += await store.transaction((tx) => resealGatewayTokens(tx.db, sealer, target.id));
+  resealed += await store.transaction((tx) => sealGatewayHeaders(tx.db, sealer, target.id));
   if (file) writeKeyFile(file, [target]);
   return { keyId: target.id, resealed, notes };
 }

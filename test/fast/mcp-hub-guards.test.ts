@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
@@ -8,6 +10,7 @@ import { buildMcp } from '../../src/resources/mcp-configs/index.js';
 import { toolMatcher } from '../../src/resources/mcp-configs/hub/tool-router.js';
 import { MAX_ANSWER_BYTES } from '../../src/resources/mcp-configs/hub/upstreams.js';
 import { buildFastApp, type FastApp } from '../helpers/app.js';
+import { ROOT } from '../helpers/server.js';
 import { startUpstreamMcp, type UpstreamMcp } from '../helpers/mcp-upstream.js';
 
 /**
@@ -119,6 +122,33 @@ describe('a secret value in the hub', () => {
     const gone = await call(b.url, b.token, 'github-gh_echo', { text: '3' });
     assert.match(gone.body.error.message, /upstream MCP server of config mcp_\w+ \(github-all\).*secret/);
     assert.equal(gh.seen.length, seen, 'nothing went upstream');
+  });
+});
+
+describe('mcp beside the rest of a create', () => {
+  test('an mcp key that secrets or environment_variables set too, or RL_MCP_* in environment_variables, is a 400', async () => {
+    const cases: [Json, RegExp][] = [
+      [{ secrets: { GH: 'PLAIN' }, mcp: { GH: { mcp_config: 'github-all', secret: 'PLAIN' } } }, /^mcp: the variable GH is also set by secrets/],
+      [{ environment_variables: { GH: 'x' }, mcp: { GH: { mcp_config: 'github-all', secret: 'PLAIN' } } }, /^mcp: the variable GH is also set by environment_variables/],
+      [{ environment_variables: { RL_MCP_URL: 'http://elsewhere/mcp' }, mcp: { GH: { mcp_config: 'github-all', secret: 'PLAIN' } } }, /^mcp: the variable RL_MCP_URL is also set by environment_variables/],
+      [{ secrets: { RL_MCP_TOKEN: 'PLAIN' }, mcp: { GH: { mcp_config: 'github-all', secret: 'PLAIN' } } }, /^mcp: the variable RL_MCP_TOKEN is also set by secrets/],
+    ];
+    for (const [payload, pattern] of cases) {
+      const res = await f.call({ method: 'POST', url: '/v1/devboxes', payload });
+      assert.equal(res.statusCode, 400, `${JSON.stringify(payload)}: ${res.body}`);
+      assert.match((res.json() as Json).message, pattern);
+    }
+  });
+
+  test('secrets rotate-key passes over a hub token that does not open instead of failing', async () => {
+    const b = await boxWith('github-all', 'PLAIN');
+    await f.deps.store.db.query("UPDATE mcp_tokens SET sealed = 'v1.0000000000000000.AAAA' WHERE devbox_id = ? AND env_name = 'M'", [b.id]);
+    const out = execFileSync(process.execPath, [path.join(ROOT, 'bin/devboxd.js'), 'secrets', 'rotate-key'], { env: { ...process.env, DEVBOXD_DATA_DIR: f.dataDir } });
+    assert.match(String(out), /./);
+    const { rows } = await f.deps.store.db.query<{ sealed: string }>("SELECT sealed FROM mcp_tokens WHERE devbox_id = ? AND env_name = 'RL_MCP_TOKEN'", [b.id]);
+    const keys = await f.deps.store.db.query<{ sealed: string }>("SELECT sealed FROM mcp_tokens WHERE sealed IS NOT NULL AND sealed NOT LIKE 'v1.0000000000000000.%'");
+    assert.equal(new Set(keys.rows.map((r) => r.sealed.split('.')[1])).size, 1, 'every other token is under the new key');
+    assert.ok(rows[0]!.sealed);
   });
 });
 

@@ -40,6 +40,9 @@ for (const open of [openSqlite, openPostgres]) {
       assert.deepEqual((await configs.list(acc.id, page, { name: 'git_' })).items.map((c) => c.name), ['git_hub-a']);
       assert.equal((await configs.list(acc.id, page, { name: 'git' })).totalCount, 3);
       assert.deepEqual((await configs.list(acc.id, page, { search: '_hub' })).items.map((c) => c.id), [a.id]);
+      // Case folded alike on both dialects (LIKE alone folds on SQLite only).
+      assert.deepEqual((await configs.list(acc.id, page, { name: 'GIT_' })).items.map((c) => c.name), ['git_hub-a']);
+      assert.equal((await configs.list(acc.id, page, { search: 'XHUB' })).totalCount, 2);
       await assert.rejects(configs.resolve(acc.id, 'gitXhub-b', 'f'), /more than one MCP config is named "gitXhub-b"/);
       assert.equal((await configs.resolve(acc.id, 'git_hub-a', 'f')).id, a.id);
       assert.deepEqual(await configs.headerValues(a), [['X-A', 'literal', null], ['X-B', 'value of sec_S', 'sec_S']]);

@@ -29,6 +29,22 @@ for (const open of [openSqlite, openPostgres]) {
     after(async () => (await ready).close());
     const configsOn = (which: 'a' | 'b') => new GatewayConfigService(new SqlGatewayStore(db[which].db), () => secrets, () => sealer);
 
+    test('ids order bytewise: an id cursor pages the same on both dialects', async () => {
+      await ready;
+      const acc = await account(db.a);
+      for (const id of ['gwc_B', 'gwc_a', 'gwc__']) {
+        await db.a.db.query("INSERT INTO gateway_configs (id, account_id, name, endpoint, auth_type, custom_headers, create_time_ms) VALUES (?, ?, ?, 'https://x', 'bearer', '[]', 0)", [id, acc.id, id]);
+      }
+      const { rows } = await db.a.db.query<{ id: string }>('SELECT id FROM gateway_configs WHERE account_id = ? ORDER BY id', [acc.id]);
+      assert.deepEqual(rows.map((r) => r.id), ['gwc_B', 'gwc__', 'gwc_a']);
+      // Whatever the cluster's locale (the test cluster's may be C already), the columns say so themselves.
+      if (db.a.db.dialect !== 'postgres') return;
+      const cols = await db.a.db.query<{ table_name: string; collation_name: string | null }>(
+        "SELECT table_name, collation_name FROM information_schema.columns WHERE column_name = 'id' AND table_name IN ('gateway_configs', 'gateway_bindings') ORDER BY table_name",
+      );
+      assert.deepEqual(cols.rows.map((r) => [r.table_name, r.collation_name]), [['gateway_bindings', 'C'], ['gateway_configs', 'C']]);
+    });
+
     test('two servers creating one name at once: exactly one config, the other a 400', async () => {
       await ready;
       const acc = await account(db.a);

@@ -136,7 +136,10 @@ for (const open of [openSqlite, openPostgres]) {
       await db.a.devboxes.insert(ended);
       await store.insertBinding({ ...b!, id: 'gwb_ended', devboxId: ended.id, tokenHash: 'h-ended' });
       assert.ok((await store.deleteBindingsOfEndedBoxes()) >= 1);
-      assert.deepEqual(await store.bindingsOf(ended.id), []);
+      // The create request's binding stays (gateway_specs), without its token.
+      assert.deepEqual((await store.bindingsOf(ended.id)).map((x) => [x.prefix, x.tokenHash, x.tokenSealed]), [[b!.prefix, 'ended:gwb_ended', '']]);
+      assert.equal(await store.findBindingByTokenHash('h-ended'), undefined);
+      assert.equal(await store.deleteBindingsOfEndedBoxes(), 0, 'done once');
       assert.equal((await store.bindingsOf(d.id)).length, 1, 'a running box keeps its tokens');
     });
   });

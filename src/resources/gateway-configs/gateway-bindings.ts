@@ -92,7 +92,8 @@ export class GatewayBindings {
   async environment(devbox: Devbox): Promise<Record<string, string>> {
     const env: Record<string, string> = {};
     for (const b of await this.store.bindingsOf(devbox.id)) {
-      if (b.prefix === null) continue;
+      // No token: the box ended (its binding stays for gateway_specs only), and it gets none again.
+      if (b.prefix === null || b.tokenSealed === '') continue;
       env[`${b.prefix}_URL`] = this.urlOf(b.id);
       env[b.prefix] = await this.tokenOf(b);
     }

@@ -140,6 +140,7 @@ for (const open of [openSqlite, openPostgres]) {
       assert.deepEqual((await store.bindingsOf(ended.id)).map((x) => [x.prefix, x.tokenHash, x.tokenSealed]), [[b!.prefix, 'ended:gwb_ended', '']]);
       assert.equal(await store.findBindingByTokenHash('h-ended'), undefined);
       assert.equal(await store.deleteBindingsOfEndedBoxes(), 0, 'done once');
+      assert.equal(await resealGatewayTokens(db.a.db, new Sealer(new StaticKeys(generateKey())), 'k'), 0, 'ended bindings and texts that do not open are passed over');
       assert.equal((await store.bindingsOf(d.id)).length, 1, 'a running box keeps its tokens');
     });
   });

@@ -10,11 +10,11 @@ import { gatewayHeaderAad } from './gateway-config-service.js';
  */
 export async function resealGatewayTokens(db: SqlExecutor, sealer: Pick<Sealer, 'open' | 'seal'>, keyId: string): Promise<number> {
   let n = 0;
-  const { rows } = await db.query<{ id: string; token_sealed: string }>('SELECT id, token_sealed FROM gateway_bindings');
+  const { rows } = await db.query<{ id: string; token_sealed: string }>("SELECT id, token_sealed FROM gateway_bindings WHERE token_sealed <> ''");
   for (const r of rows) {
-    if (Sealer.keyIdOf(r.token_sealed) === keyId) continue;
     let token: string;
     try {
+      if (Sealer.keyIdOf(r.token_sealed) === keyId) continue;
       token = sealer.open(r.token_sealed, r.id);
     } catch {
       continue;
@@ -48,8 +48,9 @@ export async function sealGatewayHeaders(db: SqlExecutor, sealer: Pick<Sealer, '
         changed = true;
         return { name: h.name, value: null, sealedValue: sealer.seal(h.value, aad), secretId: null };
       }
-      if (!keyId || !h.sealedValue || Sealer.keyIdOf(h.sealedValue) === keyId) return h;
+      if (!keyId || !h.sealedValue) return h;
       try {
+        if (Sealer.keyIdOf(h.sealedValue) === keyId) return h;
         const sealedValue = sealer.seal(sealer.open(h.sealedValue, aad), aad);
         changed = true;
         return { ...h, sealedValue };

@@ -14,7 +14,13 @@ import type { StoredHeader } from './types.js';
  */
 export async function resealMcp(db: SqlExecutor, sealer: Pick<Sealer, 'open' | 'seal'>, keyId: string): Promise<number> {
   let n = 0;
-  const under = (sealed: string) => Sealer.keyIdOf(sealed) === keyId;
+  const under = (sealed: string) => {
+    try {
+      return Sealer.keyIdOf(sealed) === keyId;
+    } catch {
+      return false; // not a sealed text: `again` passes over it
+    }
+  };
   const tokens = await db.query<{ hash: string; devbox_id: string; env_name: string; sealed: string }>(
     'SELECT hash, devbox_id, env_name, sealed FROM mcp_tokens WHERE sealed IS NOT NULL',
   );

@@ -8,7 +8,8 @@ import { after, before, describe, test } from 'node:test';
 import pino from 'pino';
 import { buildMcp } from '../../src/resources/mcp-configs/index.js';
 import { toolMatcher } from '../../src/resources/mcp-configs/hub/tool-router.js';
-import { MAX_ANSWER_BYTES } from '../../src/resources/mcp-configs/hub/upstreams.js';
+import { MAX_ANSWER_BYTES, Upstreams } from '../../src/resources/mcp-configs/hub/upstreams.js';
+import type { McpConfig } from '../../src/resources/mcp-configs/types.js';
 import { buildFastApp, type FastApp } from '../helpers/app.js';
 import { ROOT } from '../helpers/server.js';
 import { startUpstreamMcp, type UpstreamMcp } from '../helpers/mcp-upstream.js';
@@ -149,6 +150,23 @@ describe('mcp beside the rest of a create', () => {
     const keys = await f.deps.store.db.query<{ sealed: string }>("SELECT sealed FROM mcp_tokens WHERE sealed IS NOT NULL AND sealed NOT LIKE 'v1.0000000000000000.%'");
     assert.equal(new Set(keys.rows.map((r) => r.sealed.split('.')[1])).size, 1, 'every other token is under the new key');
     assert.ok(rows[0]!.sealed);
+  });
+});
+
+describe('a box that stops', () => {
+  test('a request that began before its box stopped closes the upstream connection it made afterwards', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const up = new Upstreams(async () => (await gate, [['authorization', 'Bearer x']]), { connectTimeoutMs: 2000, callTimeoutMs: 2000 }, pino({ level: 'silent' }));
+    const config: McpConfig = { id: 'mcp_t', accountId: 'a', name: 'gh', endpoint: gh.url, allowedTools: ['*'], auth: { type: 'bearer', key: null }, description: null, customHeaders: [], createTimeMs: 0, updateTimeMs: 0 };
+    const late = up.listTools('dbx_stopping', config, 'sec_1');
+    up.closeBox('dbx_stopping'); // the box stops while the request waits for its headers
+    release();
+    assert.ok((await late).length > 0);
+    assert.equal(up.size, 0, 'the connection made after the stop is closed');
+    await up.listTools('dbx_running', config, 'sec_1');
+    assert.equal(up.size, 1, 'a running box keeps its connection');
+    up.closeAll();
   });
 });
 

@@ -45,6 +45,14 @@ interface Entry {
  */
 export class Upstreams {
   private readonly entries = new Map<string, Entry>();
+  /**
+   * A request that began before its box stopped may connect after `closeBox`: it closes its connection when
+   * it ends. `closes` holds, per box, the count of `use` calls begun when the box last stopped; it empties
+   * whenever no call is running.
+   */
+  private begun = 0;
+  private running = 0;
+  private readonly closes = new Map<string, number>();
 
   constructor(
     private readonly headers: HeaderSource,
@@ -75,6 +83,7 @@ export class Upstreams {
 
   /** Closes the box's upstream connections (the box stopped). */
   closeBox(boxId: string): void {
+    if (this.running) this.closes.set(boxId, this.begun);
     for (const e of [...this.entries.values()]) if (e.boxId === boxId) this.drop(e);
   }
 
@@ -82,7 +91,25 @@ export class Upstreams {
     for (const e of [...this.entries.values()]) this.drop(e);
   }
 
+  /** Upstream connections open now. */
+  get size(): number {
+    return this.entries.size;
+  }
+
   private async use<T>(boxId: string, config: McpConfig, secretId: string, fn: (c: Client) => Promise<T>, signal?: AbortSignal): Promise<T> {
+    const call = ++this.begun;
+    this.running++;
+    let e: Entry | undefined;
+    try {
+      return await this.useEntry(boxId, config, secretId, fn, (x) => (e = x), signal);
+    } finally {
+      const closedAt = this.closes.get(boxId);
+      if (e && closedAt !== undefined && closedAt >= call) this.drop(e);
+      if (--this.running === 0) this.closes.clear();
+    }
+  }
+
+  private async useEntry<T>(boxId: string, config: McpConfig, secretId: string, fn: (c: Client) => Promise<T>, got: (e: Entry) => void, signal?: AbortSignal): Promise<T> {
     let headers: [string, string][];
     try {
       headers = await this.headers(config, secretId);
@@ -94,6 +121,7 @@ export class Upstreams {
       throw upstreamError(config, new McpError(ErrorCode.InternalError, why));
     }
     const e = this.entry(boxId, config, secretId, headers);
+    got(e);
     try {
       return await fn(await e.client);
     } catch (err) {

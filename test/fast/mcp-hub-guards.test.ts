@@ -187,7 +187,7 @@ describe('allowed_tools', () => {
     for (const [patterns, services, tool, want] of cases) assert.equal(toolMatcher(patterns, services)(tool), want, `${JSON.stringify(patterns)} ${tool}`);
   });
 
-  test('through the hub: "*gh*" of a gh-… config lists and allows only tools with gh in their own name', async () => {
+  test('through the hub: "*echo*" lists and allows only tools with echo in their own name, whatever the config is named', async () => {
     await ok('POST', '/v1/mcp-configs', { name: 'gh-narrow', endpoint: gh.url, allowed_tools: ['*echo*'] });
     const b = await boxWith('gh-narrow', 'PLAIN');
     const list = await rpc(b.url, b.token, { jsonrpc: '2.0', id: 1, method: 'tools/list' });

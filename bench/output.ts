@@ -28,6 +28,9 @@ function dirBytes(dir: string): number {
   return sum;
 }
 
+/** Execution output on the host: the spool and, since output is sealed into blobs, the blob store's part. */
+const outputBytes = (s: TestServer) => dirBytes(path.join(s.dataDir, 'executions')) + dirBytes(path.join(s.dataDir, 'blobs', 'executions'));
+
 async function healthz(url: string, until: () => boolean, server: TestServer, rss: number[]): Promise<number[]> {
   const lat: number[] = [];
   while (!until()) {
@@ -74,7 +77,7 @@ async function measure(label: string, start: typeof startHere): Promise<void> {
     const floodEnd = Date.now() + SECONDS * 1000;
     const flood = await healthz(server.url, () => Date.now() > floodEnd, server, rss);
     const done = await api.devboxes.executions.awaitCompleted(box.id, e.execution_id);
-    const onHost = dirBytes(path.join(server.dataDir, 'executions'));
+    const onHost = outputBytes(server);
     // Untruncated output is all on the host; truncated output's end offset comes from its stream.
     const written = done.stdout_truncated && onHost < 256 * MiB ? await lastOffset(server, box.id, e.execution_id) : onHost;
     for (const [what, xs] of [['idle', idle], [`during a ${SECONDS} s \`yes\` flood`, flood]] as const) {
@@ -87,7 +90,7 @@ async function measure(label: string, start: typeof startHere): Promise<void> {
     );
     await box.shutdown();
     await sleep(500);
-    rows.push(`| ${label} | after shutdown: ${fmt(dirBytes(path.join(server.dataDir, 'executions')) / MiB)} MiB of output left on the host | | | | |`);
+    rows.push(`| ${label} | after shutdown: ${fmt(outputBytes(server) / MiB)} MiB of output left on the host | | | | |`);
 
     const box2 = await server.sdk().devbox.create({ name: 'bench-files' });
     await api.devboxes.execute(box2.id, { command: `yes abcdefghijklmnopqrstuvwxyz0123456789 | head -c ${FILE_BYTES} > big.txt` });

@@ -11,10 +11,12 @@
  *   -d: the directory OVERLAY_OPTS's relative paths start from. The box reads the options back in
  *       /proc/self/mountinfo, so relative names there keep the host's paths out of its sight.
  *   -b bind-mounts a host cgroup directory read-only at /sys/fs/cgroup/SUBDIR ("" = /sys/fs/cgroup).
+ *   -V HOSTIF,HOST_ADDR,BOX_ADDR gives the box eth0, a veth to the host (boxnet.c); without it, only lo.
  */
 #define _GNU_SOURCE
 #include "common.h"
 #include "forkd.h"
+#include "boxnet.h"
 #include "idmap.h"
 #include "launch.h"
 
@@ -40,7 +42,7 @@
 
 #define MAX_LIST 16
 
-static const char *root_dir, *overlay_opts, *hostname, *layer_dir, *forkd_sock;
+static const char *root_dir, *overlay_opts, *hostname, *layer_dir, *forkd_sock, *net_spec;
 static const char *cgroup_procs[MAX_LIST], *idmapped[MAX_LIST];
 static int n_idmapped, max_commands = 256, idmap_fd = -1;
 /* Host uid/gid that box id 0 maps to: the box's own range (BOX_ID_BASE, the canonical range, without -i). */
@@ -184,6 +186,8 @@ static void __attribute__((noreturn)) init_main(int ready_fd, int go_fd, char **
   /* The cgroup namespace is rooted at the box cgroup the launcher joined before the fork. */
   if (unshare(CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWNET | CLONE_NEWCGROUP) != 0)
     die(1, "unshare");
+  /* The launcher links the new network namespace while this builds the root filesystem. */
+  if (net_spec && write(ready_fd, "n", 1) != 1) die(1, "launcher gone");
   setup_root();
   if (sethostname(hostname, strlen(hostname)) != 0) die(1, "sethostname");
   loopback_up();
@@ -243,7 +247,7 @@ int main(int argc, char **argv) {
   progname = "boxinit";
   args_end = argv[argc - 1] + strlen(argv[argc - 1]) + 1;
   int opt;
-  while ((opt = getopt(argc, argv, "r:o:n:d:c:b:i:m:x:N:")) != -1) {
+  while ((opt = getopt(argc, argv, "r:o:n:d:c:b:i:m:x:N:V:")) != -1) {
     switch (opt) {
       case 'r': root_dir = optarg; break;
       case 'o': overlay_opts = optarg; break;
@@ -253,6 +257,7 @@ int main(int argc, char **argv) {
       case 'm': if (n_idmapped < MAX_LIST) idmapped[n_idmapped++] = optarg; break;
       case 'x': forkd_sock = optarg; break;
       case 'N': max_commands = atoi(optarg); break;
+      case 'V': net_spec = optarg; break;
       case 'c': if (n_procs < MAX_LIST) cgroup_procs[n_procs++] = optarg; break;
       case 'b':
         if (n_binds < MAX_LIST && strchr(optarg, ':')) cgroup_binds[n_binds++] = optarg;
@@ -290,6 +295,14 @@ int main(int argc, char **argv) {
   close(ready[1]);
   close(go[0]);
   char c;
+  /* With a link, the init reports "n" once it has its network namespace: eth0 is made while it mounts. */
+  if (net_spec) {
+    if (read(ready[0], &c, 1) != 1) {
+      kill(pid, SIGKILL);
+      return 1;
+    }
+    boxnet_setup(pid, net_spec);
+  }
   /* The init reports "u" once it sits in its new user namespace; an early EOF means it failed and
    * already said why on the shared stderr. */
   if (read(ready[0], &c, 1) != 1) {

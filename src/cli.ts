@@ -5,7 +5,7 @@ import { openStore } from './platform/store/open.js';
 import type { Store } from './platform/store/types.js';
 import { startServer } from './main.js';
 import { MODULE_SCHEMAS } from './resources/index.js';
-import { rotateKey } from './resources/secrets/rotate-key.js';
+import { pruneKeys, rotateKey } from './resources/secrets/rotate-key.js';
 
 const USAGE = `usage:
   devboxd serve                         start the server (env: DEVBOXD_HOST, DEVBOXD_PORT, DEVBOXD_DATA_DIR, ...)
@@ -16,7 +16,11 @@ const USAGE = `usage:
   devboxd secrets rotate-key [--new-key-file FILE]
                                         re-encrypt every secret under a new master key (FILE or
                                         DEVBOXD_NEW_SECRET_KEY: base64 of 32 bytes; default: a fresh key
-                                        in <data>/secret.key, or DEVBOXD_SECRET_KEY when that is set)`;
+                                        in <data>/secret.key, or DEVBOXD_SECRET_KEY when that is set); the old
+                                        keys stay in the key file, retired, until --prune
+  devboxd secrets rotate-key --prune    drop retired keys once nothing is sealed under them (checked under
+                                        the database's write lock); with DEVBOXD_SECRET_KEY, checks that
+                                        DEVBOXD_SECRET_KEY_PREVIOUS can go`;
 
 /**
  * The operator CLI; account commands open the same database the server uses (DEVBOXD_DATABASE_URL, else
@@ -61,6 +65,14 @@ export async function runCli(argv: string[]): Promise<number> {
   }
   if (cmd === 'secrets' && sub === 'rotate-key') {
     const rest = argv.slice(2);
+    if (rest.length === 1 && rest[0] === '--prune') {
+      return withStore(config, async (store) => {
+        const r = await pruneKeys(store, { dataDir: config.dataDir, secretKey: config.secretKey, previousKeys: config.secretKeyPrevious });
+        process.stdout.write(`re-encrypted ${r.resealed} texts left under retired keys; dropped ${r.dropped.length ? r.dropped.join(', ') : 'no key'}; current key ${r.keyId}\n`);
+        for (const note of r.notes) process.stdout.write(`${note}\n`);
+        return 0;
+      });
+    }
     const flag = rest.indexOf('--new-key-file');
     if ((flag >= 0 && !rest[flag + 1]) || rest.length !== (flag >= 0 ? 2 : 0)) {
       process.stderr.write(`${USAGE}\n`);

@@ -1,5 +1,6 @@
 import os from 'node:os';
 import path from 'node:path';
+import { loadNetworkConfig, type NetworkConfig } from './network-config.js';
 
 /** Every setting devboxd reads, parsed once at start and passed in; nothing reads process.env elsewhere. */
 export interface Config {
@@ -56,6 +57,8 @@ export interface Config {
    * gateway) answer. Below 1024 by default: box root cannot bind such a port, so no tenant can take it.
    */
   boxServicesPort: number;
+  /** Box networking and egress (DEVBOXD_NETWORK, DEVBOXD_BOX_SUBNET, DEVBOXD_EGRESS_DENY, ...); see network-config.ts. */
+  network: NetworkConfig;
 }
 
 const MiB = 1024 * 1024;
@@ -124,5 +127,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secretKey,
     secretKeyPrevious,
     boxServicesPort: int('DEVBOXD_BOX_SERVICES_PORT', env.DEVBOXD_BOX_SERVICES_PORT, 1023, 1, 65535),
+    network: loadNetworkConfig(env, (name, def, min, max) => int(name, env[name], def, min, max)),
   });
 }

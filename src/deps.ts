@@ -13,6 +13,8 @@ import { executionExtensions } from './resources/executions/devbox-extensions.js
 import { DevboxLog } from './resources/executions/devbox-log.js';
 import { ExecutionService } from './resources/executions/execution-service.js';
 import { OutputBudget } from './resources/executions/output-budget.js';
+import { OutputStorage } from './resources/executions/output-storage.js';
+import { FsBlobStore } from './platform/blob/fs-blob-store.js';
 import { FileService } from './resources/files/file-service.js';
 import { buildAgentGateway, GATEWAY_PREFIX, type AgentGateway } from './resources/gateway-configs/index.js';
 import { secretExtensions } from './resources/secrets/devbox-extensions.js';
@@ -23,7 +25,7 @@ import { buildMcp, type McpModule } from './resources/mcp-configs/index.js';
 import { snapshotLayersResolver, snapshotShutdownGuard } from './resources/snapshots/devbox-extensions.js';
 import { JobRunner } from './platform/jobs/job-runner.js';
 import { CAPTURE_JOB, SnapshotService } from './resources/snapshots/snapshot-service.js';
-import { SUSPEND_JOB, SuspendService } from './resources/snapshots/suspend-service.js';
+import { RESUME_JOB, SUSPEND_JOB, SuspendService } from './resources/snapshots/suspend-service.js';
 import { Gate } from './lib/gate.js';
 import { BoxServices, boxServicesExtensions, boxServicesUrl } from './platform/boxlink/index.js';
 import type { Logger } from './lib/logger.js';
@@ -32,6 +34,8 @@ import { createRuntime } from './runtime/index.js';
 import { openStore } from './platform/store/open.js';
 import type { IdempotencyStore, Store } from './platform/store/types.js';
 import { MODULE_SCHEMAS } from './resources/index.js';
+import { networkPolicyExtensions } from './resources/network-policies/devbox-extensions.js';
+import { NetworkPolicyService } from './resources/network-policies/network-policy-service.js';
 
 /** The composition root: every store, driver and service is built once, here, with explicit arguments. */
 export interface Deps {
@@ -51,6 +55,7 @@ export interface Deps {
   /** The authenticated cipher under the master key (secret values; reusable for tokens). */
   sealer: Sealer;
   secrets: SecretService;
+  networkPolicies: NetworkPolicyService;
   /** MCP configs, the box tokens and the MCP hub (served to boxes at /mcp on the box-services link). */
   mcp: McpModule;
   /** Bounds the read_file_contents / write_file_contents requests held in memory at once. */
@@ -77,11 +82,15 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
       logger: logger.child({ component: 'runtime' }),
       maxCommandsPerBox: config.maxExecutionsPerDevbox,
       maxCommands: config.maxExecutions,
+      egress: config.network.enabled ? egressConfig(config) : undefined,
     });
   await runtime.prepare();
 
   const accounts = new AccountService(store);
-  const sealer = new Sealer(openKeySource({ dataDir: config.dataDir, secretKey: config.secretKey, previousKeys: config.secretKeyPrevious }));
+  const keyLog = logger.child({ component: 'secrets' });
+  const sealer = new Sealer(
+    openKeySource({ dataDir: config.dataDir, secretKey: config.secretKey, previousKeys: config.secretKeyPrevious, warn: (msg) => keyLog.warn(msg) }),
+  );
   const secrets = new SecretService(store, sealer, logger.child({ component: 'secrets' }));
   await secrets.checkKeys();
   const secretsForBoxes = secretExtensions(secrets, store, logger.child({ component: 'secrets' }));
@@ -92,7 +101,16 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   // Features plug into the devbox core through its extension points; services built later are reached by
   // thunks (called only once a box boots or a request arrives, when everything below exists).
   const boxProcesses = executionExtensions(() => executions.processes);
-  const boxServices = new BoxServices({ runtime, dataDir: config.dataDir, port: config.boxServicesPort, log: logger.child({ component: 'box-services' }) });
+  const networkPolicies = new NetworkPolicyService(store, node, logger.child({ component: 'network-policies' }), () => egress.changed);
+  const egress = networkPolicyExtensions({
+    policies: () => networkPolicies,
+    store: networkPolicies.policies,
+    runtime,
+    config: config.network,
+    log: logger.child({ component: 'egress' }),
+  });
+  const boxServices = new BoxServices({ runtime, dataDir: config.dataDir, port: config.boxServicesPort, log: logger.child({ component: 'box-services' }),
+    allows: (box, prefix) => egress.allowsService(box, prefix) });
   boxServices.start();
   boxServices.route('/mcp', mcp.hub.handle);
   const boxLink = boxServicesExtensions(() => boxServices);
@@ -104,22 +122,24 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   });
   boxServices.route(GATEWAY_PREFIX, gateway.proxy.handle);
   const lifecycle = new Lifecycle(devboxStore, runtime, events, logger.child({ component: 'lifecycle' }), {
-    bootSteps: [boxLink.bootStep, fileMountsStep, boxProcesses.bootStep],
+    bootSteps: [egress.bootStep, boxLink.bootStep, fileMountsStep, boxProcesses.bootStep],
     onRunning: [boxProcesses.onRunning],
-    onStopped: [boxLink.onStopped, boxProcesses.onStopped, mcp.devbox.onStopped, gateway.devbox.onStopped],
+    onStopped: [egress.onStopped, boxLink.onStopped, boxProcesses.onStopped, mcp.devbox.onStopped, gateway.devbox.onStopped],
   });
   const devboxes = new DevboxService(store, lifecycle, events, logger.child({ component: 'devboxes' }), {
     maxCpuCores: config.maxCpuCores,
     maxMemoryGiB: config.maxMemoryGiB,
   }, node, {
-    resolvers: [secretsForBoxes.resolver, mcp.devbox.resolver, unknownBlueprints, snapshotLayersResolver(() => snapshots), gateway.devbox.resolver],
+    resolvers: [secretsForBoxes.resolver, egress.resolver, mcp.devbox.resolver, unknownBlueprints, snapshotLayersResolver(() => snapshots), gateway.devbox.resolver],
     environment: [secretsForBoxes.environment, mcp.devbox.environment, gateway.devbox.environment],
     enrichers: [mcp.devbox.enricher, gateway.devbox.enricher],
     shutdownGuards: [snapshotShutdownGuard(() => snapshots)],
   });
 
   const devboxLog = new DevboxLog(store.logs, logger.child({ component: 'devbox-log' }));
-  const outputs = new OutputBudget(path.join(config.dataDir, 'executions'), {
+  // The blob store is chosen here (local files; S3 later): execution output's sealed segments live in it.
+  const blobs = await FsBlobStore.open(path.join(config.dataDir, 'blobs'));
+  const outputs = new OutputBudget(new OutputStorage(path.join(config.dataDir, 'executions'), blobs), {
     streamMaxBytes: config.executionOutputMaxBytes,
     boxMaxBytes: config.executionOutputBoxMaxBytes,
     retentionMs: config.executionOutputRetentionSeconds * 1000,
@@ -134,14 +154,15 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   const files = new FileService(devboxes, logger.child({ component: 'files' }), { stallMs: config.uploadStallMs });
   // Durable jobs: their handlers reach the services below through closures, called once a job runs.
   const jobs = new JobRunner(store.jobs, node, {
-    [CAPTURE_JOB]: (job) => snapshots.settleCapture(job.subjectId),
-    [SUSPEND_JOB]: (job) => suspend.settleSuspend(job.subjectId),
+    [CAPTURE_JOB]: { run: (job) => snapshots.settleCapture(job.subjectId), exhausted: (job, err) => snapshots.captureFailed(job.subjectId, err) },
+    [SUSPEND_JOB]: { run: (job) => suspend.settleSuspend(job.subjectId), exhausted: (job, err) => suspend.suspendFailed(job.subjectId, err) },
+    [RESUME_JOB]: { run: (job) => suspend.settleResume(job.subjectId), exhausted: (job, err) => suspend.resumeFailed(job.subjectId, err) },
   }, logger.child({ component: 'jobs' }));
   const snapshots = new SnapshotService(store.snapshots, devboxStore, devboxes, runtime, logger.child({ component: 'snapshots' }), jobs, {
     layersDir: path.join(config.dataDir, 'layers'),
     node,
   });
-  const suspend = new SuspendService(devboxes, devboxStore, lifecycle, snapshots, logger.child({ component: 'suspend' }), jobs, (id) => files.stopWrites(id));
+  const suspend = new SuspendService(devboxes, store, lifecycle, snapshots, logger.child({ component: 'suspend' }), jobs, (id) => files.stopWrites(id));
   const supervisor = new Supervisor(devboxStore, runtime, lifecycle, logger.child({ component: 'supervisor' }), node, (d) => suspend.suspendIdle(d));
   // Snapshots caught in progress and devboxes caught suspending are settled by their jobs, before the layer
   // collection and the supervisor's reconcile look at them.
@@ -154,6 +175,8 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   await gateway.bindings.reconcile();
   // Adopted boxes lost their link with the previous server: each gets a fresh one.
   await Promise.all([...lifecycle.active.keys()].map((id) => boxServices.link(id).catch((err) => logger.error({ err, devbox: id }, 'box services link failed'))));
+  // Their egress rules and DNS too (the rules survive in the kernel; the policy may have changed meanwhile).
+  await egress.reattach([...lifecycle.active.keys()]);
   await executions.reconcileOutput();
   await mcp.reconcile();
   supervisor.start();
@@ -172,6 +195,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     suspend,
     sealer,
     secrets,
+    networkPolicies,
     mcp,
     fileContentsGate: fairGate(config.fileContentsConcurrency, config.fileContentsQueue),
     fileTransferGate: fairGate(config.fileTransferConcurrency, config.fileTransferQueue),
@@ -180,6 +204,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     async close() {
       await boxServices.close();
       await gateway.proxy.close();
+      egress.close();
       supervisor.stop();
       mcp.close();
       outputs.stop();
@@ -190,6 +215,11 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
       await runtime.close?.();
     },
   };
+}
+
+function egressConfig(config: Config) {
+  const n = config.network;
+  return { subnet: n.boxSubnet, deny: n.egressDeny, bandwidthBytes: n.boxBandwidthMbit * 125_000, maxConnections: n.boxMaxConnections };
 }
 
 /** A gate where one account holds at most half the slots and half the queue: others always get a turn. */

@@ -27,6 +27,21 @@ export interface DataDirLock {
 export async function lockDataDir(dataDir: string): Promise<DataDirLock> {
   fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const file = path.join(dataDir, 'devboxd.lock');
+  const lock = await flockFile(file);
+  if ('busy' in lock) {
+    const who = lock.busy ? `devboxd (pid ${lock.busy})` : 'devboxd';
+    throw new DataDirLockedError(
+      `another ${who} is already serving the data dir ${dataDir} (lock: ${file}); stop it or set DEVBOXD_DATA_DIR to another directory`,
+    );
+  }
+  return lock;
+}
+
+/**
+ * An exclusive flock on `file` (created 0600 if absent, this process's pid written in it) held until
+ * `release()` or this process ends; `{busy: pid}` (0 when unknown) when another process holds it.
+ */
+export async function flockFile(file: string): Promise<DataDirLock | { busy: number }> {
   fs.closeSync(fs.openSync(file, 'a', 0o600));
   if (!fs.existsSync(DIRLOCK)) throw new Error(`${DIRLOCK} is missing: run scripts/setup.sh (npm start does)`);
   const child = spawn(DIRLOCK, [file, String(process.pid)], { stdio: ['pipe', 'pipe', 'inherit'] });
@@ -40,14 +55,8 @@ export async function lockDataDir(dataDir: string): Promise<DataDirLock> {
   lines.close();
   if (first !== 'locked') {
     const code = await exited;
-    const holder = /^busy (\d+)$/.exec(first ?? '')?.[1];
-    if (code === EXIT_BUSY) {
-      const who = holder && holder !== '0' ? `devboxd (pid ${holder})` : 'devboxd';
-      throw new DataDirLockedError(
-        `another ${who} is already serving the data dir ${dataDir} (lock: ${file}); stop it or set DEVBOXD_DATA_DIR to another directory`,
-      );
-    }
-    throw new Error(`could not lock the data dir ${dataDir}: dirlock exited with ${code}`);
+    if (code === EXIT_BUSY) return { busy: Number(/^busy (\d+)$/.exec(first ?? '')?.[1] ?? 0) };
+    throw new Error(`could not lock ${file}: dirlock exited with ${code}`);
   }
   // The helper must not keep the event loop alive; its stdin stays open until release() or this process ends.
   child.unref();

@@ -9,6 +9,8 @@ import { fileRoutes } from './files/routes/index.js';
 import { GATEWAY_SCHEMA, gatewayRoutes } from './gateway-configs/index.js';
 import { healthRoutes } from './health/routes.js';
 import { MCP_SCHEMA, mcpConfigRoutes } from './mcp-configs/index.js';
+import { networkPolicyRoutes } from './network-policies/routes/index.js';
+import { NETWORK_POLICIES_SCHEMA } from './network-policies/schema.js';
 import { secretRoutes } from './secrets/routes/index.js';
 import { SECRETS_SCHEMA } from './secrets/schema.js';
 import { snapshotRoutes } from './snapshots/routes/index.js';
@@ -18,7 +20,7 @@ import { snapshotRoutes } from './snapshots/routes/index.js';
  * the core schema. The core resources (accounts, devboxes, executions, snapshots) predate modules and keep
  * theirs in src/platform/store/{sqlite,postgres}/migrations.ts.
  */
-export const MODULE_SCHEMAS: readonly ModuleSchema[] = [SECRETS_SCHEMA, MCP_SCHEMA, GATEWAY_SCHEMA];
+export const MODULE_SCHEMAS: readonly ModuleSchema[] = [SECRETS_SCHEMA, MCP_SCHEMA, GATEWAY_SCHEMA, NETWORK_POLICIES_SCHEMA];
 
 /** Every resource's routes, each one hop from its path to the file that serves it. */
 export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
@@ -32,4 +34,5 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   await app.register(secretRoutes, { secrets: deps.secrets });
   await app.register(mcpConfigRoutes, { configs: deps.mcp.configs, tokens: deps.mcp.tokens, devboxes: deps.devboxes, hubUrl: deps.mcp.hubUrl });
   await app.register(gatewayRoutes, { gatewayConfigs: deps.gateway.configs, gatewayBindings: deps.gateway.bindings, devboxes: deps.devboxes });
+  await app.register(networkPolicyRoutes, { policies: deps.networkPolicies });
 }

@@ -41,6 +41,32 @@ export interface SpawnSpec {
   asRoot?: boolean;
 }
 
+/** A port or range of one rule of `EgressRules.cidrs`; no protocol means TCP and UDP. */
+export interface EgressPort {
+  port: number;
+  endPort?: number;
+  protocol?: 'TCP' | 'UDP';
+}
+
+/**
+ * What a box may reach beyond its loopback (its network policy, resolved). Whatever it is, the host, other
+ * boxes and the never-reachable addresses stay out of reach; hostnames are allowed by pinning what the box's
+ * DNS answers for them (`pinEgress`).
+ */
+export interface EgressRules {
+  /** Every public address (private ranges still need a CIDR of their own). */
+  allowAll: boolean;
+  /** Canonical IPv4 CIDRs; no ports means every port and protocol. */
+  cidrs: { cidr: string; ports: EgressPort[] }[];
+}
+
+/** A box's end and the host's end of its network link. */
+export interface BoxNetwork {
+  boxAddress: string;
+  /** Where the box's resolver (/etc/resolv.conf) and default route point. */
+  hostAddress: string;
+}
+
 export interface ProcessExit {
   /** Exit code, or null when a signal ended the process. */
   exitCode: number | null;
@@ -111,6 +137,15 @@ export interface RuntimeDriver {
   linkServices(id: string, port: number, socketPath: string): Promise<void>;
   /** Drops a sandbox's services link and every connection through it. Idempotent. */
   unlinkServices(id: string): Promise<void>;
+  /**
+   * The sandbox's network link, or null when it has only a loopback (networking off, or a box from before
+   * it). A new link reaches nothing until `setEgress`.
+   */
+  network(id: string): Promise<BoxNetwork | null>;
+  /** Sets (replaces) what a running sandbox may reach; pinned addresses are dropped. */
+  setEgress(id: string, rules: EgressRules): Promise<void>;
+  /** Lets a sandbox reach `addresses` (DNS answers for allowed names) for `ttlSeconds`. */
+  pinEgress(id: string, addresses: string[], ttlSeconds: number): Promise<void>;
   /** Releases what the driver holds for the server (not the boxes, which keep running). */
   close?(): Promise<void>;
 }

@@ -1,9 +1,11 @@
 /** Chooses the runtime driver at boot. The local Linux driver is the shipped one. */
 import type { RuntimeDriver } from './driver.js';
 import { LinuxDriver } from './linux/driver.js';
+import type { EgressConfig } from './linux/egress.js';
 import type { RuntimeLogger } from './linux/logger.js';
 
 export type { RuntimeLogger } from './linux/logger.js';
+export type { EgressConfig } from './linux/egress.js';
 
 export interface RuntimeOptions {
   /** Per-box state (`boxes/<id>`) and snapshot layers (`layers/<id>`) live here. */
@@ -15,6 +17,8 @@ export interface RuntimeOptions {
   maxCommandsPerBox?: number;
   /** Commands all boxes run at once. */
   maxCommands?: number;
+  /** Every box gets a network link under these bounds; absent, boxes have only a loopback. */
+  egress?: EgressConfig;
 }
 
 export function createRuntime(opts: RuntimeOptions): RuntimeDriver {

@@ -181,7 +181,6 @@ describe('parameters the server does not support are refused', () => {
     ['tunnel', { tunnel: { auth_mode: 'open' } }],
     ['mounts', { mounts: [{ type: 'object_mount', object_id: 'obj_1', object_path: '/x' }] }],
     ['launch_parameters.available_ports', { launch_parameters: { available_ports: [8080] } }],
-    ['launch_parameters.network_policy_id', { launch_parameters: { network_policy_id: 'np_1' } }],
     ['launch_parameters.required_services', { launch_parameters: { required_services: ['postgres'] } }],
     ['body.made_up_field', { made_up_field: 1 }],
     ['body.launch_parameters.made_up', { launch_parameters: { made_up: true } }],

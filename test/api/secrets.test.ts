@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
+import path from 'node:path';
+import Database from 'better-sqlite3';
 import type { Devbox } from '@runloop/api-client/sdk/devbox';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -118,6 +120,23 @@ describe('a secret in a box', () => {
     await sh(afterBox, 'sync');
     assert.deepEqual(filesHolding(VALUE2), []);
     assert.ok(!server.output().includes(VALUE2));
+  });
+
+  test('a bound secret this server cannot open: the command does not start; exit 126 and stderr name the variable and the secret', async () => {
+    const sdk = server.sdk();
+    await sdk.secret.create({ name: 'LOST_KEY', value: VALUE });
+    const box = await newBox({ secrets: { TOKEN: 'LOST_KEY' } });
+    assert.equal(await sh(box, HASH_OF('TOKEN')), sha(VALUE));
+    // Sealed under a key this server does not hold (a lost key file, a server on another key).
+    const db = new Database(path.join(server.dataDir, 'devboxd.db'));
+    db.prepare("UPDATE secrets SET sealed_value = 'v1.00000000deadbeef.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', key_id = '00000000deadbeef' WHERE name = 'LOST_KEY'").run();
+    db.close();
+    const r = await api().devboxes.executeSync(box.id, { command: 'touch ~/ran; echo started' });
+    assert.equal(r.exit_status, 126);
+    assert.equal(r.stdout, '');
+    assert.match(r.stderr, /^devboxd: secrets\.TOKEN: secret LOST_KEY cannot be decrypted by this server: sealed under key 00000000deadbeef.*; the command was not started\n$/);
+    await api().secrets.delete('LOST_KEY');
+    assert.equal(await sh(box, 'test -e ~/ran && echo ran || echo not-run'), 'not-run');
   });
 });
 

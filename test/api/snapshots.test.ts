@@ -277,4 +277,28 @@ describe('a server killed mid-snapshot', () => {
       assert.equal(d.state_transitions.at(-1)?.failure_reason, 'the server stopped while the devbox was suspending');
     }
   });
+
+  test('a devbox caught resuming is resumed at start (running on its disk) or failed with a reason, never left resuming', async () => {
+    // The launch command runs again on resume and holds the box in resuming long enough to be cut.
+    const box = await newBox({ launch_parameters: { launch_commands: ['echo boot >> ~/boots.txt; sleep 2'] } });
+    await sh(box, 'echo keep > keep.txt');
+    await box.suspend();
+    await api().devboxes.awaitSuspended(box.id);
+    const r = await api().devboxes.resume(box.id);
+    assert.equal(r.status, 'resuming');
+    await new Promise((r) => setTimeout(r, 700));
+    assert.equal((await api().devboxes.retrieve(box.id)).status, 'resuming', 'the kill comes mid-resume');
+    await server.restart();
+    const d = await api().devboxes.retrieve(box.id);
+    assert.ok(d.status === 'running' || d.status === 'failure', d.status);
+    if (d.status === 'running') {
+      assert.equal(await sh(box, 'cat keep.txt'), 'keep');
+      assert.equal(await sh(box, 'pgrep -x sleep || echo none'), 'none', 'the cut boot left no process behind');
+      assert.deepEqual(d.state_transitions.map((t) => t.status).slice(-3), ['suspended', 'resuming', 'running']);
+      // One sandbox: the one the restart booted (the cut one was removed).
+      assert.deepEqual(fs.readdirSync(path.join(server.dataDir, 'boxes')).filter((n) => n === box.id), [box.id]);
+    } else {
+      assert.match(d.state_transitions.at(-1)?.failure_reason ?? '', /resum/);
+    }
+  });
 });

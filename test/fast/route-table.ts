@@ -95,6 +95,13 @@ export const ROUTES: Record<string, RouteCase> = {
   'POST /v1/gateway-configs/{id}': { needs: [['RESOURCE_TYPE_ACCOUNT', 'write']], body: { description: 'd' } },
   'POST /v1/gateway-configs/{id}/delete': { needs: [['RESOURCE_TYPE_ACCOUNT', 'write']] },
   'POST /v1/devboxes/{id}/create_gateway_token': { needs: DEVBOX_WRITE, body: { gateway: 'g', secret: 's' } },
+
+  // No network-policy type either: what boxes reach is the devboxes' scope.
+  'POST /v1/network-policies': { needs: DEVBOX_WRITE, body: { name: 'route-table-policy' } },
+  'GET /v1/network-policies': { needs: DEVBOX_READ },
+  'GET /v1/network-policies/{id}': { needs: DEVBOX_READ },
+  'POST /v1/network-policies/{id}': { needs: DEVBOX_WRITE, body: { description: 'x' } },
+  'POST /v1/network-policies/{id}/delete': { needs: DEVBOX_WRITE },
 };
 
 const BOUNDARY = 'devboxd-route-table';

@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { SpawnSpec } from '../../src/runtime/driver.js';
+import { ensureKeyFile, keyFileProblems, openKeySource } from '../../src/resources/secrets/master-key.js';
 import { buildFastApp, type FastApp } from '../helpers/app.js';
 import { ROOT } from '../helpers/server.js';
 
@@ -194,6 +195,70 @@ describe('devboxes', () => {
   });
 });
 
+describe('a bound secret the command cannot get', () => {
+  const started = async (boxId: string, spawned: SpawnSpec[]) => {
+    spawned.length = 0;
+    await ok({ method: 'POST', url: `/v1/devboxes/${boxId}/execute_sync`, payload: { command: 'echo $API_KEY' } });
+    return spawned.at(-1)!;
+  };
+
+  test('a value that does not open: the command is not started; a stand-in names the variable and the secret on stderr and exits 126', async () => {
+    await ok({ method: 'POST', url: '/v1/secrets', payload: { name: 'UNOPENABLE', value: VALUE } });
+    const spawned: SpawnSpec[] = [];
+    f.runtime.run = (spec) => (spawned.push(spec), {});
+    const box = await ok<{ id: string }>({ method: 'POST', url: '/v1/devboxes/create_and_await_running', payload: { secrets: { API_KEY: 'UNOPENABLE' } } });
+    // Sealed under a key this server does not hold (a lost key, a server on another key).
+    await f.deps.store.db.query("UPDATE secrets SET sealed_value = 'v1.00000000deadbeef.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', key_id = '00000000deadbeef' WHERE name = 'UNOPENABLE'");
+    const spec = await started(box.id, spawned);
+    assert.equal(spec.argv[0], 'sh');
+    assert.ok(!spec.argv.includes('echo $API_KEY'), 'the command itself does not run');
+    assert.match(spec.argv.at(-1)!, /^secrets\.API_KEY: secret UNOPENABLE cannot be decrypted by this server: sealed under key 00000000deadbeef.*; the command was not started$/);
+    assert.equal(spec.env?.API_KEY, undefined);
+    await ok({ method: 'POST', url: '/v1/secrets/UNOPENABLE/delete' });
+    assert.equal((await started(box.id, spawned)).argv.at(-1), 'echo $API_KEY', 'a deleted binding no longer stops it');
+  });
+
+  test('a suspend command whose secret does not open is skipped and logged: the suspend goes on', async () => {
+    await ok({ method: 'POST', url: '/v1/secrets', payload: { name: 'UNOPENABLE_2', value: VALUE } });
+    const spawned: SpawnSpec[] = [];
+    f.runtime.run = (spec) => (spawned.push(spec), {});
+    const box = await ok<{ id: string }>({
+      method: 'POST',
+      url: '/v1/devboxes/create_and_await_running',
+      payload: { secrets: { API_KEY: 'UNOPENABLE_2' }, launch_parameters: { lifecycle: { lifecycle_hooks: { suspend_commands: ['echo on-suspend'] } } } },
+    });
+    await f.deps.store.db.query("UPDATE secrets SET sealed_value = 'v1.00000000deadbeef.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', key_id = '00000000deadbeef' WHERE name = 'UNOPENABLE_2'");
+    spawned.length = 0;
+    await ok({ method: 'POST', url: `/v1/devboxes/${box.id}/suspend` });
+    let status = '';
+    for (let i = 0; i < 200 && status !== 'suspended'; i++) {
+      status = (await ok<{ status: string }>({ method: 'GET', url: `/v1/devboxes/${box.id}` })).status;
+      if (status !== 'suspended') await new Promise((r) => setTimeout(r, 25));
+    }
+    assert.equal(status, 'suspended');
+    assert.ok(!spawned.some((s) => s.argv.includes('echo on-suspend')), 'the suspend command did not run');
+    await ok({ method: 'POST', url: '/v1/secrets/UNOPENABLE_2/delete' });
+  });
+
+  test('values over the budget after updates: the command is not started, the reason names the budget', async () => {
+    const spawned: SpawnSpec[] = [];
+    f.runtime.run = (spec) => (spawned.push(spec), {});
+    const secrets: Record<string, string> = {};
+    for (let i = 0; i < 17; i++) {
+      await ok({ method: 'POST', url: '/v1/secrets', payload: { name: `BIG_${i}`, value: 'a'.repeat(60_000) } });
+      secrets[`BIG_${i}`] = `BIG_${i}`;
+    }
+    const box = await ok<{ id: string }>({ method: 'POST', url: '/v1/devboxes/create_and_await_running', payload: { secrets } });
+    assert.equal((await started(box.id, spawned)).argv.at(-1), 'echo $API_KEY', 'within the budget it runs');
+    for (let i = 0; i < 17; i++) await ok({ method: 'POST', url: `/v1/secrets/BIG_${i}`, payload: { value: 'b'.repeat(65_536) } });
+    const spec = await started(box.id, spawned);
+    assert.equal(spec.argv[0], 'sh');
+    assert.match(spec.argv.at(-1)!, /^secrets: the values bound to this box are 1114112 bytes together, more than 1048576 .*the command was not started/);
+    assert.ok(!spec.argv.join(' ').includes('bbbb'));
+    for (let i = 0; i < 17; i++) await ok({ method: 'POST', url: `/v1/secrets/BIG_${i}/delete` });
+  });
+});
+
 describe('at rest', () => {
   test('the database holds values sealed, bound to their row; the key file is 0600', async () => {
     await ok({ method: 'POST', url: '/v1/secrets', payload: { name: 'ROW_ONE', value: VALUE } });
@@ -212,30 +277,75 @@ describe('at rest', () => {
     await ok({ method: 'POST', url: '/v1/secrets/ROW_TWO/delete' });
   });
 
-  test('rotate-key beside the running server: values still open, no row names the old key, the file holds the new key only', async () => {
+  test('rotate-key beside the running server: values still open, no row names the old key, which stays retired until --prune', async () => {
     const account = (await f.deps.store.accounts.findAccountByName('default'))!.id;
     await ok({ method: 'POST', url: '/v1/secrets', payload: { name: 'ROTATED', value: VALUE } });
     const keyFile = path.join(f.dataDir, 'secret.key');
     const oldKey = fs.readFileSync(keyFile, 'utf8');
     const before = await f.deps.store.db.query<{ key_id: string }>('SELECT DISTINCT key_id FROM secrets');
     assert.equal(before.rows.length, 1);
-    const out = execFileSync(process.execPath, [path.join(ROOT, 'bin/devboxd.js'), 'secrets', 'rotate-key'], {
-      env: { ...process.env, DEVBOXD_DATA_DIR: f.dataDir },
-    }).toString();
+    const cli = (...args: string[]) =>
+      execFileSync(process.execPath, [path.join(ROOT, 'bin/devboxd.js'), 'secrets', 'rotate-key', ...args], { env: { ...process.env, DEVBOXD_DATA_DIR: f.dataDir } }).toString();
+    const out = cli();
     assert.match(out, /re-encrypted \d+ secrets/);
+    assert.match(out, /retired keys .* stay in .*--prune/);
     assert.ok(!out.includes(oldKey.trim()));
     const after = await f.deps.store.db.query<{ key_id: string }>('SELECT DISTINCT key_id FROM secrets');
     assert.equal(after.rows.length, 1);
     assert.notEqual(after.rows[0]!.key_id, before.rows[0]!.key_id, 'no row names the old key');
-    const newKey = fs.readFileSync(keyFile, 'utf8');
-    assert.equal(newKey.trim().split('\n').length, 1);
-    assert.notEqual(newKey, oldKey);
+    const lines = fs.readFileSync(keyFile, 'utf8').trim().split('\n');
+    assert.equal(lines.length, 2, 'the new key first, the old one retired');
+    assert.equal(`${lines[1]}\n`, oldKey);
     assert.equal(fs.statSync(keyFile).mode & 0o777, 0o600);
     assert.equal((await f.deps.secrets.reveal(account, 'ROTATED')).value, VALUE, 'the running server re-reads the key file');
     // New values are sealed under the new key.
     await ok({ method: 'POST', url: '/v1/secrets', payload: { name: 'AFTER_ROTATION', value: VALUE } });
     const ids = await f.deps.store.db.query<{ key_id: string }>('SELECT DISTINCT key_id FROM secrets');
     assert.deepEqual(ids.rows.map((r) => r.key_id), [after.rows[0]!.key_id]);
+
+    // A prune at once is refused (a writer may still hold a value sealed under the old key); a minute later it drops it.
+    assert.throws(() => cli('--prune'), (err: Error & { stderr: Buffer }) => /retired \d+ s ago/.test(err.stderr.toString()));
+    const old = new Date(Date.now() - 120_000);
+    fs.utimesSync(keyFile, old, old);
+    assert.match(cli('--prune'), /dropped [0-9a-f]{16}/);
+    assert.deepEqual(fs.readFileSync(keyFile, 'utf8').trim().split('\n'), [lines[0]]);
+    assert.equal((await f.deps.secrets.reveal(account, 'ROTATED')).value, VALUE);
+  });
+
+  test('the key file unreadable: sealing is a 503 naming the file, a POST with x-request-id is not a 500, the keys read stay for opening', async () => {
+    const account = (await f.deps.store.accounts.findAccountByName('default'))!.id;
+    await ok({ method: 'POST', url: '/v1/secrets', payload: { name: 'BEFORE_LOSS', value: VALUE } });
+    const keyFile = path.join(f.dataDir, 'secret.key');
+    const aside = `${keyFile}.aside`;
+    fs.renameSync(keyFile, aside);
+    try {
+      bad(await call({ method: 'POST', url: '/v1/secrets', payload: { name: 'DURING_LOSS', value: VALUE }, headers: { 'x-request-id': 'req-loss-1' } }), 503, new RegExp(`${keyFile} cannot be read \\(ENOENT\\)`));
+      assert.equal((await f.deps.secrets.reveal(account, 'BEFORE_LOSS')).value, VALUE, 'the keys read before still open');
+      // A write that seals nothing still runs: the request fingerprint does not read the key file.
+      const other = await call({ method: 'POST', url: '/v1/secrets/BEFORE_LOSS/delete', headers: { 'x-request-id': 'req-loss-2' } });
+      assert.equal(other.statusCode, 200, other.body);
+    } finally {
+      fs.renameSync(aside, keyFile);
+    }
+    await ok({ method: 'POST', url: '/v1/secrets', payload: { name: 'AFTER_LOSS', value: VALUE } });
+    assert.equal((await f.deps.secrets.reveal(account, 'AFTER_LOSS')).value, VALUE);
+  });
+
+  test('a key file others may read, or owned by another user, is reported', async () => {
+    const dir = fs.mkdtempSync(path.join(f.dataDir, 'keycheck-'));
+    const file = ensureKeyFile(dir);
+    assert.deepEqual(keyFileProblems(file), []);
+    fs.chmodSync(file, 0o644);
+    const warned: string[] = [];
+    openKeySource({ dataDir: dir, warn: (m) => warned.push(m) });
+    assert.equal(warned.length, 1);
+    assert.match(warned[0]!, new RegExp(`${file} is not protected: its mode is 0644: other users may read it \\(chmod 600`));
+    fs.chmodSync(file, 0o600);
+    if (process.getuid?.() === 0) {
+      fs.chownSync(file, 65534, 65534);
+      assert.match(keyFileProblems(file).join(), /owned by uid 65534, not by the server's uid 0/);
+    }
+    fs.rmSync(dir, { recursive: true, force: true });
   });
 });
 
@@ -253,5 +363,16 @@ describe('x-request-id claims', () => {
     assert.ok(!rows[0]!.request_hash.includes(weak));
     const other = await call({ method: 'POST', url: '/v1/secrets', payload: { name: 'WEAK_ONE', value: 'hunter3' }, headers });
     assert.equal(other.statusCode, 422, 'another body under the same request id is still told apart');
+  });
+
+  test('a rotation does not change the fingerprint: a retry in flight across it replays', async () => {
+    const payload = { name: 'ACROSS_ROTATION', value: VALUE };
+    const headers = { 'x-request-id': 'req-across-rotation' };
+    const first = await ok({ method: 'POST', url: '/v1/secrets', payload, headers });
+    execFileSync(process.execPath, [path.join(ROOT, 'bin/devboxd.js'), 'secrets', 'rotate-key'], { env: { ...process.env, DEVBOXD_DATA_DIR: f.dataDir } });
+    const retry = await call({ method: 'POST', url: '/v1/secrets', payload, headers });
+    assert.equal(retry.statusCode, 200, retry.body);
+    assert.equal(retry.headers['x-idempotent-replay'], 'true');
+    assert.deepEqual(retry.json(), first);
   });
 });

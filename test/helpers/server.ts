@@ -73,6 +73,9 @@ export async function startTestServer(env: Record<string, string> = {}, opts: { 
         DEVBOXD_IMAGE_DIR: path.join(ROOT, 'data/images'),
         DEVBOXD_ADMIN_KEY: ADMIN_KEY,
         DEVBOXD_LOG_LEVEL: process.env.DEVBOXD_LOG_LEVEL ?? 'warn',
+        // Boxes of tests reach nothing outside the machine (no DNS either) unless a test builds its own
+        // outside world and says so (test/api/network.test.ts).
+        DEVBOXD_DEFAULT_EGRESS: 'deny',
         ...env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,5 +1,5 @@
 import { PassThrough } from 'node:stream';
-import type { BoxProcess, ProcessExit, RuntimeDriver, Sandbox, SandboxSpec, SandboxStats, SpawnSpec } from '../../src/runtime/driver.js';
+import type { BoxNetwork, BoxProcess, EgressRules, ProcessExit, RuntimeDriver, Sandbox, SandboxSpec, SandboxStats, SpawnSpec } from '../../src/runtime/driver.js';
 
 /** What a stubbed process does: its output and exit code (default: nothing, exit 0). */
 export interface StubRun {
@@ -51,6 +51,19 @@ export class StubRuntime implements RuntimeDriver {
   async unlinkServices(id: string): Promise<void> {
     this.links.delete(id);
   }
+
+  /** The egress rules each sandbox was given last (stub boxes have no network link). */
+  readonly egress = new Map<string, EgressRules>();
+
+  async network(): Promise<BoxNetwork | null> {
+    return null;
+  }
+
+  async setEgress(id: string, rules: EgressRules): Promise<void> {
+    this.egress.set(id, rules);
+  }
+
+  async pinEgress(): Promise<void> {}
 
   async layerExists(layerId: string): Promise<boolean> {
     return this.layers.has(layerId);

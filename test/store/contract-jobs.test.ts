@@ -30,7 +30,8 @@ for (const open of [openSqlite, openPostgres]) {
     test('two servers claiming one pending job: exactly one gets it, and the attempt is counted once', async () => {
       await ready;
       for (let round = 0; round < 10; round++) {
-        const j = job();
+        // A job from before node names is the one both may claim.
+        const j = job({ node: '' });
         await db.a.jobs.insert(j);
         const [x, y] = await Promise.all([db.a.jobs.claim(j.id, 'node-a', 5), db.b.jobs.claim(j.id, 'node-b', 6)]);
         assert.equal([x, y].filter(Boolean).length, 1, 'exactly one claim applies');
@@ -39,6 +40,20 @@ for (const open of [openSqlite, openPostgres]) {
         assert.equal(now.attempts, 1);
         assert.equal(now.node, (x ?? y)!.node);
       }
+    });
+
+    test("a server never claims another node's job; a job from before node names is anyone's", async () => {
+      await ready;
+      const theirs = job({ node: 'node-a' });
+      const legacy = job({ node: '' });
+      await db.a.jobs.insert(theirs);
+      await db.a.jobs.insert(legacy);
+      assert.equal(await db.b.jobs.claim(theirs.id, 'node-b', 2), undefined, "node-b does not claim node-a's job");
+      const after = (await db.a.jobs.get(theirs.id))!;
+      assert.deepEqual([after.state, after.attempts, after.node], ['pending', 0, 'node-a'], 'the refused claim changes nothing');
+      assert.equal((await db.a.jobs.claim(theirs.id, 'node-a', 3))?.state, 'running');
+      const claimed = await db.b.jobs.claim(legacy.id, 'node-b', 4);
+      assert.equal(claimed?.node, 'node-b', 'a legacy job becomes the claiming node’s');
     });
 
     test('one open job per kind and subject; a finished one does not count', async () => {

@@ -2,8 +2,11 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { newId } from '../../src/lib/ids.js';
 import { createLogger } from '../../src/lib/logger.js';
-import { generateKey, StaticKeys } from '../../src/resources/secrets/master-key.js';
-import { rotateKey } from '../../src/resources/secrets/rotate-key.js';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ensureKeyFile, FileKeys, generateKey, readKeyFile, StaticKeys, type KeySource, type MasterKey } from '../../src/resources/secrets/master-key.js';
+import { pruneKeys, rotateKey } from '../../src/resources/secrets/rotate-key.js';
 import { Sealer } from '../../src/resources/secrets/sealer.js';
 import { aadOf, SecretService } from '../../src/resources/secrets/secret-service.js';
 import { SqlSecretStore } from '../../src/resources/secrets/sql-secret-store.js';
@@ -68,11 +71,14 @@ for (const open of [openSqlite, openPostgres]) {
       assert.deepEqual(bound.map((b) => [b.envName, b.secret.id]), [['API_KEY', s.id], ['OTHER', s.id]]);
 
       const lost = devbox(acc.id);
+      // A create racing a delete: the resolver saw the secret, the delete committed before the box's
+      // transaction: the same 400 as an unknown secret, naming the variable and the secret.
       await assert.rejects(
         db.a.transaction(async (tx) => {
           await tx.devboxes.insert(lost);
-          await new SqlSecretStore(tx.db).bind(lost.id, [{ envName: 'X', secretId: 'sec_missing' }]);
+          await new SqlSecretStore(tx.db).bind(lost.id, [{ envName: 'X', secretId: 'sec_missing', ref: 'GONE' }]);
         }),
+        (err: Error & { code?: string }) => err.code === 'invalid_request' && err.message === 'secrets.X: no secret named GONE',
       );
       assert.equal(await db.b.devboxes.getById(lost.id), undefined, 'a failing binding leaves no box');
 
@@ -92,6 +98,85 @@ for (const open of [openSqlite, openPostgres]) {
       assert.equal((await store.getById(acc.id, s.id))?.sealedValue, 'v1.k.updated');
       assert.equal(await store.reseal(s.id, 'v1.k.updated', 'v1.k2.fresh', 'k2'), true);
       assert.equal((await store.getById(acc.id, s.id))?.keyId, 'k2');
+    });
+
+    test('a write sealed before a rotation and landing after it still opens after a restart; a prune re-seals it under the lock, then drops the key', async () => {
+      await ready;
+      await db.a.db.query('DELETE FROM devbox_secrets');
+      await db.a.db.query('DELETE FROM secrets');
+      const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'devboxd-rotate-'));
+      try {
+        const acc = await account(db.a);
+        const file = ensureKeyFile(dataDir);
+        const server = new SecretService(db.a, new Sealer(new FileKeys(file)), log);
+        const s = await server.create(acc.id, 'RACED', 'v1-value');
+        // The server seals an update under the current key K0; its write waits (the rotation's lock)...
+        const k0 = readKeyFile(file)[0]!;
+        const sealed = new Sealer(new StaticKeys(k0)).seal('v2-value', aadOf(acc.id, s.id));
+        // ...the rotation runs to its end...
+        const r = await rotateKey(db.b, { dataDir });
+        assert.deepEqual(readKeyFile(file).map((k) => k.id), [r.keyId, k0.id], 'the old key stays, retired');
+        // ...then the write lands.
+        await new SqlSecretStore(db.a.db).setValue(acc.id, s.id, sealed, k0.id, Date.now());
+        const restarted = () => new SecretService(db.b, new Sealer(new FileKeys(file)), log);
+        assert.equal((await restarted().reveal(acc.id, 'RACED')).value, 'v2-value', 'a restarted server opens it');
+
+        // A prune right after the rotation refuses: a writer may still hold a value sealed under K0.
+        await assert.rejects(pruneKeys(db.b, { dataDir }), /retired \d+ s ago/);
+        const p = await pruneKeys(db.b, { dataDir, retiredGraceMs: 0 });
+        assert.deepEqual(p.dropped, [k0.id]);
+        assert.equal(p.resealed, 1, 'the straggler was re-sealed');
+        assert.deepEqual(readKeyFile(file).map((k) => k.id), [r.keyId]);
+        assert.deepEqual([...(await new SqlSecretStore(db.a.db).keyIds()).keys()], [r.keyId]);
+        assert.equal((await restarted().reveal(acc.id, 'RACED')).value, 'v2-value', 'still opens with the retired key gone');
+      } finally {
+        fs.rmSync(dataDir, { recursive: true, force: true });
+      }
+    });
+
+    test('a writer whose key was rotated away between its seal and its write seals again under the current key', async () => {
+      await ready;
+      const acc = await account(db.a);
+      const k0 = generateKey();
+      const k1 = generateKey();
+      // current() answers K0 for the seal, K1 from then on: a rotation began while the write was on its way.
+      let calls = 0;
+      const flipping: KeySource = {
+        origin: 'test',
+        first: k0,
+        current: (): MasterKey => (calls++ === 0 ? k0 : k1),
+        find: (id) => [k0, k1].find((k) => k.id === id),
+      };
+      const s = await new SecretService(db.a, new Sealer(flipping), log).create(acc.id, 'FLIPPED', 'flip-value');
+      const row = (await new SqlSecretStore(db.b.db).getById(acc.id, s.id))!;
+      assert.equal(row.keyId, k1.id);
+      assert.equal(new Sealer(new StaticKeys(k1)).open(row.sealedValue, aadOf(acc.id, s.id)), 'flip-value');
+      calls = 0;
+      await new SecretService(db.a, new Sealer(flipping), log).update(acc.id, 'FLIPPED', 'flip-2');
+      assert.equal((await new SqlSecretStore(db.b.db).getById(acc.id, s.id))!.keyId, k1.id, 'an update too');
+    });
+
+    test('two rotations at once: the second is refused with a clear message; the key file keeps every key', async () => {
+      await ready;
+      await db.a.db.query('DELETE FROM devbox_secrets');
+      await db.a.db.query('DELETE FROM secrets');
+      const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'devboxd-rotate-'));
+      try {
+        const file = ensureKeyFile(dataDir);
+        const before = readKeyFile(file)[0]!;
+        const results = await Promise.allSettled([rotateKey(db.a, { dataDir }), rotateKey(db.b, { dataDir })]);
+        const done = results.filter((r) => r.status === 'fulfilled');
+        const refused = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+        assert.equal(done.length, 1);
+        assert.equal(refused.length, 1);
+        assert.match(refused[0]!.reason.message, /another `devboxd secrets rotate-key`( \(pid \d+\))? is running on .*secret\.key .*wait for it to finish/);
+        assert.deepEqual(readKeyFile(file).map((k) => k.id), [(done[0] as PromiseFulfilledResult<{ keyId: string }>).value.keyId, before.id]);
+        // The lock goes with the rotation: the next one runs.
+        await rotateKey(db.a, { dataDir });
+        assert.equal(readKeyFile(file).length, 3);
+      } finally {
+        fs.rmSync(dataDir, { recursive: true, force: true });
+      }
     });
 
     test('rotation: every value still opens, under the new key only; a value that does not open changes nothing', async () => {

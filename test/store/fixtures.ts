@@ -69,6 +69,12 @@ export async function openPostgres(): Promise<Backend> {
   };
 }
 
+/** The URL of a new empty database on the test cluster (nothing opened on it yet). */
+export async function freshPostgresUrl(): Promise<string> {
+  cluster ??= startTestPostgres();
+  return (await cluster).database();
+}
+
 export async function stopPostgres(): Promise<void> {
   if (cluster) await (await cluster).stop();
   cluster = undefined;

@@ -28,6 +28,24 @@ describe('FsBlobStore', () => {
   });
   after(() => rm(root, { recursive: true, force: true }));
 
+  it('a delete prunes the directories it leaves empty, and a put into a pruned directory still lands', async () => {
+    await blobs.put('prune/x/1/a', Readable.from(['a']));
+    await blobs.put('prune/x/2/b', Readable.from(['b']));
+    assert.equal(await blobs.delete('prune/x/1/a'), true);
+    assert.deepEqual(await readdir(path.join(root, 'prune', 'x')), ['2'], 'the emptied directory went, its sibling stayed');
+    assert.equal(await blobs.delete('prune/x/1/a'), false);
+    // Deletes and puts racing in one directory: every put lands whole.
+    await Promise.all(Array.from({ length: 20 }, async (_, i) => {
+      await blobs.put(`prune/y/${i % 2}/k${i}`, Readable.from([String(i)]));
+      await blobs.delete(`prune/y/${i % 2}/k${i}`);
+      await blobs.put(`prune/y/${i % 2}/k${i}`, Readable.from([String(i)]));
+    }));
+    assert.equal((await blobs.list('prune/y/')).length, 20);
+    await blobs.delete('prune/x/2/b');
+    for (const b of await blobs.list('prune/y/')) await blobs.delete(b.key);
+    assert.deepEqual((await readdir(root)).filter((n) => n === 'prune'), [], 'nothing of prune/ is left');
+  });
+
   it('puts from a stream and gets it back whole or as a byte range', async () => {
     const st = await blobs.put('a/b/hello.txt', Readable.from(['hello ', 'world']));
     assert.equal(st.size, 11);

@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { DevboxService } from '../../src/resources/devboxes/devbox-service.js';
 import type { BootStep, DevboxExtensions, LifecycleExtensions } from '../../src/resources/devboxes/extensions.js';
 import { Lifecycle } from '../../src/resources/devboxes/lifecycle.js';
+import { snapshotShutdownGuard } from '../../src/resources/snapshots/devbox-extensions.js';
 import { StatusEvents } from '../../src/resources/devboxes/status-events.js';
 import type { Devbox } from '../../src/resources/devboxes/types.js';
 import { DomainError, ERRORS } from '../../src/platform/errors.js';
@@ -143,5 +144,24 @@ describe('devbox extension points', () => {
     const d = (await settled((await devboxes.create(accountId, {})).id))!;
     await assert.rejects(devboxes.shutdown(accountId, d.id, false), (e: DomainError) => e.code === 'conflict' && /is busy/.test(e.message));
     assert.equal((await devboxes.shutdown(accountId, d.id, true)).status, 'shutdown');
+  });
+
+  it('a refusal keeps its own code: a snapshot in progress answers snapshot_in_progress (409), returned or thrown', async () => {
+    let inProgress = true;
+    const guard = snapshotShutdownGuard(() => ({ inProgressFor: async () => inProgress, layersOf: async () => ({ layers: [], sourceBlueprintId: null }) }));
+    const thrower = async (d: Devbox) => {
+      if (d.name === 'thrown') throw ERRORS.snapshotInProgress('thrown by the guard');
+      return null;
+    };
+    const { devboxes, settled } = build({}, { shutdownGuards: [thrower, guard] });
+    const d = (await settled((await devboxes.create(accountId, {})).id))!;
+    const refused = (e: DomainError) => e.code === 'snapshot_in_progress' && e.status === 409 && /snapshot in progress; wait for it/.test(e.message);
+    await assert.rejects(devboxes.shutdown(accountId, d.id, false), refused);
+    assert.equal((await store.devboxes.getById(d.id))!.status, 'running', 'the refused shutdown left the box running');
+    const t = (await settled((await devboxes.create(accountId, { name: 'thrown' })).id))!;
+    await assert.rejects(devboxes.shutdown(accountId, t.id, false), (e: DomainError) => e.code === 'snapshot_in_progress' && /thrown by the guard/.test(e.message));
+    inProgress = false;
+    assert.equal((await devboxes.shutdown(accountId, d.id, false)).status, 'shutdown', 'once the snapshot is over the guard lets it through');
+    assert.equal((await devboxes.shutdown(accountId, t.id, true)).status, 'shutdown');
   });
 });

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, open, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm, rmdir, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -29,8 +29,16 @@ export class FsBlobStore implements BlobStore {
     try {
       await pipeline(body, createWriteStream(tmp, { mode: 0o600 }), { signal: opts.signal });
       await fsync(tmp);
-      await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
-      await rename(tmp, file);
+      for (let tries = 0; ; tries++) {
+        await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
+        try {
+          await rename(tmp, file);
+          break;
+        } catch (err) {
+          // A delete pruned the directory between the mkdir and the rename: make it again.
+          if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || tries >= 3) throw err;
+        }
+      }
       await fsync(path.dirname(file));
     } catch (err) {
       await unlink(tmp).catch(() => undefined);
@@ -57,14 +65,20 @@ export class FsBlobStore implements BlobStore {
     return st?.isFile() ? { key, size: st.size, modifiedMs: st.mtimeMs } : undefined;
   }
 
+  /** Removes the key, then the directories it leaves empty (a key space like `executions/<box>/…` does not leak them). */
   async delete(key: string): Promise<boolean> {
+    const file = this.pathOf(key);
     try {
-      await unlink(this.pathOf(key));
-      return true;
+      await unlink(file);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'EISDIR') return false;
       throw err;
     }
+    for (let dir = path.dirname(file); dir !== this.root && dir.startsWith(this.root); dir = path.dirname(dir)) {
+      // rmdir refuses a directory that is not empty: that is where pruning stops.
+      if (!(await rmdir(dir).then(() => true, () => false))) break;
+    }
+    return true;
   }
 
   async list(prefix: string): Promise<BlobStat[]> {

@@ -29,6 +29,8 @@ export interface BoxServicesOptions {
   log: Logger;
   /** A connection must send a request's headers within this long (default 10 s), else it gets 408 and is closed. */
   headersTimeoutMs?: number;
+  /** Whether the box may use the service under `prefix` (its network policy); refused requests get 403. */
+  allows?: (boxId: string, prefix: string) => boolean;
 }
 
 /** Connections one box holds on the server side at once (the runtime's relay caps them lower already). */
@@ -163,6 +165,10 @@ export class BoxServices {
     const route = this.routes.find((r) => r.prefix === '/' || path === r.prefix || path.startsWith(`${r.prefix}/`));
     if (!route) {
       sendJson(res, 404, { message: `no box service at ${path.slice(0, 200)}` });
+      return;
+    }
+    if (this.opts.allows && !this.opts.allows(boxId, route.prefix)) {
+      sendJson(res, 403, { message: `the network policy of this devbox does not allow ${route.prefix}` });
       return;
     }
     Promise.resolve()

@@ -10,6 +10,16 @@ import type { Job } from './types.js';
  */
 export type JobHandler = (job: Job) => Promise<void>;
 
+/**
+ * A handler with what to do once the job failed its last attempt: its subject must not stay in a state only
+ * the job would have left (a box `suspending`, a snapshot `in_progress`). `exhausted` settles it for good; a
+ * throw from it is logged, and the job is failed all the same.
+ */
+export interface JobKind {
+  run: JobHandler;
+  exhausted(job: Job, error: string): Promise<void>;
+}
+
 export interface JobRunnerOptions {
   /** Runs before a job is failed for good. */
   maxAttempts?: number;
@@ -33,17 +43,20 @@ export class JobRunner {
     /** DEVBOXD_NODE_NAME: jobs are this node's to run and resume. */
     private readonly node: string,
     /** One handler per kind; handlers reach services built after the runner through their closures. */
-    private readonly handlers: Readonly<Partial<Record<string, JobHandler>>>,
+    private readonly handlers: Readonly<Partial<Record<string, JobHandler | JobKind>>>,
     private readonly log: Logger,
     private readonly opts: JobRunnerOptions = {},
   ) {}
 
-  /** Records a pending job of `kind` on `subjectId` (not started: see `start`). A second open one is a conflict. */
-  async add(kind: string, subjectId: string): Promise<Job> {
+  /**
+   * Records a pending job of `kind` on `subjectId` (not started: see `start`). A second open one is a
+   * conflict. `tx` records it in the caller's transaction, with the state change the job sees through.
+   */
+  async add(kind: string, subjectId: string, tx: JobStore = this.store): Promise<Job> {
     if (!this.handlers[kind]) throw new Error(`no handler for jobs of kind ${kind}`);
     const now = Date.now();
     const job: Job = { id: newId('job'), kind, subjectId, state: 'pending', attempts: 0, lastError: null, runAfterMs: now, node: this.node, createTimeMs: now, updateTimeMs: now };
-    await this.store.insert(job);
+    await tx.insert(job);
     return job;
   }
 
@@ -102,7 +115,8 @@ export class JobRunner {
     if (this.stopped) return;
     const job = await this.store.claim(id, this.node, Date.now());
     if (!job) return; // finished, or claimed by another run
-    const handler = this.handlers[job.kind];
+    const kind = this.handlers[job.kind];
+    const handler = typeof kind === 'function' ? kind : kind?.run;
     try {
       if (!handler) throw new Error(`no handler for jobs of kind ${job.kind}`);
       await handler(job);
@@ -116,6 +130,9 @@ export class JobRunner {
         if (await this.store.retry(id, at, message, Date.now())) this.schedule(id, at);
       } else {
         this.log.error({ err, job: id, kind: job.kind, attempts: job.attempts }, 'job failed for good');
+        if (kind && typeof kind !== 'function') {
+          await kind.exhausted(job, message).catch((e) => this.log.error({ err: e, job: id, kind: job.kind }, 'settling the subject of a failed job failed'));
+        }
         await this.store.settle(id, 'failed', message, Date.now());
       }
     }

@@ -46,10 +46,11 @@ export class SqlJobStore implements JobStore {
     return rows[0] && fromRow(rows[0]);
   }
 
+  /** Only this node's jobs (or ones from before node names): another node's sandboxes and layers are not here. */
   async claim(id: string, node: string, nowMs: number): Promise<Job | undefined> {
     const { rowCount } = await this.db.query(
-      `UPDATE jobs SET state = 'running', attempts = attempts + 1, node = ?, update_time_ms = ? WHERE id = ? AND state = 'pending'`,
-      [node, nowMs, id],
+      `UPDATE jobs SET state = 'running', attempts = attempts + 1, node = ?, update_time_ms = ? WHERE id = ? AND state = 'pending' AND ${OF_NODE}`,
+      [node, nowMs, id, node],
     );
     return rowCount ? this.get(id) : undefined;
   }

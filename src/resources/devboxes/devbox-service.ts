@@ -105,7 +105,7 @@ export class DevboxService {
     if (!force) {
       for (const guard of this.ext.shutdownGuards) {
         const refusal = await guard(d);
-        if (refusal) throw ERRORS.conflict(refusal);
+        if (refusal) throw typeof refusal === 'string' ? ERRORS.conflict(refusal) : refusal;
       }
     }
     return (await this.lifecycle.end(id, { status: 'shutdown', reason: 'api_shutdown' })) ?? d;

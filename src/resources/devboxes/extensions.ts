@@ -1,3 +1,4 @@
+import type { DomainError } from '../../platform/errors.js';
 import type { Store } from '../../platform/store/types.js';
 import type { Sandbox } from '../../runtime/driver.js';
 import type { CreateDevboxInput } from './create-input.js';
@@ -64,8 +65,11 @@ export type EnvironmentProvider = (devbox: Devbox) => Promise<Record<string, str
 /** Fields a devbox view carries beyond the record (`tunnel`, `gateway_specs`, `mcp_specs`), by wire name. */
 export type ViewEnricher = (devbox: Devbox) => Promise<Record<string, unknown>>;
 
-/** Refuses a non-forced shutdown with a reason (a snapshot in progress), or allows it with null. */
-export type ShutdownGuard = (devbox: Devbox) => Promise<string | null>;
+/**
+ * Refuses a non-forced shutdown, or allows it with null. A refusal is a DomainError carrying its own code
+ * (`snapshot_in_progress`), returned or thrown; a plain reason string answers a generic 409 `conflict`.
+ */
+export type ShutdownGuard = (devbox: Devbox) => Promise<DomainError | string | null>;
 
 /** The lists the lifecycle takes at construction. */
 export interface LifecycleExtensions {

@@ -51,11 +51,19 @@ export class Lifecycle {
     id: string,
     from: readonly DevboxStatus[],
     status: DevboxStatus,
-    opts: { why?: string; before?: StateTransition[]; layers?: string[]; failureReason?: FailureReason; shutdownReason?: ShutdownReason } = {},
+    opts: {
+      why?: string;
+      before?: StateTransition[];
+      layers?: string[];
+      failureReason?: FailureReason;
+      shutdownReason?: ShutdownReason;
+      /** The caller's transaction: waiters are woken by the caller (`changed`) once it committed. */
+      tx?: DevboxStore;
+    } = {},
   ): Promise<Devbox | undefined> {
     const now = Date.now();
     const t: StateTransition = opts.why ? { status, transitionTimeMs: now, failureReason: opts.why } : { status, transitionTimeMs: now };
-    const d = await this.store.transition(id, {
+    const d = await (opts.tx ?? this.store).transition(id, {
       from,
       to: status,
       transitions: [...(opts.before ?? []), t],
@@ -64,8 +72,23 @@ export class Lifecycle {
       shutdownReason: opts.shutdownReason,
       layers: opts.layers,
     });
-    if (d) this.events.notify(id);
+    if (d && !opts.tx) this.events.notify(id);
     return d;
+  }
+
+  /** Wakes the box's waiters after a transition made in a transaction (see `transition`'s `tx`). */
+  changed(id: string): void {
+    this.events.notify(id);
+  }
+
+  /**
+   * Removes whatever sandbox of the box is left (one this process holds, or one a previous process left),
+   * so that a boot can start over: a retried resume.
+   */
+  async discardSandbox(id: string): Promise<void> {
+    const sandbox = this.detach(id);
+    if (sandbox) await sandbox.destroy().catch((err) => this.log.warn({ err, devbox: id }, 'sandbox destroy failed'));
+    await this.runtime.remove(id).catch(() => undefined);
   }
 
   /** Fresh (re)read: the record other requests may have changed while we awaited. */

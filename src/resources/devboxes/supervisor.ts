@@ -94,6 +94,11 @@ export class Supervisor {
   async reconcile(): Promise<void> {
     const known = new Set<string>();
     for (const d of await this.store.listByStatus(['provisioning', 'initializing', 'running', 'resuming'], this.node)) {
+      // Booted by a job during this start (a resume a restart cut): already this process's.
+      if (this.lifecycle.active.has(d.id)) {
+        known.add(d.id);
+        continue;
+      }
       const sandbox = d.status === 'running' ? await this.runtime.adopt(sandboxSpec(d)).catch(() => null) : null;
       if (sandbox) {
         known.add(d.id);

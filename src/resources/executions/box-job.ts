@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
-import path from 'node:path';
 import type { BoxProcess, Sandbox } from '../../runtime/driver.js';
 import type { OutputBudget } from './output-budget.js';
+import type { StreamFiles } from './output-storage.js';
 import { OutputWriter } from './output-writer.js';
 import { pumpOutput } from './process-run.js';
 import type { OutputStream } from './types.js';
@@ -20,8 +20,8 @@ export interface BoxJobSpec {
 }
 
 /**
- * One command run in a box: its process, its two output streams kept on disk under the box's output budget
- * (`<dir>/<id>.stdout|stderr`, in segments), its exit status, and a version bumped on every change (bytes,
+ * One command run in a box: its process, its two output streams kept under the box's output budget (in
+ * segments: spooled while written, blobs once sealed; see OutputStorage), its exit status, and a version bumped on every change (bytes,
  * status) that readers wait on. It knows nothing of the API's executions (command ids, shells, views):
  * executions, launch commands and entrypoints use it, and so can scorers, inspections and builds.
  */
@@ -29,7 +29,7 @@ export class BoxJob {
   status: 'queued' | 'running' | 'completed' = 'queued';
   exitStatus: number | null = null;
   version = 0;
-  /** Settles once the output files are closed (after completion). */
+  /** Settles once the output files are closed and sealed into the blob store (after completion). */
   closed: Promise<void> = Promise.resolve();
   private files: Record<OutputStream, OutputWriter> | null = null;
   private proc: BoxProcess | null = null;
@@ -43,13 +43,9 @@ export class BoxJob {
     private readonly changes: EventEmitter,
   ) {}
 
-  /** Where one stream of a job's output lives (for readers once the job is gone from memory). */
-  static outputPath(outputs: OutputBudget, devboxId: string, id: string, stream: OutputStream): string {
-    return path.join(outputs.dirOf(devboxId), `${id}.${stream}`);
-  }
-
-  outputPath(stream: OutputStream): string {
-    return BoxJob.outputPath(this.outputs, this.devboxId, this.id, stream);
+  /** Where one stream of the job's output lives. */
+  output(stream: OutputStream): StreamFiles {
+    return this.outputs.stream(this.devboxId, this.id, stream);
   }
 
   /** Bytes of each stream so far (dropped ones included), or null before the job ran. */
@@ -66,9 +62,10 @@ export class BoxJob {
    * status (127 if it could not start). The caller completes the job with it (`complete`).
    */
   async run(sandbox: Sandbox, spec: BoxJobSpec): Promise<number | null> {
-    this.outputs.prepare(this.devboxId);
+    const loading = this.outputs.prepare(this.devboxId);
+    if (loading) await loading;
     const account = this.outputs.account(this.devboxId);
-    const writer = (stream: OutputStream) => new OutputWriter(this.outputPath(stream), this.outputs.segmentBytes, this.outputs.limits.streamMaxBytes, account);
+    const writer = (stream: OutputStream) => new OutputWriter(this.output(stream), this.outputs.segmentBytes, this.outputs.limits.streamMaxBytes, account);
     const files = (this.files = { stdout: writer('stdout'), stderr: writer('stderr') });
     this.status = 'running';
     this.attachStdin = spec.attachStdin ?? false;
@@ -117,8 +114,10 @@ export class BoxJob {
       const { stdout, stderr } = files;
       this.closed = Promise.all([stdout.close(), stderr.close()]).then(() => {
         const kept = stdout.bytes - stdout.dropped + stderr.bytes - stderr.dropped;
-        if (kept > 0) this.outputs.finished(this.devboxId, this.id, kept, [...stdout.keptPaths(), ...stderr.keptPaths()]);
+        const segments = [stdout, stderr].flatMap((w) => w.keptSegments().map((n) => ({ files: w.files, n })));
+        if (kept > 0) this.outputs.finished(this.devboxId, this.id, kept, segments.sort((a, b) => a.n - b.n));
       });
+      this.outputs.closingStreams(this.devboxId, this.closed);
     }
     this.proc?.stdin.destroy();
     this.status = 'completed';

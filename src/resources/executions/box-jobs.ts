@@ -32,7 +32,7 @@ export interface FollowState {
 
 /**
  * Runs commands in boxes and reads what they printed: creates BoxJobs, wakes those who wait for a job to
- * change, and serves output tails and followed streams from the kept files. The API's executions build on
+ * change, and serves output tails and followed streams from the kept segments. The API's executions build on
  * it; anything else that needs "run this in the box, keep output and exit status" (scorers, repository
  * inspections, blueprint builds) uses `run`.
  */
@@ -78,14 +78,14 @@ export class BoxJobs {
   /** The last `lastN` lines of each stream of a job that has written `bytes`. */
   async tail(devboxId: string, id: string, bytes: Record<OutputStream, number>, lastN: number): Promise<Record<OutputStream, OutputTail>> {
     const [stdout, stderr] = await Promise.all([
-      tailLines(BoxJob.outputPath(this.outputs, devboxId, id, 'stdout'), bytes.stdout, lastN),
-      tailLines(BoxJob.outputPath(this.outputs, devboxId, id, 'stderr'), bytes.stderr, lastN),
+      tailLines(this.outputs.stream(devboxId, id, 'stdout'), bytes.stdout, lastN),
+      tailLines(this.outputs.stream(devboxId, id, 'stderr'), bytes.stderr, lastN),
     ]);
     return { stdout, stderr };
   }
 
   /**
-   * One output stream from byte `offset`: what is kept on disk, then new bytes as they land, until the job
+   * One output stream from byte `offset`: what is kept (spooled or in the blob store), then new bytes as they land, until the job
    * is final and everything was read. Chunks end on UTF-8 character boundaries. A position in a dropped range
    * gets a marker chunk whose offset is where kept bytes resume; removed output gets a marker.
    */
@@ -100,7 +100,7 @@ export class BoxJobs {
   ): AsyncGenerator<OutputChunk> {
     let pos = offset;
     let resumed = false;
-    const reader = new SegmentReader(BoxJob.outputPath(this.outputs, devboxId, id, stream));
+    const reader = new SegmentReader(this.outputs.stream(devboxId, id, stream));
     try {
       while (!signal.aborted) {
         const s = await state();

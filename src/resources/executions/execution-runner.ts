@@ -1,4 +1,5 @@
 import { newId } from '../../lib/ids.js';
+import { DomainError } from '../../platform/errors.js';
 import type { Logger } from '../../lib/logger.js';
 import type { Sandbox } from '../../runtime/driver.js';
 import type { ExecutionStore } from '../../platform/store/types.js';
@@ -9,7 +10,6 @@ import type { BoxJob } from './box-job.js';
 import type { BoxJobs } from './box-jobs.js';
 import type { DevboxLog } from './devbox-log.js';
 import type { BoxLookup } from './output-budget.js';
-import { streamSizeSync } from './output-segments.js';
 import { commandArgv, SerialQueues } from './shell.js';
 import { sourceOf, type Execution, type ExecutionKind, type LogEntryInput } from './types.js';
 
@@ -52,17 +52,21 @@ export class ExecutionRunner implements BoxProcessHooks {
     private readonly node?: string,
   ) {}
 
-  /** At start: executions a previous server process left unfinished end now, their outcome unknown. */
+  /**
+   * At start, before anything runs: executions a previous server process left unfinished end now, their
+   * outcome unknown, and output it left spooled is sealed into the blob store.
+   */
   async reconcile(): Promise<void> {
     for (const e of await this.store.listUnfinished(this.node)) {
       const job = this.jobs.create(e.devboxId, e.id);
-      e.stdoutBytes = streamSizeSync(job.outputPath('stdout'));
-      e.stderrBytes = streamSizeSync(job.outputPath('stderr'));
+      e.stdoutBytes = await job.output('stdout').size();
+      e.stderrBytes = await job.output('stderr').size();
       e.status = 'completed';
       e.endTimeMs = Date.now();
       await this.store.update(e);
       this.devboxLog.write({ ...logBase(e), level: 'warn', message: 'devboxd restarted while this command ran; its exit status is unknown' });
     }
+    await this.jobs.outputs.storage.sealLeftovers();
   }
 
   newExecution(devbox: Devbox, command: string, kind: ExecutionKind, shellName: string | null, commandId: string | null): Execution {
@@ -105,7 +109,7 @@ export class ExecutionRunner implements BoxProcessHooks {
 
   private async run(live: Live, devbox: Devbox, sandbox: Sandbox, attachStdin: boolean): Promise<void> {
     const e = live.exec;
-    const env = await this.devboxes.environmentOf(devbox);
+    const { env, argv } = await this.processOf(devbox, e);
     if (e.status === 'completed') return; // killed while queued, or the box stopped
     e.status = 'running';
     if (e.kind !== 'entrypoint') {
@@ -113,8 +117,7 @@ export class ExecutionRunner implements BoxProcessHooks {
       live.busy = true;
     }
     const exitStatus = await live.job.run(sandbox, {
-      // What providers add (secrets) is never written to a named shell's saved state.
-      argv: commandArgv(e.command, e.shellName, Object.keys(env).filter((k) => !Object.hasOwn(devbox.environment, k))),
+      argv,
       env,
       attachStdin,
       // Recorded once the process is on its way: the write overlaps the command's start-up.
@@ -122,6 +125,21 @@ export class ExecutionRunner implements BoxProcessHooks {
       onLine: (stream, line) => this.devboxLog.line({ ...logBase(e), cmd: null, level: stream === 'stderr' ? 'error' : 'info', message: line }),
     });
     await this.finish(live, exitStatus);
+  }
+
+  /**
+   * The command's argv and environment. What providers add (secrets) is never written to a named shell's
+   * saved state. An environment that cannot be made (a bound secret that does not open, values over the
+   * budget) starts no command: a stand-in prints the reason (names, never values) on stderr and exits 126.
+   */
+  private async processOf(devbox: Devbox, e: Execution): Promise<{ env: Record<string, string>; argv: string[] }> {
+    try {
+      const env = await this.devboxes.environmentOf(devbox);
+      return { env, argv: commandArgv(e.command, e.shellName, Object.keys(env).filter((k) => !Object.hasOwn(devbox.environment, k))) };
+    } catch (err) {
+      if (!(err instanceof DomainError)) throw err;
+      return { env: devbox.environment, argv: ['sh', '-c', 'printf "devboxd: %s\\n" "$1" >&2; exit 126', 'devboxd', err.message] };
+    }
   }
 
   /** Completes the execution (once): final sizes and status to the store, exit to the log, waiters woken. */

@@ -1,7 +1,5 @@
-import fs from 'node:fs';
-import { rm, unlink } from 'node:fs/promises';
-import path from 'node:path';
 import type { Logger } from '../../lib/logger.js';
+import { OutputStorage, type StreamFiles } from './output-storage.js';
 import type { BudgetAccount } from './output-writer.js';
 
 export interface OutputLimits {
@@ -20,7 +18,8 @@ export type BoxLookup = (devboxId: string) => Promise<{ ended: boolean; endTimeM
 interface Finished {
   id: string;
   bytes: number;
-  paths: string[];
+  /** Its kept segments, the heads first. */
+  segments: { files: StreamFiles; n: number }[];
 }
 
 interface BoxOutputs {
@@ -29,23 +28,31 @@ interface BoxOutputs {
 }
 
 /**
- * Execution output of each box under `<dataDir>/executions/<devbox>/`: counts its bytes, evicts finished
- * executions' output oldest first when the box's budget is short, and removes the directory once the box
- * ended (after the retention period). Counts are kept as bytes are written and removed, never by a periodic
- * walk; a box met again after a restart has its directory read once.
+ * Execution output of each box (spooled while written, blobs once sealed: see OutputStorage): counts its
+ * bytes, evicts finished executions' output oldest first when the box's budget is short, and removes it all
+ * once the box ended (after the retention period). Counts are kept as bytes are written and removed, never by
+ * a periodic walk; a box met again after a restart has its stored segments listed once.
  */
 export class OutputBudget {
   private readonly boxes = new Map<string, BoxOutputs>();
+  private readonly loading = new Map<string, Promise<void>>();
   private readonly timers = new Map<string, NodeJS.Timeout>();
+  /** Streams of each box still closing (their last segments being sealed), which a removal waits for. */
+  private readonly closing = new Map<string, Set<Promise<void>>>();
+
+  readonly storage: OutputStorage;
 
   constructor(
-    private readonly root: string,
+    /** Where output is stored; a directory alone keeps it all there, spooled, with no blob store (unit tests). */
+    storage: OutputStorage | string,
     readonly limits: OutputLimits,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.storage = typeof storage === 'string' ? new OutputStorage(storage, null) : storage;
+  }
 
-  dirOf(devboxId: string): string {
-    return path.join(this.root, devboxId);
+  stream(devboxId: string, id: string, stream: 'stdout' | 'stderr'): StreamFiles {
+    return this.storage.stream(devboxId, id, stream);
   }
 
   /** Segment size for new streams: an eighth of the per-stream cap, so the kept bytes stay within 1/8 of it. */
@@ -54,14 +61,17 @@ export class OutputBudget {
   }
 
   /**
-   * Creates the box's directory and counts what earlier server processes left in it: once per box and
-   * server process, synchronously (usually an empty directory) so an execution starts without a wait.
+   * Creates the box's spool directory and counts what earlier server processes left: once per box and
+   * server process (usually nothing is stored), so later executions start without a wait.
    */
-  prepare(devboxId: string): void {
-    if (this.boxes.has(devboxId)) return;
-    const box: BoxOutputs = { used: 0, finished: [] };
-    this.load(devboxId, box);
-    this.boxes.set(devboxId, box);
+  prepare(devboxId: string): Promise<void> | undefined {
+    if (this.boxes.has(devboxId)) return undefined;
+    let p = this.loading.get(devboxId);
+    if (!p) {
+      p = this.load(devboxId).finally(() => this.loading.delete(devboxId));
+      this.loading.set(devboxId, p);
+    }
+    return p;
   }
 
   account(devboxId: string): BudgetAccount {
@@ -77,9 +87,20 @@ export class OutputBudget {
     };
   }
 
-  /** An execution of the box finished with these files kept: its output becomes evictable. */
-  finished(devboxId: string, id: string, bytes: number, paths: string[]): void {
-    this.boxes.get(devboxId)?.finished.push({ id, bytes, paths });
+  /** A job of the box is closing its streams: the box's output is not removed before that ended. */
+  closingStreams(devboxId: string, closed: Promise<void>): void {
+    let set = this.closing.get(devboxId);
+    if (!set) this.closing.set(devboxId, (set = new Set()));
+    const done = closed.catch(() => undefined).finally(() => {
+      set.delete(done);
+      if (!set.size && this.closing.get(devboxId) === set) this.closing.delete(devboxId);
+    });
+    set.add(done);
+  }
+
+  /** An execution of the box finished with these segments kept: its output becomes evictable. */
+  finished(devboxId: string, id: string, bytes: number, segments: { files: StreamFiles; n: number }[]): void {
+    this.boxes.get(devboxId)?.finished.push({ id, bytes, segments });
   }
 
   /** The box ended: its output goes once `settled` resolved (writers closed) and the retention passed. */
@@ -95,13 +116,7 @@ export class OutputBudget {
 
   /** At start: output of boxes that ended (or are unknown) is scheduled for removal. */
   async reconcile(lookup: BoxLookup): Promise<void> {
-    let names: string[];
-    try {
-      names = fs.readdirSync(this.root);
-    } catch {
-      return;
-    }
-    for (const name of names) {
+    for (const name of await this.storage.boxes()) {
       const box = await lookup(name);
       if (!box) this.boxEnded(name, 0);
       else if (box.ended) this.boxEnded(name, box.endTimeMs ?? 0);
@@ -114,40 +129,33 @@ export class OutputBudget {
   }
 
   private async remove(devboxId: string): Promise<void> {
+    // A seal still running would put a blob after the removal listed the box's blobs.
+    await Promise.all(this.closing.get(devboxId) ?? []);
     this.boxes.delete(devboxId);
     this.timers.delete(devboxId);
-    await rm(this.dirOf(devboxId), { recursive: true, force: true }).catch((err) =>
-      this.log.warn({ err, devbox: devboxId }, 'could not remove execution output'),
-    );
+    await this.storage.removeBox(devboxId).catch((err) => this.log.warn({ err, devbox: devboxId }, 'could not remove execution output'));
   }
 
   private async evict(box: BoxOutputs, f: Finished): Promise<void> {
-    // The head goes last: a reader that finds it knows the output is still there, without it that it is gone.
-    for (const p of [...f.paths].reverse()) await unlink(p).catch(() => undefined);
+    // The heads go last: a reader that finds one knows the output is still there, without it that it is gone.
+    for (const { files, n } of [...f.segments].reverse()) await files.drop(n);
     box.used -= f.bytes;
   }
 
-  private load(devboxId: string, box: BoxOutputs): void {
-    const dir = this.dirOf(devboxId);
-    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  private async load(devboxId: string): Promise<void> {
+    this.storage.prepareSpool(devboxId);
+    const box: BoxOutputs = { used: 0, finished: [] };
     const byId = new Map<string, Finished>();
-    for (const name of fs.readdirSync(dir)) {
-      const id = name.slice(0, name.indexOf('.'));
-      const p = path.join(dir, name);
-      let size = 0;
-      try {
-        size = fs.statSync(p).size;
-      } catch {
-        /* removed meanwhile */
-      }
-      const f = byId.get(id) ?? { id, bytes: 0, paths: [] };
-      f.bytes += size;
-      f.paths.push(p);
-      byId.set(id, f);
-      box.used += size;
+    for (const s of await this.storage.segments(devboxId)) {
+      const f = byId.get(s.id) ?? { id: s.id, bytes: 0, segments: [] };
+      f.bytes += s.bytes;
+      f.segments.push({ files: this.storage.stream(devboxId, s.id, s.stream), n: s.n });
+      byId.set(s.id, f);
+      box.used += s.bytes;
     }
     // Ids are time-ordered: sorting them puts the oldest output first.
     box.finished.push(...[...byId.values()].sort((a, b) => (a.id < b.id ? -1 : 1)));
-    for (const f of box.finished) f.paths.sort((a, b) => a.length - b.length || (a < b ? -1 : 1));
+    for (const f of box.finished) f.segments.sort((a, b) => a.n - b.n);
+    this.boxes.set(devboxId, box);
   }
 }

@@ -1,6 +1,4 @@
-import fs from 'node:fs';
-import { open, stat, type FileHandle } from 'node:fs/promises';
-import path from 'node:path';
+import type { SegmentFile, StreamFiles } from './output-storage.js';
 
 /**
  * The on-disk layout of one output stream. Its bytes are cut into segments of equal size: segment 0 (the head,
@@ -9,8 +7,9 @@ import path from 'node:path';
  * plus one contiguous run of segments ending at the last byte, and a byte's stream offset stays its position
  * in the full stream. Segments are never rewritten: a reader that opened one keeps reading it even after the
  * writer deletes it. S is the head's size once the stream outgrew it, so no setting is needed to read back.
+ * A segment is a spool file while it is written and a blob once sealed (output-storage.ts); readers do not
+ * tell them apart.
  */
-export const segmentPath = (base: string, n: number): string => (n === 0 ? base : `${base}.${n}`);
 
 /** What a read at a byte position finds. */
 export type ReadResult =
@@ -21,16 +20,14 @@ export type ReadResult =
   /** The stream's files were removed (the box ended, or the box's output budget evicted them). */
   | { gone: true };
 
-const exists = (p: string) => stat(p).then(() => true, () => false);
-
 /** Reads one stream of `size` committed bytes across its segments, holding at most one file open. */
 export class SegmentReader {
-  private fh: FileHandle | null = null;
+  private fh: SegmentFile | null = null;
   private seg = -1;
   /** Segment size; 0 while the whole stream fits in the head. */
   private segSize = 0;
 
-  constructor(readonly base: string) {}
+  constructor(readonly files: StreamFiles) {}
 
   /** Bytes in the head once the stream outgrew it (where a dropped range starts). */
   get headBytes(): number {
@@ -49,7 +46,7 @@ export class SegmentReader {
       const segStart = n * this.segSize;
       const segEnd = this.segSize ? segStart + this.segSize : end;
       const want = Math.min(buf.length - filled, segEnd - at);
-      const { bytesRead } = await this.fh!.read(buf, filled, want, at - segStart);
+      const bytesRead = await this.fh!.read(buf, filled, want, at - segStart);
       if (bytesRead === 0) break; // not written yet (a caller past the committed size)
       filled += bytesRead;
     }
@@ -81,7 +78,7 @@ export class SegmentReader {
   private async locate(pos: number, end: number): Promise<number | { resumeAt: number } | null> {
     if (this.seg === -1 || (this.segSize === 0 && end > (await this.headSize()))) {
       if (!(await this.openSegment(0))) return null;
-      const size = (await this.fh!.stat()).size;
+      const size = await this.fh!.size();
       if (end > size) this.segSize = size;
     }
     const n = this.segSize ? Math.floor(pos / this.segSize) : 0;
@@ -89,8 +86,8 @@ export class SegmentReader {
     if (await this.openSegment(n)) return n;
     if (n === 0) return null;
     const last = Math.floor((end - 1) / this.segSize);
-    if (!(await exists(segmentPath(this.base, last)))) {
-      return (await exists(this.base)) ? { resumeAt: end } : null;
+    if (!(await this.files.exists(last))) {
+      return (await this.files.exists(0)) ? { resumeAt: end } : null;
     }
     return { resumeAt: (await this.firstKept(n + 1, last)) * this.segSize };
   }
@@ -99,7 +96,7 @@ export class SegmentReader {
   private async firstKept(lo: number, hi: number): Promise<number> {
     while (lo < hi) {
       const mid = Math.floor((lo + hi) / 2);
-      if (await exists(segmentPath(this.base, mid))) hi = mid;
+      if (await this.files.exists(mid)) hi = mid;
       else lo = mid + 1;
     }
     return hi;
@@ -107,42 +104,15 @@ export class SegmentReader {
 
   private async headSize(): Promise<number> {
     if (this.seg !== 0 || !this.fh) return 0;
-    return (await this.fh.stat()).size;
+    return this.fh.size();
   }
 
   private async openSegment(n: number): Promise<boolean> {
-    const fh = await open(segmentPath(this.base, n), 'r').catch(() => null);
+    const fh = await this.files.open(n);
     if (!fh) return false;
     await this.fh?.close().catch(() => undefined);
     this.fh = fh;
     this.seg = n;
     return true;
   }
-}
-
-/**
- * Size of a stream from its files, for executions a previous server process left unfinished (start-up only):
- * the head's size, or the last segment's end.
- */
-export function streamSizeSync(base: string): number {
-  const size = (p: string) => {
-    try {
-      return fs.statSync(p).size;
-    } catch {
-      return 0;
-    }
-  };
-  const head = size(base);
-  const prefix = `${path.basename(base)}.`;
-  let last = 0;
-  try {
-    for (const name of fs.readdirSync(path.dirname(base))) {
-      if (!name.startsWith(prefix)) continue;
-      const n = Number(name.slice(prefix.length));
-      if (Number.isInteger(n) && n > last) last = n;
-    }
-  } catch {
-    return head;
-  }
-  return last === 0 ? head : last * head + size(segmentPath(base, last));
 }

@@ -1,4 +1,5 @@
 import { SegmentReader } from './output-segments.js';
+import type { StreamFiles } from './output-storage.js';
 
 /** Largest piece of output a view carries (last_n lines are cut to it): keeps JSON answers bounded. */
 export const MAX_VIEW_BYTES = 1024 * 1024;
@@ -32,10 +33,10 @@ export const REMOVED_MARKER = '[devboxd: the output of this execution was remove
  * MAX_VIEW_BYTES. `truncated` is true when anything before them was left out; when the lines reach back into
  * a dropped range, a marker says how much went, and output that was removed says so instead of the text.
  */
-export async function tailLines(base: string, size: number, n: number): Promise<{ text: string; truncated: boolean; removed?: true }> {
+export async function tailLines(files: StreamFiles, size: number, n: number): Promise<{ text: string; truncated: boolean; removed?: true }> {
   if (size <= 0) return { text: '', truncated: false };
   if (n <= 0) return { text: '', truncated: true };
-  const reader = new SegmentReader(base);
+  const reader = new SegmentReader(files);
   try {
     const kept = await reader.keptFrom(size);
     if (kept === null) return { text: REMOVED_MARKER, truncated: true, removed: true };

@@ -31,7 +31,7 @@ export function secretExtensions(secrets: SecretService, store: Store, log: Logg
         }
         const found = await secrets.resolve(accountId, ref);
         if (!found) throw ERRORS.invalid(`secrets.${envName}: no secret named ${ref}`);
-        resolved.push({ envName, secretId: found.id });
+        resolved.push({ envName, secretId: found.id, ref });
         total += Buffer.byteLength((await secrets.reveal(accountId, found.id)).value);
       }
       if (total > BOX_SECRETS_MAX_BYTES) {
@@ -40,15 +40,24 @@ export function secretExtensions(secrets: SecretService, store: Store, log: Logg
       return { persist: (tx, devbox) => new SqlSecretStore(tx.db).bind(devbox.id, resolved) };
     },
 
+    // A process never starts without a variable it was bound to, nor with more than an environment holds:
+    // the error (naming the variable and the secret, never a value) fails the command, and its stderr says why.
     async environment(devbox) {
       const env: Record<string, string> = {};
+      let total = 0;
       for (const { envName, secret } of await bindings.boundSecrets(devbox.id)) {
         try {
           env[envName] = secrets.open(secret);
         } catch (err) {
-          // Logged by open (secret and reason, never a value); the process starts without the variable.
-          log.error({ devbox: devbox.id, env: envName, err: (err as Error).message }, 'a bound secret is left out of the environment');
+          log.error({ devbox: devbox.id, env: envName, err: (err as Error).message }, 'a bound secret does not open: the command is not started');
+          throw ERRORS.unavailable(`secrets.${envName}: ${(err as Error).message}; the command was not started`);
         }
+        total += Buffer.byteLength(env[envName]!);
+      }
+      if (total > BOX_SECRETS_MAX_BYTES) {
+        throw ERRORS.invalid(
+          `secrets: the values bound to this box are ${total} bytes together, more than ${BOX_SECRETS_MAX_BYTES} (what a process environment holds); the command was not started: shorten a secret or bind fewer`,
+        );
       }
       return env;
     },

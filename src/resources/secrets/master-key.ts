@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { ERRORS } from '../../platform/errors.js';
 
 /** One AES-256 key and the id rows record it by (a hash of the key: it names the key, never reveals it). */
 export interface MasterKey {
@@ -18,6 +19,8 @@ export interface KeySource {
   find(id: string): MasterKey | undefined;
   /** Where the keys come from, for messages (never the key itself). */
   readonly origin: string;
+  /** The key this source held first (at the server's start): it does not change with a rotation. */
+  readonly first: MasterKey;
 }
 
 export const KEY_BYTES = 32;
@@ -54,6 +57,9 @@ export class StaticKeys implements KeySource {
   ) {
     this.byId = new Map([...previous, primary].map((k) => [k.id, k]));
   }
+  get first(): MasterKey {
+    return this.primary;
+  }
   current(): MasterKey {
     return this.primary;
   }
@@ -63,30 +69,42 @@ export class StaticKeys implements KeySource {
 }
 
 /**
- * The key file `<data>/secret.key`: one base64 key per line, the first one current, the others still
- * accepted for opening (a rotation in progress). The file is re-read when it changes, so a server picks up
- * a rotation run beside it (`devboxd secrets rotate-key`) without a restart: before sealing (rare: a secret
- * written) and when it meets a key id it does not hold.
+ * The key file `<data>/secret.key`: one base64 key per line, the first one current, the others retired but
+ * still accepted for opening (they leave the file only through `secrets rotate-key --prune`, once no row uses
+ * them). The file is re-read when it changes, so a server picks up a rotation run beside it without a
+ * restart: before sealing and when it meets a key id it does not hold. A re-read that fails (file removed,
+ * unreadable, garbled) keeps the keys last read for opening, but sealing is a 503 naming the file: a value
+ * sealed under a key that may no longer be on disk would be lost at the next start.
  */
 export class FileKeys implements KeySource {
   private keys: MasterKey[] = [];
   private stamp = '';
   readonly origin: string;
+  readonly first: MasterKey;
 
   constructor(readonly file: string) {
     this.origin = file;
     this.reload(true);
+    this.first = this.keys[0]!;
   }
 
   current(): MasterKey {
-    this.reload(false);
+    try {
+      this.reload(false);
+    } catch (err) {
+      throw ERRORS.unavailable(`the secret key file ${this.file} cannot be read (${reasonOf(err)}); no value is sealed until it can`);
+    }
     return this.keys[0]!;
   }
 
   find(id: string): MasterKey | undefined {
     const known = this.keys.find((k) => k.id === id);
     if (known) return known;
-    this.reload(false);
+    try {
+      this.reload(false);
+    } catch {
+      return undefined; // the keys last read stay; the caller reports the key it lacks
+    }
     return this.keys.find((k) => k.id === id);
   }
 
@@ -97,6 +115,25 @@ export class FileKeys implements KeySource {
     this.keys = readKeyFile(this.file);
     this.stamp = stamp;
   }
+}
+
+function reasonOf(err: unknown): string {
+  const code = (err as NodeJS.ErrnoException).code;
+  return code ? code : (err as Error).message;
+}
+
+/**
+ * What is wrong with the key file's protection, if anything: it must be readable by its owner only, and
+ * the owner must be the user the server runs as (a file restored as 0644, or someone else's, leaks or is
+ * not ours). Empty when fine.
+ */
+export function keyFileProblems(file: string): string[] {
+  const st = fs.statSync(file);
+  const problems: string[] = [];
+  if (st.mode & 0o077) problems.push(`its mode is ${(st.mode & 0o777).toString(8).padStart(4, '0')}: other users may read it (chmod 600 ${file})`);
+  const uid = process.getuid?.();
+  if (uid !== undefined && st.uid !== uid) problems.push(`it is owned by uid ${st.uid}, not by the server's uid ${uid}`);
+  return problems;
 }
 
 export function readKeyFile(file: string): MasterKey[] {
@@ -156,11 +193,16 @@ function fsyncDir(dir: string): void {
   }
 }
 
-/** The server's key source: DEVBOXD_SECRET_KEY (with any previous keys) when set, else the key file. */
-export function openKeySource(opts: { dataDir: string; secretKey?: string; previousKeys?: string[] }): KeySource {
+/**
+ * The server's key source: DEVBOXD_SECRET_KEY (with any previous keys) when set, else the key file, whose
+ * protection is checked at start (`warn` gets each problem; the server still starts, the operator decides).
+ */
+export function openKeySource(opts: { dataDir: string; secretKey?: string; previousKeys?: string[]; warn?: (message: string) => void }): KeySource {
   if (opts.secretKey) {
     const previous = (opts.previousKeys ?? []).map((k, i) => parseKey(k, `key ${i + 1} of DEVBOXD_SECRET_KEY_PREVIOUS`));
     return new StaticKeys(parseKey(opts.secretKey, 'DEVBOXD_SECRET_KEY'), previous);
   }
-  return new FileKeys(ensureKeyFile(opts.dataDir));
+  const file = ensureKeyFile(opts.dataDir);
+  for (const problem of keyFileProblems(file)) opts.warn?.(`the secret key file ${file} is not protected: ${problem}`);
+  return new FileKeys(file);
 }

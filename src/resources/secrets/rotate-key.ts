@@ -1,16 +1,12 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { flockFile } from '../../lib/data-dir-lock.js';
+import type { SqlExecutor } from '../../platform/store/sql/executor.js';
 import type { Store } from '../../platform/store/types.js';
-import {
-  ensureKeyFile,
-  generateKey,
-  KeyError,
-  parseKey,
-  readKeyFile,
-  StaticKeys,
-  writeKeyFile,
-  type MasterKey,
-} from './master-key.js';
-import { resealGatewayTokens, sealGatewayHeaders } from '../gateway-configs/reseal.js';
-import { resealMcp } from '../mcp-configs/reseal.js';
+import { gatewaySealedUnder, resealGatewayHeadersPage, resealGatewayPage } from '../gateway-configs/reseal.js';
+import { mcpSealedUnder, resealMcpHeaders, resealMcpTokens, type ResealPage } from '../mcp-configs/reseal.js';
+import { ensureKeyFile, generateKey, KeyError, parseKey, readKeyFile, StaticKeys, writeKeyFile, type MasterKey } from './master-key.js';
 import { Sealer } from './sealer.js';
 import { aadOf } from './secret-service.js';
 import { SqlSecretStore } from './sql-secret-store.js';
@@ -22,79 +18,170 @@ export interface RotateOptions {
   previousKeys?: string[];
   /** The key to rotate to (base64); absent: a fresh one with the key file, the current key with DEVBOXD_SECRET_KEY. */
   newKey?: string;
+  /** Sealed texts per transaction: each holds the write lock this long only (SQLite: the servers' writes wait). */
+  batch?: number;
+  /** Prune: a key retired less than this long ago stays (a writer may still hold a value sealed under it). */
+  retiredGraceMs?: number;
 }
 
 export interface RotateResult {
   keyId: string;
   resealed: number;
-  /** What the operator still has to do (servers configured through the environment). */
+  /** Key ids the prune removed from the key file (or that DEVBOXD_SECRET_KEY_PREVIOUS may drop). */
+  dropped: string[];
+  /** What the operator still has to do. */
   notes: string[];
 }
 
-const BATCH = 500;
+const BATCH = 100;
+const RETIRED_GRACE_MS = 60_000;
+export const ROTATION_LOCK = 'secret.key.lock';
+
+type Page = (db: SqlExecutor, sealer: Sealer, keyId: string, after: string, limit: number) => Promise<ResealPage>;
 
 /**
- * Re-encrypts every secret under one key. With the key file (`<data>/secret.key`), the new key is first
- * written in front of the old ones, so servers reading the file seal under it and still open the old
- * values; then every value is re-sealed in one transaction; then the old keys leave the file. Servers
- * running beside it re-read the file, so they keep working throughout. With DEVBOXD_SECRET_KEY the servers'
- * keys come from their environment: restart them with the new key as DEVBOXD_SECRET_KEY and the old one in
- * DEVBOXD_SECRET_KEY_PREVIOUS, run this with the same variables (it rotates to the current key), then drop
- * DEVBOXD_SECRET_KEY_PREVIOUS.
+ * Re-encrypts every sealed text (secrets, the MCP module's tokens and header values, gateway tokens) under
+ * one key, a page at a time, each page its own short transaction with a pause after it, so servers writing
+ * beside it (SQLite's single writer) wait milliseconds, not the whole rotation. With the key file, the new key
+ * is first written in front of the old ones, which stay in the file as retired keys: servers reading it seal
+ * under the new key and still open the old values, and a value a server sealed just before the rotation and
+ * writes after it still opens. Retired keys leave only through `pruneKeys`. With DEVBOXD_SECRET_KEY the
+ * servers' keys come from their environment (README: the two-phase procedure); this rotates to the current
+ * key. One rotation at a time per key file: a second one is refused (flock on `<data>/secret.key.lock`).
  */
 export async function rotateKey(store: Store, opts: RotateOptions): Promise<RotateResult> {
-  const notes: string[] = [];
-  const requested = opts.newKey ? parseKey(opts.newKey, 'the new key') : undefined;
-  let known: MasterKey[];
-  let target: MasterKey;
-  let file: string | undefined;
-  if (opts.secretKey) {
-    const current = parseKey(opts.secretKey, 'DEVBOXD_SECRET_KEY');
-    const previous = (opts.previousKeys ?? []).map((k, i) => parseKey(k, `key ${i + 1} of DEVBOXD_SECRET_KEY_PREVIOUS`));
-    target = requested ?? current;
-    known = [current, ...previous];
-    if (target.id !== current.id) notes.push('restart every server with the new key as DEVBOXD_SECRET_KEY: until then they cannot open the secrets');
-    else if (previous.length) notes.push('DEVBOXD_SECRET_KEY_PREVIOUS is no longer needed: no secret is sealed under it');
-  } else {
-    file = ensureKeyFile(opts.dataDir);
-    known = readKeyFile(file);
-    target = requested ?? generateKey();
-    writeKeyFile(file, [target, ...known.filter((k) => k.id !== target.id)]);
-  }
-  const sealer = new Sealer(new StaticKeys(target, known));
-  let resealed = 0;
-  // A value written meanwhile by a server that had not re-read the key file yet is under an old key: go again.
-  for (let round = 0; ; round++) {
-    const n = await store.transaction(async (tx) => {
-      const secrets = new SqlSecretStore(tx.db);
-      let count = 0;
-      let after = '';
-      for (;;) {
-        const batch = await secrets.sealedUnder(target.id, after, BATCH);
-        if (!batch.length) return count;
-        for (const r of batch) {
-          const aad = aadOf(r.accountId, r.id);
-          let plain: string;
-          try {
-            plain = sealer.open(r.sealedValue, aad);
-          } catch (err) {
-            throw new KeyError(`secret ${r.name} (${r.id}) of account ${r.accountId} does not open: ${(err as Error).message}; nothing was changed`);
-          }
-          if (await secrets.reseal(r.id, r.sealedValue, sealer.seal(plain, aad), target.id)) count++;
-        }
-        after = batch.at(-1)!.id;
+  return exclusive(opts, async (file) => {
+    const notes: string[] = [];
+    const requested = opts.newKey ? parseKey(opts.newKey, 'the new key') : undefined;
+    let known: MasterKey[];
+    let target: MasterKey;
+    if (!file) {
+      const current = parseKey(opts.secretKey!, 'DEVBOXD_SECRET_KEY');
+      const previous = (opts.previousKeys ?? []).map((k, i) => parseKey(k, `key ${i + 1} of DEVBOXD_SECRET_KEY_PREVIOUS`));
+      target = requested ?? current;
+      known = [current, ...previous];
+      if (target.id !== current.id) notes.push('restart every server with the new key as DEVBOXD_SECRET_KEY: until then they cannot open the secrets');
+      else if (previous.length) notes.push('once every server runs with this DEVBOXD_SECRET_KEY, run `devboxd secrets rotate-key --prune` to check that DEVBOXD_SECRET_KEY_PREVIOUS can go');
+    } else {
+      known = readKeyFile(file);
+      target = requested ?? generateKey();
+      writeKeyFile(file, [target, ...known.filter((k) => k.id !== target.id)]);
+      const retired = known.filter((k) => k.id !== target.id).map((k) => k.id);
+      if (retired.length) notes.push(`retired keys ${retired.join(', ')} stay in ${file} for opening; drop them later with \`devboxd secrets rotate-key --prune\``);
+    }
+    const sealer = new Sealer(new StaticKeys(target, known));
+    const resealed = await resealEverything(store, sealer, target.id, opts.batch ?? BATCH);
+    return { keyId: target.id, resealed, dropped: [], notes };
+  });
+}
+
+/**
+ * Drops retired keys: re-seals what is still under them (pages, then the last ones under the write lock),
+ * then, under the write lock (SQLite BEGIN IMMEDIATE, PostgreSQL SHARE ROW EXCLUSIVE on every table that
+ * holds sealed texts), checks that no row names them and rewrites the key file before letting go. A key
+ * retired less than `retiredGraceMs` ago stays: a server may have sealed a value under it before the
+ * rotation and not written it yet.
+ */
+export async function pruneKeys(store: Store, opts: RotateOptions): Promise<RotateResult> {
+  return exclusive(opts, async (file) => {
+    let known: MasterKey[];
+    if (file) {
+      known = readKeyFile(file);
+      const age = Date.now() - fs.statSync(file).mtimeMs;
+      const grace = opts.retiredGraceMs ?? RETIRED_GRACE_MS;
+      if (known.length > 1 && age < grace) {
+        throw new KeyError(`the keys in ${file} were retired ${Math.round(age / 1000)} s ago; a server may still be writing a value sealed under them: run --prune again in ${Math.ceil((grace - age) / 1000)} s`);
       }
-    });
-    resealed += n;
-    const left = [...(await new SqlSecretStore(store.db).keyIds()).entries()].filter(([id]) => id !== target.id);
-    if (!left.length) break;
-    if (round >= 5) throw new KeyError(`secrets are still being written under older keys (${left.map(([id]) => id).join(', ')}); run the rotation again`);
+    } else {
+      known = [parseKey(opts.secretKey!, 'DEVBOXD_SECRET_KEY'), ...(opts.previousKeys ?? []).map((k, i) => parseKey(k, `key ${i + 1} of DEVBOXD_SECRET_KEY_PREVIOUS`))];
+    }
+    const [current, ...retired] = known as [MasterKey, ...MasterKey[]];
+    const sealer = new Sealer(new StaticKeys(current, retired));
+    let resealed = await resealEverything(store, sealer, current.id, opts.batch ?? BATCH);
+    for (let round = 0; ; round++) {
+      resealed += await store.transaction(async (tx) => (await lockSealed(tx.db), resealAll(tx.db, sealer, current.id, BATCH)));
+      const left = await store.transaction(async (tx) => {
+        await lockSealed(tx.db);
+        const counts = await Promise.all(retired.map(async (k) => [k.id, await sealedUnder(tx.db, k.id)] as const));
+        const inUse = counts.filter(([, n]) => n > 0);
+        if (!inUse.length && file) writeKeyFile(file, [current]);
+        return inUse;
+      });
+      if (!left.length) break;
+      if (round >= 3) throw new KeyError(`texts are still sealed under retired keys (${left.map(([id, n]) => `${id}: ${n}`).join(', ')}); nothing was dropped`);
+    }
+    const dropped = retired.map((k) => k.id);
+    const notes = !file && dropped.length ? ['no row is sealed under DEVBOXD_SECRET_KEY_PREVIOUS: drop it from every server'] : [];
+    return { keyId: current.id, resealed, dropped, notes };
+  });
+}
+
+/** Runs `fn` holding the rotation lock beside the key file (key-file mode); `fn` gets the key file then. */
+async function exclusive<T>(opts: RotateOptions, fn: (file: string | undefined) => Promise<T>): Promise<T> {
+  if (opts.secretKey) return fn(undefined);
+  const file = ensureKeyFile(opts.dataDir);
+  const lockFile = path.join(path.dirname(file), ROTATION_LOCK);
+  const lock = await flockFile(lockFile);
+  if ('busy' in lock) {
+    throw new KeyError(`another \`devboxd secrets rotate-key\`${lock.busy ? ` (pid ${lock.busy})` : ''} is running on ${file} (lock: ${lockFile}); wait for it to finish`);
   }
-  // What the MCP module keeps sealed (box tokens, literal header values) goes under the new key too.
-  resealed += await store.transaction((tx) => resealMcp(tx.db, sealer, target.id));
-  // And the agent gateway's box tokens and literal header values.
-  resealed += await store.transaction((tx) => resealGatewayTokens(tx.db, sealer, target.id));
-  resealed += await store.transaction((tx) => sealGatewayHeaders(tx.db, sealer, target.id));
-  if (file) writeKeyFile(file, [target]);
-  return { keyId: target.id, resealed, notes };
+  try {
+    return await fn(file);
+  } finally {
+    await lock.release();
+  }
+}
+
+const PAGES: Page[] = [resealSecrets, resealMcpTokens, resealMcpHeaders, resealGatewayPage, resealGatewayHeadersPage];
+
+/** Every page of every table, each page in its own transaction, pausing as long as it took between pages. */
+async function resealEverything(store: Store, sealer: Sealer, keyId: string, batch: number): Promise<number> {
+  let n = 0;
+  for (const page of PAGES) {
+    for (let after: string | undefined = ''; after !== undefined; ) {
+      const started = performance.now();
+      const r: ResealPage = await store.transaction((tx) => page(tx.db, sealer, keyId, after!, batch));
+      n += r.n;
+      after = r.last;
+      await sleep(Math.max(5, 2 * (performance.now() - started)));
+    }
+  }
+  return n;
+}
+
+/** Every page of every table on one executor (a transaction already holding the write lock). */
+async function resealAll(db: SqlExecutor, sealer: Sealer, keyId: string, batch: number): Promise<number> {
+  let n = 0;
+  for (const page of PAGES) {
+    for (let r: ResealPage = { n: 0, last: '' }; r.last !== undefined; n += r.n) r = await page(db, sealer, keyId, r.last, batch);
+  }
+  return n;
+}
+
+/** Blocks every writer of sealed texts until the transaction ends (SQLite's BEGIN IMMEDIATE already does). */
+async function lockSealed(db: SqlExecutor): Promise<void> {
+  if (db.dialect === 'postgres') await db.query('LOCK TABLE secrets, mcp_tokens, mcp_configs, gateway_bindings, gateway_configs IN SHARE ROW EXCLUSIVE MODE');
+}
+
+async function sealedUnder(db: SqlExecutor, keyId: string): Promise<number> {
+  const secrets = (await new SqlSecretStore(db).keyIds()).get(keyId) ?? 0;
+  return secrets + (await mcpSealedUnder(db, keyId)) + (await gatewaySealedUnder(db, keyId));
+}
+
+/** A page of secrets not under `keyId`; a value that opens under no key held stops the rotation, naming it. */
+async function resealSecrets(db: SqlExecutor, sealer: Sealer, keyId: string, after: string, limit: number): Promise<ResealPage> {
+  const secrets = new SqlSecretStore(db);
+  const batch = await secrets.sealedUnder(keyId, after, limit);
+  let n = 0;
+  for (const r of batch) {
+    const aad = aadOf(r.accountId, r.id);
+    let plain: string;
+    try {
+      plain = sealer.open(r.sealedValue, aad);
+    } catch (err) {
+      throw new KeyError(`secret ${r.name} (${r.id}) of account ${r.accountId} does not open: ${(err as Error).message}; the rotation stopped (what it re-sealed opens under the new key, and no key was dropped)`);
+    }
+    if (await secrets.reseal(r.id, r.sealedValue, sealer.seal(plain, aad), keyId)) n++;
+  }
+  return { n, last: batch.length < limit ? undefined : batch.at(-1)!.id };
 }

@@ -42,22 +42,18 @@ export class Sealer {
   }
 
   /**
-   * A keyed digest of `data` (HMAC-SHA256 under a key derived from the current master key): lets the
-   * database compare request bodies that may hold secret values (x-request-id claims) without holding
-   * anything a weak value could be guessed back from. Servers sharing the master key agree on it; a key
-   * rotation changes it.
+   * A keyed digest of `data` (HMAC-SHA256 under a key derived from the first master key this server held):
+   * lets the database compare request bodies that may hold secret values (x-request-id claims) without
+   * holding anything a weak value could be guessed back from. Derived once, so a rotation beside a running
+   * server changes nothing (a retry in flight still matches) and no request touches the key file for it.
+   * Servers started with the same DEVBOXD_SECRET_KEY agree on it; a restart under another key changes it.
    */
   fingerprint(data: string): string {
-    const { id, key } = this.keys.current();
-    let derived = this.derived.get(id);
-    if (!derived) {
-      derived = Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), 'devboxd request fingerprint', 32));
-      this.derived.set(id, derived);
-    }
-    return createHmac('sha256', derived).update(data).digest('hex');
+    this.fingerprintKey ??= Buffer.from(hkdfSync('sha256', this.keys.first.key, Buffer.alloc(0), 'devboxd request fingerprint', 32));
+    return createHmac('sha256', this.fingerprintKey).update(data).digest('hex');
   }
 
-  private readonly derived = new Map<string, Buffer>();
+  private fingerprintKey: Buffer | undefined;
 
   /** Whether this server holds the key of that id. */
   holds(keyId: string): boolean {

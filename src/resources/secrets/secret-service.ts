@@ -43,6 +43,7 @@ export class SecretService {
     const now = Date.now();
     const r: SecretRecord = { id, accountId, name, sealedValue, keyId: Sealer.keyIdOf(sealedValue), createTimeMs: now, updateTimeMs: now };
     await this.secrets.insert(r);
+    await this.resealIfRotated(accountId, id, value, sealedValue);
     this.log.info({ secret: id, name, account: accountId }, 'secret created');
     return view(r);
   }
@@ -63,8 +64,28 @@ export class SecretService {
     const sealedValue = this.sealer.seal(value, aadOf(accountId, r.id));
     const updated = await this.secrets.setValue(accountId, r.id, sealedValue, Sealer.keyIdOf(sealedValue), Math.max(Date.now(), r.updateTimeMs));
     if (!updated) throw ERRORS.notFound('secret', name);
+    await this.resealIfRotated(accountId, r.id, value, sealedValue);
     this.log.info({ secret: r.id, name, account: accountId }, 'secret updated');
     return view(updated);
+  }
+
+  /**
+   * A rotation may have begun between sealing a value and its write landing (the write waited for the
+   * rotation's lock): the row then names a key that is now retired, and a prune may drop it. So after the
+   * write, the writer compares the key it used with the current one and, if they differ, seals again and
+   * writes over its own text only (a later write by anyone else wins).
+   */
+  private async resealIfRotated(accountId: string, id: string, value: string, written: string): Promise<void> {
+    try {
+      for (let tries = 0; tries < 3 && Sealer.keyIdOf(written) !== this.sealer.currentKeyId(); tries++) {
+        const next = this.sealer.seal(value, aadOf(accountId, id));
+        if (!(await this.secrets.reseal(id, written, next, Sealer.keyIdOf(next)))) return;
+        written = next;
+      }
+    } catch (err) {
+      // The write itself succeeded under a key that was held; a prune re-seals it if it is still retired.
+      this.log.warn({ secret: id, err: (err as Error).message }, 'could not check the key of a value just written');
+    }
   }
 
   /** Deletes the secret and its devbox bindings: boxes no longer get the variable at their next process start. */

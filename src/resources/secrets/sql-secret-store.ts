@@ -75,9 +75,18 @@ export class SqlSecretStore {
     });
   }
 
+  /**
+   * Writes a box's bindings (in the transaction that inserts the box). A secret deleted since the create
+   * resolved it fails the foreign key: that is the resolver's 400, naming the variable and the secret.
+   */
   async bind(devboxId: string, bindings: SecretBinding[]): Promise<void> {
     for (const b of bindings) {
-      await this.db.query('INSERT INTO devbox_secrets (devbox_id, env_name, secret_id) VALUES (?, ?, ?)', [devboxId, b.envName, b.secretId]);
+      try {
+        await this.db.query('INSERT INTO devbox_secrets (devbox_id, env_name, secret_id) VALUES (?, ?, ?)', [devboxId, b.envName, b.secretId]);
+      } catch (err) {
+        if (err instanceof DomainError && err.code === 'invalid_request' && err.message.startsWith('refers to something that does not exist')) throw ERRORS.invalid(`secrets.${b.envName}: no secret named ${b.ref ?? b.secretId}`);
+        throw err;
+      }
     }
   }
 

@@ -16,4 +16,6 @@ export type Secret = Pick<SecretRecord, 'id' | 'name' | 'createTimeMs' | 'update
 export interface SecretBinding {
   envName: string;
   secretId: string;
+  /** What the create named it by (name or id), for its messages. */
+  ref?: string;
 }

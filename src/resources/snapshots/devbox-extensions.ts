@@ -1,3 +1,4 @@
+import { ERRORS } from '../../platform/errors.js';
 import type { CreateResolver, ShutdownGuard } from '../devboxes/extensions.js';
 import type { SnapshotService } from './snapshot-service.js';
 
@@ -19,5 +20,7 @@ export function snapshotLayersResolver(snapshots: () => Snapshots): CreateResolv
 /** A box with a snapshot in progress shuts down only with force (the capture would be cut). */
 export function snapshotShutdownGuard(snapshots: () => Snapshots): ShutdownGuard {
   return async (d) =>
-    (await snapshots().inProgressFor(d.id)) ? `devbox ${d.id} has a snapshot in progress; wait for it or shut down with force=true` : null;
+    (await snapshots().inProgressFor(d.id))
+      ? ERRORS.snapshotInProgress(`devbox ${d.id} has a snapshot in progress; wait for it or shut down with force=true`)
+      : null;
 }

@@ -261,6 +261,16 @@ export class SnapshotService {
   }
 
   /**
+   * The capture job failed its last attempt: the snapshot ends in error rather than stay in progress (which
+   * would also keep its box from ever snapshotting again). Its layer, if any, goes with the layer collection.
+   */
+  async captureFailed(snapshotId: string, error: string): Promise<void> {
+    if (await this.store.setStatus(snapshotId, ['in_progress'], 'error', { errorMessage: `the snapshot failed: ${error}` })) {
+      this.log.error({ snapshot: snapshotId, error }, 'snapshot capture failed for good');
+    }
+  }
+
+  /**
    * At start, once the jobs resumed (snapshots caught in progress are settled by their capture jobs): stray
    * temporary copies go, and layers nothing uses any more.
    */

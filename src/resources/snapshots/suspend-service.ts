@@ -1,7 +1,7 @@
 import { DomainError, ERRORS } from '../../platform/errors.js';
 import type { Logger } from '../../lib/logger.js';
 import type { Sandbox } from '../../runtime/driver.js';
-import type { DevboxStore } from '../../platform/store/types.js';
+import type { Store } from '../../platform/store/types.js';
 import type { DevboxService } from '../devboxes/devbox-service.js';
 import type { Lifecycle } from '../devboxes/lifecycle.js';
 import type { JobRunner } from '../../platform/jobs/job-runner.js';
@@ -11,6 +11,8 @@ import { SUSPEND_METADATA_KEY, type Snapshot } from './types.js';
 
 /** The durable job that sees a suspend through: it ends suspending even if a restart cuts the suspend. */
 export const SUSPEND_JOB = 'devbox.suspend';
+/** The durable job that sees a resume through: a restart that cuts it boots the box again at start. */
+export const RESUME_JOB = 'devbox.resume';
 
 /**
  * Suspend and resume. Suspend runs the box's suspend commands, stops every process, turns the writable layer
@@ -21,18 +23,25 @@ export const SUSPEND_JOB = 'devbox.suspend';
 export class SuspendService {
   /** Suspends this process runs, by devbox id. */
   private readonly running = new Map<string, Promise<void>>();
+  /** Resume boots this process runs, by devbox id. */
+  private readonly resuming = new Map<string, Promise<void>>();
 
   constructor(
     private readonly devboxes: DevboxService,
-    private readonly store: DevboxStore,
+    /** The whole store: a resume records its job in the transaction of its transition. */
+    private readonly db: Store,
     private readonly lifecycle: Lifecycle,
     private readonly snapshots: SnapshotService,
     private readonly log: Logger,
-    /** Records each suspend as a durable job (SUSPEND_JOB, handled by `settleSuspend`). */
+    /** Records each suspend and resume as a durable job (SUSPEND_JOB, RESUME_JOB; see `settleSuspend`, `settleResume`). */
     private readonly jobs: JobRunner,
     /** Ends what must not be cut by the stop (file writes remove their temporary files); bounded by its owner. */
     private readonly beforeStop: (devboxId: string) => Promise<void> = async () => undefined,
   ) {}
+
+  private store() {
+    return this.db.devboxes;
+  }
 
   /** running → suspending at once; the rest continues in the background. */
   async suspend(accountId: string, id: string): Promise<Devbox> {
@@ -42,7 +51,7 @@ export class SuspendService {
 
   /** For after_idle with on_idle: suspend. Resolves once the devbox is suspended (or failed). */
   async suspendIdle(d: Devbox): Promise<void> {
-    const current = await this.store.getById(d.id);
+    const current = await this.store().getById(d.id);
     if (!current || current.status !== 'running' || !this.lifecycle.active.has(d.id)) return;
     if (await this.snapshots.inProgressFor(d.id)) return;
     await this.startSuspend(current);
@@ -53,7 +62,7 @@ export class SuspendService {
     if (!box) throw ERRORS.devboxNotRunning(d.id, d.status);
     if (await this.snapshots.inProgressFor(d.id)) throw ERRORS.snapshotInProgress(`devbox ${d.id} has a snapshot in progress; suspend it once that completes`);
     const notRunning = async () => {
-      const now = await this.store.getById(d.id);
+      const now = await this.store().getById(d.id);
       return ERRORS.devboxNotRunning(d.id, now?.status ?? 'gone');
     };
     // The job is recorded first: a crash right after the transition still finds the job to end suspending.
@@ -75,11 +84,11 @@ export class SuspendService {
   }
 
   private async finishSuspend(id: string, sandbox: Sandbox): Promise<void> {
-    const d = await this.store.getById(id);
+    const d = await this.store().getById(id);
     if (!d || d.status !== 'suspending') return;
     await this.runSuspendCommands(d, sandbox);
     await this.beforeStop(id).catch((err) => this.log.warn({ err, devbox: id }, 'ending file writes before suspend failed'));
-    const before = await this.store.getById(id);
+    const before = await this.store().getById(id);
     if (!before || before.status !== 'suspending' || this.lifecycle.detach(id) !== sandbox) return;
     let snap: Snapshot | null;
     try {
@@ -110,8 +119,11 @@ export class SuspendService {
         this.log.warn({ devbox: d.id }, 'suspend deadline reached before every suspend command ran');
         return;
       }
-      // Like every other process of the box, with what providers add (secrets).
-      const p = sandbox.spawn({ argv: ['bash', '-c', command], env: await this.devboxes.environmentOf(d) });
+      // Like every other process of the box, with what providers add (secrets); without them (a secret that
+      // does not open) the command does not run, which is logged like a failure: the suspend goes on.
+      const env = await this.devboxes.environmentOf(d).catch((err: Error) => void this.log.warn({ devbox: d.id, command, reason: err.message }, 'suspend command not run'));
+      if (!env) continue;
+      const p = sandbox.spawn({ argv: ['bash', '-c', command], env });
       p.stdin.end();
       p.stdout.resume();
       p.stderr.resume();
@@ -121,17 +133,76 @@ export class SuspendService {
     }
   }
 
-  /** suspended → resuming → running on the same disk; launch commands run again. */
+  /**
+   * suspended → resuming → running on the same disk; launch commands run again. The resume job is recorded
+   * in the transaction of the transition, so a box is never resuming without the job that ends it.
+   */
   async resume(accountId: string, id: string): Promise<Devbox> {
     const d = await this.devboxes.get(accountId, id);
     if (d.status !== 'suspended') throw ERRORS.devboxNotSuspended(id, d.status);
-    const resuming = await this.lifecycle.transition(id, ['suspended'], 'resuming');
-    if (!resuming) {
-      const now = await this.devboxes.get(accountId, id);
-      throw ERRORS.devboxNotSuspended(id, now.status);
+    const notSuspended = async () => ERRORS.devboxNotSuspended(id, (await this.devboxes.get(accountId, id)).status);
+    const started = await this.db
+      .transaction(async (tx) => {
+        const job = await this.jobs.add(RESUME_JOB, id, tx.jobs);
+        const resuming = await this.lifecycle.transition(id, ['suspended'], 'resuming', { tx: tx.devboxes });
+        // Rolls the job back with the lost transition.
+        if (!resuming) throw ERRORS.devboxNotSuspended(id, 'no longer suspended');
+        return { job, resuming };
+      })
+      .catch(async (err) => {
+        // A racing resume holds the open job or won the transition.
+        throw err instanceof DomainError && (err.code === 'conflict' || err.code === 'devbox_not_suspended') ? await notSuspended() : err;
+      });
+    this.lifecycle.changed(id);
+    const p = this.lifecycle
+      .boot(started.resuming, { resuming: true })
+      .catch((err) => this.log.error({ err, devbox: id }, 'resume failed'))
+      .finally(() => this.resuming.delete(id));
+    this.resuming.set(id, p);
+    this.jobs.start(started.job);
+    return started.resuming;
+  }
+
+  /**
+   * The resume job: waits for the boot this process runs, or, when none runs here (a restart cut it, or a
+   * retry), boots the box again on its layers (the disk a suspend saved is intact) after removing what
+   * sandbox is left. Done once the box left resuming: running, or failure with the boot's reason.
+   */
+  async settleResume(id: string): Promise<void> {
+    const here = this.resuming.get(id);
+    if (here) await here;
+    const d = await this.store().getById(id);
+    if (!d || d.status !== 'resuming') return;
+    if (!here) {
+      this.log.warn({ devbox: id }, 'resume cut short; booting the devbox again');
+      await this.lifecycle.discardSandbox(id);
+      await this.lifecycle.boot(d, { resuming: true });
     }
-    void this.lifecycle.boot(resuming, { resuming: true }).catch((err) => this.log.error({ err, devbox: id }, 'resume failed'));
-    return resuming;
+    const now = await this.store().getById(id);
+    if (now?.status === 'resuming') throw new Error(`devbox ${id} is still resuming after its boot`);
+  }
+
+  /** The resume job failed its last attempt: the box fails with the reason rather than stay resuming. */
+  async resumeFailed(id: string, error: string): Promise<void> {
+    await this.giveUp(id, 'resuming', `resume failed: ${error}`);
+  }
+
+  /**
+   * The suspend job failed its last attempt: the box fails with the reason rather than stay suspending. Not
+   * back to running: by then its processes may be stopped and its writable layer moved into the snapshot.
+   */
+  async suspendFailed(id: string, error: string): Promise<void> {
+    await this.giveUp(id, 'suspending', `suspend failed: ${error}`);
+  }
+
+  private async giveUp(id: string, from: 'resuming' | 'suspending', why: string): Promise<void> {
+    // Conditional first (a box that moved on is left alone); then the end's clean-up: its sandbox, what
+    // runs in it, its output's retention; and a sandbox a previous process left.
+    if (await this.lifecycle.transition(id, [from], 'failure', { why, failureReason: 'execution_failed' })) {
+      await this.lifecycle.end(id, { status: 'failure', reason: 'execution_failed' }, why);
+      await this.lifecycle.discardSandbox(id);
+      this.log.error({ devbox: id }, why);
+    }
   }
 
   /**
@@ -143,7 +214,7 @@ export class SuspendService {
     // A suspend run here settles the box itself; if it stopped short (a store write failed on the way),
     // the box is still suspending and is settled below like one a restart cut off.
     await this.running.get(id);
-    const d = await this.store.getById(id);
+    const d = await this.store().getById(id);
     if (!d || d.status !== 'suspending') return;
     const since = [...d.stateTransitions].reverse().find((t) => t.status === 'suspending')?.transitionTimeMs ?? 0;
     const ofThisSuspend = (s: Snapshot) => s.sourceDevboxId === id && s.metadata[SUSPEND_METADATA_KEY] === 'true' && s.createTimeMs >= since;
@@ -162,11 +233,14 @@ export class SuspendService {
   }
 
   /**
-   * At start: a devbox caught resuming goes back to suspended: its disk is intact and a resume can start
-   * over. (One caught suspending is its suspend job's.) Its sandbox is removed by the supervisor.
+   * At start, once the jobs resumed: a devbox caught resuming without a resume job (one from before resumes
+   * were jobs) goes back to suspended: its disk is intact and a resume can start over. Its sandbox is
+   * removed by the supervisor. (One caught suspending is its suspend job's.)
    */
   async reconcile(node: string): Promise<void> {
-    for (const d of await this.store.listByStatus(['resuming'], node)) {
+    const open = new Set((await this.db.jobs.listOpen(node)).filter((j) => j.kind === RESUME_JOB).map((j) => j.subjectId));
+    for (const d of await this.store().listByStatus(['resuming'], node)) {
+      if (open.has(d.id)) continue;
       await this.lifecycle.transition(d.id, ['resuming'], 'suspended', { why: 'the server restarted while the devbox was resuming; resume it again' });
       this.log.warn({ devbox: d.id }, 'resume interrupted by a restart');
     }

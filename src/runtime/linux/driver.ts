@@ -7,20 +7,21 @@ import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { rename, rm, stat } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
-import { SandboxError, type RuntimeDriver, type Sandbox, type SandboxSpec } from '../driver.js';
+import { SandboxError, type BoxNetwork, type EgressRules, type RuntimeDriver, type Sandbox, type SandboxSpec } from '../driver.js';
 import { BoxLinkDaemon } from './boxlink.js';
 import { BoxCgroup, detectLayout, prepareParents, type CgroupLayout } from './cgroups.js';
 import { ExecDaemon } from './execd.js';
 import { attachLayer, detachDisk, isMountPoint, mountedLayers } from './disk.js';
 import { DiskPool, slotOf } from './diskpool.js';
+import { Egress, type BoxLink, type EgressConfig } from './egress.js';
 import { diskUsage } from './fsutil.js';
 import { limitDirty } from './iolimit.js';
 import { BaseImage } from './image.js';
 import { LivenessWatcher } from './liveness.js';
 import type { RuntimeLogger } from './logger.js';
-import { DataPaths, isSafeId, native } from './paths.js';
+import { BOX_ID_BASE, DataPaths, isSafeId, native } from './paths.js';
 import { isAlive, pidExists, procInfo } from './proc.js';
-import { cleanHostname, seedUpper } from './rootfs.js';
+import { cleanHostname, seedResolver, seedUpper } from './rootfs.js';
 import { IdRanges } from './idranges.js';
 import { forkerSocket, LinuxSandbox, teardown, type BoxState } from './sandbox.js';
 
@@ -37,6 +38,8 @@ export interface LinuxDriverOptions {
   maxCommands?: number;
   /** Where boxes claim their host id ranges (shared by every server on the host); tests may move it. */
   idRangeDir?: string;
+  /** Gives every box a network link under these bounds (egress.ts); absent: boxes have only a loopback. */
+  egress?: EgressConfig;
 }
 
 /** Room in a box's forker, past the executions the domain admits, for file transfers and launch steps. */
@@ -65,8 +68,10 @@ export class LinuxDriver implements RuntimeDriver {
   private readonly imageDir: string;
   /** The box-services link (boxlink.ts); public for tests, which look at the daemon's fds. */
   readonly boxLink: BoxLinkDaemon;
+  private readonly egress: Egress | undefined;
 
   constructor(opts: LinuxDriverOptions) {
+    this.egress = opts.egress ? new Egress(opts.egress, opts.logger) : undefined;
     this.paths = new DataPaths(opts.dataDir);
     this.imageDir = opts.imageDir;
     this.log = opts.logger;
@@ -90,7 +95,7 @@ export class LinuxDriver implements RuntimeDriver {
 
   prepare(): Promise<void> {
     this.prepared ??= (async () => {
-      for (const bin of [native.boxinit, native.boxexec, native.boxlinkd]) {
+      for (const bin of [native.boxinit, native.boxexec, native.boxlinkd, native.nftsetd]) {
         if (!existsSync(bin)) throw new SandboxError('failed', `${bin} is missing: run scripts/setup.sh`);
       }
       // Tenant data and the image's setuid binaries (owned by box ids) are for root only: other host users
@@ -113,6 +118,7 @@ export class LinuxDriver implements RuntimeDriver {
         await this.execd.start().catch((err: Error) => this.log.warn({ err: err.message }, 'boxexecd did not start; commands spawn boxexec'));
       }
       await this.boxLink.start();
+      await this.egress?.prepare();
       await this.image.ensure();
     })().catch((err) => {
       this.prepared = undefined;
@@ -135,8 +141,11 @@ export class LinuxDriver implements RuntimeDriver {
     }
     const cgroup = new BoxCgroup(this.layout, spec.id);
     let idBase: number | undefined;
+    let net: BoxLink | undefined;
     try {
       idBase = this.ranges.claim(boxDir);
+      // The id range's slot is unique host-wide: it names the box's addresses too.
+      net = this.egress?.link(spec.id, (idBase - BOX_ID_BASE) / 65_536);
       const root = join(boxDir, 'root');
       mkdirSync(root);
       const disk = await this.disks.take(spec.limits.diskBytes);
@@ -150,6 +159,7 @@ export class LinuxDriver implements RuntimeDriver {
       const lowerNames = lowers.map((_, i) => `lower/${i}`).join(':');
       const hostname = cleanHostname(spec.hostname);
       const user = seedUpper(upper, lowers, hostname, spec.user);
+      if (net) seedResolver(upper, net.hostAddress);
       cgroup.create(spec.limits);
       cgroup.limitDisk(dev);
       limitDirty(dev);
@@ -158,15 +168,17 @@ export class LinuxDriver implements RuntimeDriver {
       const idmapped = [...lowers, dirname(upper)].flatMap((d) => ['-m', d]);
       const pid = await this.startInit(['-r', root, '-d', boxDir, '-o', `lowerdir=${lowerNames},upperdir=disk/upper,workdir=disk/work`, '-n', hostname,
         '-i', String(idBase), ...idmapped, '-x', forkerSocket(this.paths, spec.id), '-N', String(this.maxPerBox + INTERNAL_COMMANDS),
-        ...cgroup.procsFiles.flatMap((f) => ['-c', f]), ...cgroup.binds.flatMap((b) => ['-b', b])]);
+        ...cgroup.procsFiles.flatMap((f) => ['-c', f]), ...cgroup.binds.flatMap((b) => ['-b', b]),
+        ...(net ? ['-V', `${net.hostIf},${net.hostAddress},${net.boxAddress}`] : [])]);
       const info = procInfo(pid);
       if (!info) throw new Error('the box init died at start');
-      const state: BoxState = { pid, startTime: info.startTime, user, hostname, createdAt: new Date().toISOString(), idBase };
+      const state: BoxState = { pid, startTime: info.startTime, user, hostname, createdAt: new Date().toISOString(), idBase, net };
       const statePath = join(boxDir, 'state.json');
       writeFileSync(`${statePath}.tmp`, JSON.stringify(state), { mode: 0o600 });
       renameSync(`${statePath}.tmp`, statePath);
       return new LinuxSandbox(spec.id, this.context(cgroup), state);
     } catch (err) {
+      if (net) await this.egress?.release(spec.id, net);
       await teardown(this.paths, cgroup, idBase ? { pid: 0, startTime: 0, idBase } : null, this.ranges).catch(() => undefined);
       if (err instanceof SandboxError) throw err;
       throw new SandboxError('failed', `creating sandbox ${spec.id} failed: ${(err as Error).message}`);
@@ -197,6 +209,7 @@ export class LinuxDriver implements RuntimeDriver {
   /** Unmounts the image layers once no box is left on this host (a box standing on one keeps them). */
   async close(): Promise<void> {
     this.boxLink.stop();
+    this.egress?.close();
     await this.disks.close();
     if ((await this.listSandboxes()).length > 0) return;
     for (const mnt of mountedLayers(join(this.paths.layers, '.mnt'))) await detachDisk(mnt).catch(() => undefined);
@@ -251,7 +264,7 @@ export class LinuxDriver implements RuntimeDriver {
   }
 
   private context(cgroup: BoxCgroup) {
-    return { paths: this.paths, cgroup, watcher: this.watcher, log: this.log, execd: this.execd, ranges: this.ranges };
+    return { paths: this.paths, cgroup, watcher: this.watcher, log: this.log, execd: this.execd, ranges: this.ranges, egress: this.egress };
   }
 
   private readState(id: string): BoxState | null {
@@ -298,11 +311,27 @@ export class LinuxDriver implements RuntimeDriver {
     return this.boxLink.remove(id);
   }
 
+  async network(id: string): Promise<BoxNetwork | null> {
+    const net = isSafeId(id) ? this.readState(id)?.net : undefined;
+    return net ? { boxAddress: net.boxAddress, hostAddress: net.hostAddress } : null;
+  }
+
+  async setEgress(id: string, rules: EgressRules): Promise<void> {
+    if (!this.egress || !(await this.network(id))) return;
+    await this.egress.apply(id, rules);
+  }
+
+  async pinEgress(id: string, addresses: string[], ttlSeconds: number): Promise<void> {
+    await this.egress?.pin(id, addresses, ttlSeconds);
+  }
+
   async remove(id: string): Promise<void> {
     if (!isSafeId(id)) return;
     this.watcher.unwatch(id);
     await this.boxLink.remove(id);
-    await teardown(this.paths, new BoxCgroup(this.layout, id), this.readState(id), this.ranges);
+    const state = this.readState(id);
+    if (state?.net) await this.egress?.release(id, state.net);
+    await teardown(this.paths, new BoxCgroup(this.layout, id), state, this.ranges);
   }
 
   async layerExists(layerId: string): Promise<boolean> {

@@ -11,6 +11,7 @@ export const native = {
   boxexecd: join(nativeDir, 'build', 'boxexecd'),
   boxdisk: join(nativeDir, 'build', 'boxdisk'),
   boxlinkd: join(nativeDir, 'build', 'boxlinkd'),
+  nftsetd: join(nativeDir, 'build', 'nftsetd'),
   mkimage: join(nativeDir, 'mkimage.sh'),
 };
 

@@ -3,7 +3,7 @@
  * when the image lacks the box user, its passwd/group entries and home directory. Files are written
  * straight into the upper directory with the host ids the box's user namespace maps (BOX_ID_BASE + id).
  */
-import { chownSync, copyFileSync, lchownSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { chownSync, copyFileSync, lchownSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BOX_ID_BASE } from './paths.js';
 
@@ -49,6 +49,14 @@ function writeOwned(path: string, text: string, uid = 0, mode = 0o644): void {
 export function cleanHostname(name: string): string {
   const cleaned = name.replace(/[^A-Za-z0-9.-]/g, '-').replace(/^[-.]+/, '').slice(0, 63);
   return cleaned || 'devbox';
+}
+
+/** Points the box's resolver at its DNS forwarder (the host end of its link), for any image it boots. */
+export function seedResolver(upper: string, nameserver: string): void {
+  const etc = join(upper, 'etc');
+  ensureDir(etc);
+  rmSync(join(etc, 'resolv.conf'), { force: true });
+  writeOwned(join(etc, 'resolv.conf'), `nameserver ${nameserver}\noptions timeout:2 attempts:2 edns0\n`);
 }
 
 export function seedUpper(upper: string, lowers: string[], hostname: string, want: { name: string; uid: number }): BoxUser {

@@ -4,6 +4,7 @@ import { rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SandboxError, type BoxProcess, type Sandbox, type SandboxStats, type SpawnSpec } from '../driver.js';
 import type { BoxCgroup } from './cgroups.js';
+import type { BoxLink, Egress } from './egress.js';
 import { execInBox } from './exec.js';
 import type { ExecDaemon } from './execd.js';
 import { detachDisk, usedBytes } from './disk.js';
@@ -27,6 +28,8 @@ export interface BoxState {
   createdAt: string;
   /** First host id of the box's id range (idranges.ts); absent for boxes made before ranges. */
   idBase?: number;
+  /** The box's network link (egress.ts), named by its id and slot; absent: loopback only. */
+  net?: BoxLink;
 }
 
 /**
@@ -43,6 +46,8 @@ export interface SandboxContext {
   /** The fast exec path; absent or dead means commands spawn boxexec directly. */
   execd?: ExecDaemon;
   ranges: IdRanges;
+  /** Box egress rules; absent when boxes get no network link. */
+  egress?: Egress;
 }
 
 /** The socket of a box's forker (native/forkd.c), in the box's directory. */
@@ -188,6 +193,8 @@ export class LinuxSandbox implements Sandbox {
   destroy(): Promise<void> {
     this.destroying ??= (async () => {
       this.ctx.watcher.unwatch(this.id);
+      // The link goes before the id range (which names its addresses) is free for another box.
+      if (this.state.net) await this.ctx.egress?.release(this.id, this.state.net);
       await teardown(this.ctx.paths, this.ctx.cgroup, this.state, this.ctx.ranges);
     })();
     return this.destroying;

@@ -6,13 +6,15 @@ const MIGRATION_LOCK = 0x64657662;
 
 /**
  * Applies the migrations this build knows and refuses a database a newer devboxd migrated (as SQLite does
- * with user_version). Each one runs in its own transaction under an advisory lock.
+ * with user_version). Each one runs in its own transaction under an advisory lock, the creation of
+ * schema_migrations included: `CREATE TABLE IF NOT EXISTS` is not safe against itself (two servers starting
+ * at once on an empty database both try to insert the table's catalog row, and one fails).
  */
 export async function migratePostgres(db: SqlExecutor): Promise<void> {
-  await db.query('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at_ms BIGINT NOT NULL)');
   for (;;) {
     const applied = await db.transaction(async (tx) => {
       await tx.query('SELECT pg_advisory_xact_lock(?)', [MIGRATION_LOCK]);
+      await tx.query('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at_ms BIGINT NOT NULL)');
       const { rows } = await tx.query<{ v: number | null }>('SELECT MAX(version) AS v FROM schema_migrations');
       const current = rows[0]?.v ?? 0;
       if (current > PG_MIGRATIONS.length) {

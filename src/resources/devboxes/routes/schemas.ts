@@ -113,7 +113,6 @@ const UNSUPPORTED: Array<[string, (b: CreateBody) => unknown, string]> = [
   ['mounts', (b) => b.mounts, 'object, agent and code mounts'],
   ['code_mounts', (b) => b.code_mounts, 'code mounts'],
   ['launch_parameters.available_ports', (b) => b.launch_parameters?.available_ports, 'tunnels into box ports'],
-  ['launch_parameters.network_policy_id', (b) => b.launch_parameters?.network_policy_id, 'network policies'],
   ['launch_parameters.required_services', (b) => b.launch_parameters?.required_services, 'services'],
   ['launch_parameters.lifecycle.resume_triggers.axon_event', (b) => resumeTriggers(b)?.axon_event, 'axon resume triggers'],
   ['launch_parameters.lifecycle.resume_triggers.http', (b) => resumeTriggers(b)?.http, 'HTTP resume triggers'],

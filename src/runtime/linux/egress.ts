@@ -1,0 +1,275 @@
+/**
+ * Egress of boxes: the host's nftables table `inet devboxd` and each box's part of it.
+ *
+ * Every box has a veth to the host (native/boxnet.c): a /31 of DEVBOXD_BOX_SUBNET chosen by the box's host
+ * id-range slot, so addresses are unique host-wide like the ranges. The table's chains are fixed; what is
+ * per box lives in set elements keyed by its host interface, changed over netlink by native/nftsetd (the
+ * `nft` tool reads every element on the host before each change): `known` (without it the box reaches
+ * nothing), `all_out` (allow_all), `cidr_any` and `cidr_port` (its CIDR rules, egress-cidrs.ts; in `cidrs`
+ * a jump to a chain of its own for port rules that overlap), `pinned` (interface . address, with a
+ * timeout: what its DNS answered for allowed names).
+ * Before any of them come the box's bandwidth and connection bounds and the floor nothing opens (the host,
+ * link-local and metadata addresses, the box subnet, DEVBOXD_EGRESS_DENY); private ranges open only to a
+ * CIDR. Nothing from a box reaches the host itself but its DNS forwarder (udp/tcp 53 on its host end),
+ * nothing reaches another box, and nothing outside opens a connection into one.
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { networkInterfaces } from 'node:os';
+import type { EgressRules } from '../driver.js';
+import { run } from './fsutil.js';
+import { NftShell } from './nft.js';
+import { NftSetDaemon } from './nftset.js';
+import { planCidrs } from './egress-cidrs.js';
+import type { RuntimeLogger } from './logger.js';
+
+export interface EgressConfig {
+  /** DEVBOXD_BOX_SUBNET: IPv4 network (prefix at most /16) the boxes' /31 links are carved from. */
+  subnet: string;
+  /** DEVBOXD_EGRESS_DENY: never reachable from a box, whatever its policy. */
+  deny: string[];
+  /** Bytes per second a box may send, and receive (each way). */
+  bandwidthBytes: number;
+  /** Connections a box may hold open at once. */
+  maxConnections: number;
+}
+
+export const TABLE = 'inet devboxd';
+/** What the floor always holds, beside the host's own addresses and networks and the box subnet. */
+const FLOOR = ['0.0.0.0/8', '127.0.0.0/8', '169.254.0.0/16', '224.0.0.0/3'];
+/** Private ranges: only an explicit `allowed_cidrs` entry opens them (a hostname resolving there does not). */
+const PRIVATE = ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16'];
+const REFUSE = 'reject with icmpx type admin-prohibited';
+/** A pinned hostname address stays in a box's set at least this long, whatever its DNS TTL. */
+const MIN_PIN_SECONDS = 60;
+
+export interface BoxLink {
+  /** Host-side interface name (from the box id). */
+  hostIf: string;
+  hostAddress: string;
+  boxAddress: string;
+}
+
+const ip4 = (n: number): string => [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
+const parse4 = (s: string): number => s.split('.').reduce((a, o) => a * 256 + Number(o), 0);
+
+/** Base address and prefix of an IPv4 CIDR, or null when it is not one in canonical form. */
+export function parseCidr(cidr: string): { base: number; prefix: number } | null {
+  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(\d{1,2})$/.exec(cidr);
+  if (!m || m.slice(1, 5).some((o) => Number(o) > 255) || Number(m[5]) > 32) return null;
+  const base = parse4(m.slice(1, 5).join('.'));
+  const prefix = Number(m[5]);
+  const mask = prefix === 0 ? 0 : (0xffffffff << (32 - prefix)) >>> 0;
+  return (base & mask) >>> 0 === base ? { base, prefix } : null;
+}
+
+/** Host-side interface of a box: "dbx" and 12 hex digits of its id's digest (IFNAMSIZ allows 15). */
+export const hostIfName = (id: string): string => `dbx${createHash('sha256').update(id).digest('hex').slice(0, 12)}`;
+
+export class Egress {
+  private readonly nft: NftShell;
+  private readonly sets: NftSetDaemon;
+  private readonly base: number;
+  private installed: Promise<void> | undefined;
+  /** Boxes linked by this process whose policy is not set yet: nothing of theirs is in the sets to flush. */
+  private readonly fresh = new Set<string>();
+  /** Boxes whose policy took a chain of its own (overlapping port rules). */
+  private readonly chained = new Set<string>();
+
+  constructor(
+    private readonly cfg: EgressConfig,
+    private readonly log: RuntimeLogger,
+  ) {
+    const net = parseCidr(cfg.subnet);
+    if (!net || net.prefix > 16) throw new Error(`DEVBOXD_BOX_SUBNET ${cfg.subnet} is not an IPv4 network of /16 or larger`);
+    this.base = net.base;
+    this.nft = new NftShell(TABLE, log);
+    this.sets = new NftSetDaemon('devboxd', log);
+  }
+
+  /** The box's link for its id-range slot (1..30000: two addresses each fit a /16). */
+  link(id: string, slot: number): BoxLink {
+    this.fresh.add(id);
+    const host = this.base + 2 * slot;
+    return { hostIf: hostIfName(id), hostAddress: ip4(host), boxAddress: ip4(host + 1) };
+  }
+
+  /** Installs the table when missing (another devboxd of the host may have) and refreshes its address sets. */
+  prepare(): Promise<void> {
+    this.installed ??= (async () => {
+      await this.nft.run([`add table ${TABLE}`]);
+      // The chains are made once per host (boxes of every devboxd there share them); `cidr_port` marks this layout.
+      const exists = await this.nft.run([`list set ${TABLE} cidr_port`]).then(() => true, () => false);
+      if (!exists) await this.nft.run([`delete table ${TABLE}`, `add table ${TABLE}`, ...baseObjects()]);
+      // The rules are written anew at every start, in one transaction (the sets, boxes' elements included,
+      // stay): the bounds are this server's, and a newer devboxd's rules replace an older one's.
+      await this.nft.run(baseRules(this.cfg));
+      const never = [...FLOOR, this.cfg.subnet, ...hostNetworks(), ...this.cfg.deny];
+      await this.nft.run([
+        `flush set ${TABLE} never4`,
+        `add element ${TABLE} never4 { ${never.join(', ')} }`,
+        `flush set ${TABLE} private4`,
+        `add element ${TABLE} private4 { ${PRIVATE.join(', ')} }`,
+        `add element ${TABLE} boxnet4 { ${this.cfg.subnet} }`,
+      ]);
+      // Forwarding is what carries a box's packets out; the table above decides which.
+      const fwd = '/proc/sys/net/ipv4/ip_forward';
+      if (readFileSync(fwd, 'utf8').trim() !== '1') writeFileSync(fwd, '1');
+    })().catch((err) => {
+      this.installed = undefined;
+      throw err;
+    });
+    return this.installed;
+  }
+
+  /** Sets (or replaces) a box's policy. A replaced policy's pinned addresses go with it. */
+  async apply(id: string, rules: EgressRules): Promise<void> {
+    await this.prepare();
+    const ifn = hostIfName(id);
+    const chain = `c_${chainKey(id)}`;
+    const fresh = this.fresh.delete(id);
+    const plan = planCidrs(rules.cidrs);
+    // Port rules that overlap take a chain of the box's own (made with the nft tool: slower on a busy host).
+    if (plan.overlap) {
+      this.chained.add(id);
+      await this.nft.run([`add chain ${TABLE} ${chain}`, `flush chain ${TABLE} ${chain}`, ...rules.cidrs.flatMap((c) => cidrRules(`${TABLE} ${chain}`, c))]);
+    }
+    await this.sets.run([
+      ...(fresh ? [] : [`flush pinned ${ifn}`, `flush cidr_any ${ifn}`, `flush cidr_port ${ifn}`]),
+      ...(plan.overlap ? [] : [...plan.any.map((c) => `range cidr_any ${ifn} ${c}`), ...plan.ports.map((c) => `range cidr_port ${ifn} ${c}`)]),
+      rules.allowAll ? `add all_out ${ifn}` : `del all_out ${ifn}`,
+      plan.overlap ? `jump cidrs ${ifn} ${chain}` : `del cidrs ${ifn}`,
+      `add known ${ifn}`,
+    ]);
+    // A chain left by an earlier policy (unreferenced now).
+    if (!plan.overlap && this.chained.delete(id)) await this.nft.run([`delete chain ${TABLE} ${chain}`]).catch(() => undefined);
+  }
+
+  /** Lets the box reach `addresses` (what its DNS answered for an allowed name) for `ttlSeconds`. */
+  async pin(id: string, addresses: string[], ttlSeconds: number): Promise<void> {
+    const ifn = hostIfName(id);
+    const ms = Math.max(MIN_PIN_SECONDS, Math.ceil(ttlSeconds)) * 1000;
+    await this.sets.run(addresses.filter((a) => /^\d{1,3}(\.\d{1,3}){3}$/.test(a)).map((a) => `add pinned ${ifn} ${a} ${ms}`));
+  }
+
+  /**
+   * Drops a box's link (a box's network namespace may outlive its init for a moment, and its addresses must
+   * be free for the next box of its slot), then its elements and chain. Idempotent.
+   */
+  async release(id: string, link: BoxLink | null): Promise<void> {
+    if (link) await run('ip', ['link', 'del', link.hostIf]).catch(() => undefined);
+    this.fresh.delete(id);
+    const ifn = hostIfName(id);
+    try {
+      await this.prepare();
+      await this.sets.run([`del known ${ifn}`, `del all_out ${ifn}`, `del cidrs ${ifn}`, `flush pinned ${ifn}`, `flush cidr_any ${ifn}`, `flush cidr_port ${ifn}`]);
+      if (this.chained.delete(id)) await this.nft.run([`delete chain ${TABLE} c_${chainKey(id)}`]).catch(() => undefined);
+    } catch (err) {
+      this.log.warn({ devbox: id, err: (err as Error).message }, 'egress elements of a box were not removed');
+    }
+  }
+
+  close(): void {
+    this.nft.close();
+    this.sets.close();
+  }
+}
+
+/** Names in the table: 12 hex digits of the id's digest, like the interface. */
+const chainKey = (id: string): string => hostIfName(id).slice(3);
+
+function cidrRules(chain: string, c: EgressRules['cidrs'][number]): string[] {
+  if (c.ports.length === 0) return [`add rule ${chain} ip daddr ${c.cidr} accept`];
+  return c.ports.map((p) => {
+    const range = p.endPort && p.endPort !== p.port ? `${p.port}-${p.endPort}` : String(p.port);
+    const proto = p.protocol ? `meta l4proto ${p.protocol.toLowerCase()}` : 'meta l4proto { tcp, udp }';
+    return `add rule ${chain} ip daddr ${c.cidr} ${proto} th dport ${range} accept`;
+  });
+}
+
+/** The host's own IPv4 addresses, and the networks of the interfaces its default routes leave by. */
+function hostNetworks(): string[] {
+  const uplinks = new Set<string>();
+  try {
+    for (const line of readFileSync('/proc/net/route', 'utf8').split('\n').slice(1)) {
+      const f = line.trim().split(/\s+/);
+      if (f[1] === '00000000' && f[0]) uplinks.add(f[0]);
+    }
+  } catch {
+    /* no IPv4 routes */
+  }
+  const out: string[] = [];
+  for (const [name, addrs] of Object.entries(networkInterfaces())) {
+    for (const a of addrs ?? []) {
+      if (a.family !== 'IPv4') continue;
+      out.push(`${a.address}/32`);
+      if (uplinks.has(name) && a.cidr) {
+        const [addr, len] = a.cidr.split('/');
+        const prefix = Number(len);
+        const mask = prefix === 0 ? 0 : (0xffffffff << (32 - prefix)) >>> 0;
+        out.push(`${ip4((parse4(addr!) & mask) >>> 0)}/${prefix}`);
+      }
+    }
+  }
+  return out;
+}
+
+/** The table's sets, maps and chains: made once per host. */
+function baseObjects(): string[] {
+  const t = TABLE;
+  return [
+    `add set ${t} never4 { type ipv4_addr; flags interval; auto-merge; }`,
+    `add set ${t} private4 { type ipv4_addr; flags interval; auto-merge; }`,
+    `add set ${t} boxnet4 { type ipv4_addr; flags interval; auto-merge; }`,
+    `add set ${t} known { type ifname; }`,
+    `add set ${t} all_out { type ifname; }`,
+    `add set ${t} pinned { type ifname . ipv4_addr; flags timeout; }`,
+    `add map ${t} cidrs { type ifname : verdict; }`,
+    `add set ${t} cidr_any { type ifname . ipv4_addr; flags interval; }`,
+    `add set ${t} cidr_port { type ifname . ipv4_addr . inet_proto . inet_service; flags interval; }`,
+    // Kernel-kept per-box state: open connections, and a token bucket each way (dropped when idle).
+    `add set ${t} conns { type ipv4_addr; size 65536; flags dynamic; }`,
+    `add set ${t} bw_out { type ifname; size 65536; flags dynamic, timeout; timeout 1m; }`,
+    `add set ${t} bw_in { type ifname; size 65536; flags dynamic, timeout; timeout 1m; }`,
+    `add chain ${t} input { type filter hook input priority -5; policy accept; }`,
+    `add chain ${t} forward { type filter hook forward priority -5; policy accept; }`,
+    `add chain ${t} postrouting { type nat hook postrouting priority srcnat; policy accept; }`,
+    `add chain ${t} box_input`,
+    `add chain ${t} box_forward_in`,
+    `add chain ${t} box_forward_out`,
+  ];
+}
+
+/** Every rule of the table's own chains, replacing what they held. */
+function baseRules(cfg: EgressConfig): string[] {
+  const t = TABLE;
+  const rate = `limit rate over ${cfg.bandwidthBytes} bytes/second burst ${Math.max(65536, Math.floor(cfg.bandwidthBytes / 10))} bytes`;
+  return [
+    ...['input', 'forward', 'postrouting', 'box_input', 'box_forward_in', 'box_forward_out'].map((c) => `flush chain ${t} ${c}`),
+    `add rule ${t} input iifname "dbx*" jump box_input`,
+    `add rule ${t} box_input ct state established,related accept`,
+    `add rule ${t} box_input ip daddr @boxnet4 meta l4proto { tcp, udp } th dport 53 accept`,
+    `add rule ${t} box_input ${REFUSE}`,
+    `add rule ${t} forward oifname "dbx*" jump box_forward_in`,
+    `add rule ${t} forward iifname "dbx*" jump box_forward_out`,
+    `add rule ${t} box_forward_in iifname "dbx*" ${REFUSE}`,
+    `add rule ${t} box_forward_in oifname != @known drop`,
+    `add rule ${t} box_forward_in ct state != { established, related } drop`,
+    `add rule ${t} box_forward_in update @bw_in { oifname ${rate} } drop`,
+    `add rule ${t} box_forward_in accept`,
+    `add rule ${t} box_forward_out meta nfproto ipv6 ${REFUSE}`,
+    `add rule ${t} box_forward_out iifname != @known ${REFUSE}`,
+    `add rule ${t} box_forward_out update @bw_out { iifname ${rate} } drop`,
+    `add rule ${t} box_forward_out ct state established,related accept`,
+    `add rule ${t} box_forward_out ct state new add @conns { ip saddr ct count over ${cfg.maxConnections} } ${REFUSE}`,
+    `add rule ${t} box_forward_out ip daddr @never4 ${REFUSE}`,
+    `add rule ${t} box_forward_out iifname . ip daddr @cidr_any accept`,
+    `add rule ${t} box_forward_out iifname . ip daddr . meta l4proto . th dport @cidr_port accept`,
+    `add rule ${t} box_forward_out iifname vmap @cidrs`,
+    `add rule ${t} box_forward_out ip daddr @private4 ${REFUSE}`,
+    `add rule ${t} box_forward_out iifname @all_out accept`,
+    `add rule ${t} box_forward_out iifname . ip daddr @pinned accept`,
+    `add rule ${t} box_forward_out ${REFUSE}`,
+    `add rule ${t} postrouting ip saddr @boxnet4 oifname != "dbx*" masquerade`,
+  ];
+}

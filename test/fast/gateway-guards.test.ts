@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { buildFastApp, type FastApp } from '../helpers/app.js';
+import { ROOT } from '../helpers/server.js';
 
 /**
  * The gateway's guards over the real app (review 2): literal header values sealed at rest (and rows from
@@ -83,4 +85,17 @@ test('a trailing newline in a secret is trimmed; a line break inside is a 502 na
   assert.match(JSON.parse(res.text).message, new RegExp(`secret ${inner.id} of gateway config gwc_\\w+ cannot be sent`));
   assert.ok(!res.text.includes('INNER_SECRET'));
   assert.equal(seen.length, n, 'nothing went upstream');
+});
+
+test('secrets rotate-key moves literal header values to the new key, and they are still sent', async () => {
+  const c = await ok('POST', '/v1/gateway-configs', { name: 'rot', endpoint: upstream, auth_mechanism: { type: 'bearer' }, custom_headers: [{ name: 'X-Rot', value: 'ROTATED_VALUE_5' }] });
+  const keyOf = async () => {
+    const { rows } = await f.deps.store.db.query<{ custom_headers: string }>('SELECT custom_headers FROM gateway_configs WHERE id = ?', [c.id]);
+    return (JSON.parse(rows[0]!.custom_headers) as { sealedValue: string }[])[0]!.sealedValue.split('.')[1];
+  };
+  const before = await keyOf();
+  execFileSync(process.execPath, [path.join(ROOT, 'bin/devboxd.js'), 'secrets', 'rotate-key'], { env: { ...process.env, DEVBOXD_DATA_DIR: f.dataDir } });
+  assert.notEqual(await keyOf(), before, 'the value is still under the old key');
+  assert.equal((await boxGet('rot', 'UP_KEY')).status, 200);
+  assert.equal(seen.at(-1)!['x-rot'], 'ROTATED_VALUE_5');
 });

@@ -164,13 +164,30 @@ function toWebRequest(req: IncomingMessage): Request {
   return new Request(`http://box-services${req.url ?? '/mcp'}`, { method: 'POST', headers });
 }
 
-/** JSON mode: every answer is one JSON body (or none, 202 for notifications), streamed out with backpressure. */
+/**
+ * JSON mode: every answer is one JSON body (or none, 202 for notifications). One that comes in one piece
+ * leaves in one write with its length (a second small segment would wait for the box's delayed ACK); a
+ * larger one streams out with backpressure instead of being copied whole.
+ */
 async function sendWebResponse(response: Response, res: ServerResponse): Promise<void> {
   const headers: Record<string, string> = {};
   response.headers.forEach((v, k) => (headers[k] = v));
+  if (!response.body) return void res.writeHead(response.status, headers).end();
+  const reader = response.body.getReader();
+  const first = await reader.read();
+  const second = first.done ? first : await reader.read();
+  if (second.done) {
+    const body = first.value ?? new Uint8Array(0);
+    res.writeHead(response.status, { ...headers, 'content-length': String(body.byteLength) }).end(body);
+    return;
+  }
   res.writeHead(response.status, headers);
-  if (!response.body) return void res.end();
-  await pipeline(Readable.fromWeb(response.body as import('node:stream/web').ReadableStream), res).catch(() => undefined);
+  const rest = async function* () {
+    yield first.value!;
+    yield second.value!;
+    for (let r = await reader.read(); !r.done; r = await reader.read()) yield r.value;
+  };
+  await pipeline(Readable.from(rest()), res).catch(() => reader.cancel().catch(() => undefined));
 }
 
 function sendRpcError(res: ServerResponse, status: number, code: number, message: string): void {

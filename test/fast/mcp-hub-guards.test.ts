@@ -228,6 +228,17 @@ describe('what a box can make the hub hold', () => {
     big.server.close();
   });
 
+  test('an upstream that hands out cursors forever is asked for 100 pages, then the list ends', async () => {
+    let pages = 0;
+    const endless = await bigUpstream(() => (pages++, { tools: [], nextCursor: 'more' }));
+    await ok('POST', '/v1/mcp-configs', { name: 'endless', endpoint: endless.url, allowed_tools: ['*'] });
+    const b = await boxWith('endless', 'PLAIN');
+    const list = await rpc(b.url, b.token, { jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    assert.deepEqual(list.body.result.tools, []);
+    assert.equal(pages, 100);
+    endless.server.close();
+  });
+
   test('a body past 4 MiB gets the 413, not a reset', async () => {
     const b = await boxWith('github-all', 'PLAIN');
     const { port } = new URL(b.url);
@@ -245,8 +256,8 @@ describe('what a box can make the hub hold', () => {
   });
 });
 
-/** A minimal MCP server whose one tool answers more than MAX_ANSWER_BYTES. */
-async function bigUpstream(): Promise<{ url: string; server: Server }> {
+/** A minimal MCP server whose one tool answers more than MAX_ANSWER_BYTES (or whose `tools/list` is `list`). */
+async function bigUpstream(list?: () => Json): Promise<{ url: string; server: Server }> {
   const server = createServer(async (req, res) => {
     if (req.method !== 'POST') return void res.writeHead(405).end();
     let body = '';
@@ -257,7 +268,7 @@ async function bigUpstream(): Promise<{ url: string; server: Server }> {
       msg.method === 'initialize'
         ? { protocolVersion: msg.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'big', version: '1' } }
         : msg.method === 'tools/list'
-          ? { tools: [{ name: 'huge', inputSchema: { type: 'object' } }] }
+          ? (list?.() ?? { tools: [{ name: 'huge', inputSchema: { type: 'object' } }] })
           : { content: [{ type: 'text', text: 'x'.repeat(MAX_ANSWER_BYTES + 1024) }] };
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result }));
   });

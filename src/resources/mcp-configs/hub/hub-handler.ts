@@ -115,7 +115,7 @@ export class McpHub {
     const server = new Server({ name: 'devboxd-mcp-hub', version: '1.0.0' }, { capabilities: { tools: {} } });
     server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => {
       const { boxId, scope } = contextOf(extra.authInfo);
-      return { tools: await this.router.list(boxId, scope) };
+      return { tools: await this.router.list(boxId, scope, extra.signal) };
     });
     server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       const { boxId, scope } = contextOf(extra.authInfo);

@@ -54,9 +54,9 @@ export class ToolRouter {
   ) {}
 
   /** The allowed tools of every upstream the token reaches; an upstream that fails is left out (logged). */
-  async list(boxId: string, scope: TokenScope): Promise<Tool[]> {
+  async list(boxId: string, scope: TokenScope, signal?: AbortSignal): Promise<Tool[]> {
     const routes = routesOf(scope);
-    const results = await Promise.allSettled(routes.map((r) => this.upstreams.listTools(boxId, r.config, r.secretId)));
+    const results = await Promise.allSettled(routes.map((r) => this.upstreams.listTools(boxId, r.config, r.secretId, signal)));
     const tools: Tool[] = [];
     const failures: string[] = [];
     results.forEach((res, i) => {

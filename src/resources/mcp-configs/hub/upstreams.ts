@@ -60,18 +60,19 @@ export class Upstreams {
     private readonly log: Logger,
   ) {}
 
-  async listTools(boxId: string, config: McpConfig, secretId: string): Promise<Tool[]> {
+  /** `signal`: the box's client went away; no further page is asked for. */
+  async listTools(boxId: string, config: McpConfig, secretId: string, signal?: AbortSignal): Promise<Tool[]> {
     return this.use(boxId, config, secretId, async (client) => {
       const tools: Tool[] = [];
       let cursor: string | undefined;
       let pages = 0;
       do {
-        const page = await client.listTools(cursor ? { cursor } : undefined, { timeout: this.opts.connectTimeoutMs });
+        const page = await client.listTools(cursor ? { cursor } : undefined, { timeout: this.opts.connectTimeoutMs, signal });
         tools.push(...page.tools);
         cursor = page.nextCursor;
       } while (cursor && tools.length < 10_000 && ++pages < MAX_LIST_PAGES);
       return tools;
-    });
+    }, signal);
   }
 
   /** `signal`: the box's client went away; the upstream is told the call is cancelled. */

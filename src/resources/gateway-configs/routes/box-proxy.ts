@@ -22,12 +22,13 @@ export interface ProxyOptions {
   stallTimeoutMs?: number;
 }
 
-/** A path segment that moves up or sideways, as a normalizing upstream or front end would read it. */
+/**
+ * A `.` or `..` segment, as a normalizing upstream or front end reads the path: with `%2e`, `%2f` and `%5c`
+ * decoded and a backslash taken as a slash. An encoded slash alone stays allowed (`group%2Fproject`).
+ */
 function leavesPath(path: string): boolean {
-  return path.split('/').some((raw) => {
-    const seg = raw.replace(/%2e/gi, '.').replace(/%2f/gi, '/').replace(/%5c/gi, '\\');
-    return seg === '.' || seg === '..' || seg.includes('/') || seg.includes('\\');
-  });
+  const decoded = path.replace(/%2e/gi, '.').replace(/%2f/gi, '/').replace(/%5c/gi, '\\');
+  return decoded.split(/[/\\]/).some((seg) => seg === '.' || seg === '..');
 }
 
 /** Hop-by-hop headers (RFC 9110 §7.6.1) and what the gateway writes itself: never forwarded as sent. */
@@ -92,7 +93,7 @@ export class GatewayProxy {
     if (!m) return sendError(res, 404, 'no gateway here: use the URL in $<PREFIX>_URL');
     const [, bindingId, path, query] = m as unknown as [string, string, string, string];
     // The endpoint's path prefixes every proxied path: `..`, `.`, encoded slashes and backslashes would leave it.
-    if (leavesPath(path)) return sendError(res, 400, 'the path must not contain "." or ".." segments, encoded slashes or backslashes: it stays under the endpoint\'s path');
+    if (leavesPath(path)) return sendError(res, 400, 'the path must not contain "." or ".." segments (encoded or behind a backslash): it stays under the endpoint\'s path');
     res.setTimeout(this.stallMs, () => res.destroy());
     let plan;
     try {

@@ -8,4 +8,6 @@ mount -t tmpfs none /run 2>/dev/null || true
 mkdir -p /run/netns
 ip netns add box
 ip netns exec box ip link set lo up
+ip netns add lan
+ip netns exec lan ip link set lo up
 node --import tsx test/helpers/egress-dns-setup.ts

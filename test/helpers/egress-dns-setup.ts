@@ -1,6 +1,7 @@
 /**
  * The host side of egress-dns-probe.sh: box1's link (host end 10.88.0.2, box 10.88.0.3) and box2's host end
- * (10.88.0.4), the real Egress rules, then a wildcard *:53 service and one bound to box1's host end.
+ * (10.88.0.4), the real Egress rules, then a wildcard *:53 service and one bound to box1's host end; and a
+ * LAN neighbour (namespace `lan`) that sends with box1's address as its source.
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -22,22 +23,32 @@ ip('link', 'set', 'peer2', 'up');
 ip('addr', 'add', `${l2.hostAddress}/31`, 'dev', l2.hostIf);
 ip('link', 'set', l2.hostIf, 'up');
 ip('netns', 'exec', 'box', 'ip', 'route', 'add', 'default', 'via', l1.hostAddress);
+ip('link', 'add', 'lan0', 'type', 'veth', 'peer', 'name', 'eth0', 'netns', 'lan');
+ip('link', 'set', 'lan0', 'up');
+ip('netns', 'exec', 'lan', 'ip', 'addr', 'add', `${l1.boxAddress}/32`, 'dev', 'eth0');
+ip('netns', 'exec', 'lan', 'ip', 'link', 'set', 'eth0', 'up');
+ip('netns', 'exec', 'lan', 'ip', 'route', 'add', `${l1.hostAddress}/32`, 'dev', 'eth0');
 await e.apply('box1', { allowAll: false, cidrs: [] });
 await e.apply('box2', { allowAll: false, cidrs: [] });
 
+/** Questions each service got, by their text. */
+const got: string[] = [];
 const serve = (address: string | undefined, answer: string) =>
   new Promise<void>((r) => {
     const s = createSocket({ type: 'udp4', reuseAddr: true });
-    s.on('message', (_m, from) => s.send(answer, from.port, from.address));
+    s.on('message', (m, from) => {
+      got.push(m.toString());
+      s.send(answer, from.port, from.address);
+    });
     s.bind({ port: 53, address, exclusive: false }, () => r());
     s.unref();
   });
-/** What the box gets back from `to`:53 within a second ("" for nothing). */
+/** What the box gets back from `to`:53 within a second ("" for nothing); `ns` lan sends as the neighbour. */
 // Asynchronous: the services answering are in this process.
-const ask = async (to: string) =>
-  (await promisify(execFile)('ip', ['netns', 'exec', 'box', 'python3', '-c', `
+const ask = async (to: string, ns = 'box') =>
+  (await promisify(execFile)('ip', ['netns', 'exec', ns, 'python3', '-c', `
 import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(1)
-s.sendto(b"q", ("${to}", 53))
+s.sendto(b"${ns}", ("${to}", 53))
 try: print(s.recv(100).decode())
 except Exception: print("")`])).stdout.trim();
 
@@ -49,5 +60,7 @@ await serve(l1.hostAddress, 'forwarder');
 await serve(l2.hostAddress, 'other forwarder');
 out.boundOwnEnd = await ask(l1.hostAddress);
 out.boundOtherEnd = await ask(l2.hostAddress);
+await ask(l1.hostAddress, 'lan');
+out.spoofedGotThrough = String(got.includes('lan'));
 e.close();
 console.log(JSON.stringify(out));

@@ -269,6 +269,8 @@ function baseRules(cfg: EgressConfig): string[] {
   return [
     ...['input', 'forward', 'postrouting', 'box_input', 'box_forward_in', 'box_forward_out'].map((c) => `flush chain ${t} ${c}`),
     `add rule ${t} input iifname "dbx*" jump box_input`,
+    // A box address arrives only by its link: from anywhere else it is spoofed (the DNS forwarder trusts it).
+    `add rule ${t} input iifname != "dbx*" iifname != "lo" ip saddr @boxnet4 drop`,
     `add rule ${t} box_input ct state established,related accept`,
     // DNS only to the box's own host end (the address is local on the interface it came in by), and only to
     // a socket bound to that address, as the forwarder's are: a host service listening on *:53 never answers.

@@ -21,6 +21,7 @@ import { NftShell } from './nft.js';
 import { NftSetDaemon } from './nftset.js';
 import { planCidrs } from './egress-cidrs.js';
 import { FLOOR, hostNetworks, ip4, parse4 } from './egress-floor.js';
+import { baseObjects, baseRules, cidrRules, TABLE } from './egress-table.js';
 import type { RuntimeLogger } from './logger.js';
 
 export interface EgressConfig {
@@ -36,10 +37,9 @@ export interface EgressConfig {
   maxConnections: number;
 }
 
-export const TABLE = 'inet devboxd';
+export { TABLE } from './egress-table.js';
 /** Private ranges: only an explicit `allowed_cidrs` entry opens them (a hostname resolving there does not). */
 const PRIVATE = ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16'];
-const REFUSE = 'reject with icmpx type admin-prohibited';
 /** A pinned hostname address stays in a box's set at least this long, whatever its DNS TTL. */
 const MIN_PIN_SECONDS = 60;
 /** Upstream (which a tenant may run) sets the TTL: a pin lasts at most this long whatever it says. */
@@ -76,7 +76,7 @@ export class Egress {
   /** Boxes linked by this process whose policy is not set yet: nothing of theirs is in the sets to flush. */
   private readonly fresh = new Set<string>();
   /** Boxes whose policy took a chain of its own (overlapping port rules). */
-  private readonly chained = new Set<string>();
+  private readonly chained = new Set<string>(); // chain keys (chainKey), found again at start
   /** Per box, its pinned addresses and when each expires (ms): what the per-box cap counts. */
   private readonly pins = new Map<string, Map<string, number>>();
   /** The floor's elements as last written: a box's boot writes them again when the host's networks moved. */
@@ -116,6 +116,7 @@ export class Egress {
         `add element ${TABLE} private4 { ${PRIVATE.join(', ')} }`,
         `add element ${TABLE} boxnet4 { ${this.cfg.subnet} }`,
       ]);
+      await this.adoptChains();
       // Forwarding is what carries a box's packets out; the table above decides which.
       const fwd = '/proc/sys/net/ipv4/ip_forward';
       if (readFileSync(fwd, 'utf8').trim() !== '1') writeFileSync(fwd, '1');
@@ -125,6 +126,25 @@ export class Egress {
       throw err;
     });
     return this.installed;
+  }
+
+  /**
+   * Boxes' own chains outlive a restart: those of a box whose link is still on the host are known again (its
+   * next policy or its release deletes them), those whose link is gone are deleted now.
+   */
+  private async adoptChains(): Promise<void> {
+    const { stdout } = await run('nft', ['list', 'chains', TABLE.split(' ')[0]!]);
+    const ours = stdout.split(/^table /m).find((t) => t.startsWith(`${TABLE} {`)) ?? '';
+    const links = new Set([...(await run('ip', ['-o', 'link', 'show'])).stdout.matchAll(/^\d+: (dbx[0-9a-f]{12})[@:]/gm)].map((m) => m[1]));
+    for (const [, key] of ours.matchAll(/chain c_([0-9a-f]{12}) /g)) {
+      if (links.has(`dbx${key}`)) {
+        this.chained.add(key!);
+        continue;
+      }
+      // Its elements first: the box's verdict map element still jumps to the chain.
+      await this.sets.run(dropElements(`dbx${key}`));
+      await this.nft.run([`delete chain ${TABLE} c_${key}`]);
+    }
   }
 
   /** The floor as nft commands, when the host's networks changed since it was last written (or always). */
@@ -157,7 +177,7 @@ export class Egress {
     const plan = planCidrs(rules.cidrs);
     // Port rules that overlap take a chain of the box's own (made with the nft tool: slower on a busy host).
     if (plan.overlap) {
-      this.chained.add(id);
+      this.chained.add(chainKey(id));
       await this.nft.run([`add chain ${TABLE} ${chain}`, `flush chain ${TABLE} ${chain}`, ...rules.cidrs.flatMap((c) => cidrRules(`${TABLE} ${chain}`, c))]);
     }
     await this.sets.run([
@@ -169,7 +189,7 @@ export class Egress {
     ]);
     if (!fresh && !rules.allowAll && boxAddress) await this.cut(id, boxAddress);
     // A chain left by an earlier policy (unreferenced now).
-    if (!plan.overlap && this.chained.delete(id)) await this.nft.run([`delete chain ${TABLE} ${chain}`]).catch(() => undefined);
+    if (!plan.overlap && this.chained.delete(chainKey(id))) await this.nft.run([`delete chain ${TABLE} ${chain}`]).catch(() => undefined);
   }
 
   /** Deletes the conntrack entries the box started (conntrack exits 1 when there were none). */
@@ -211,8 +231,8 @@ export class Egress {
     const ifn = hostIfName(id);
     try {
       await this.prepare();
-      await this.sets.run([`del known ${ifn}`, `del all_out ${ifn}`, `del cidrs ${ifn}`, `flush pinned ${ifn}`, `flush cidr_any ${ifn}`, `flush cidr_port ${ifn}`]);
-      if (this.chained.delete(id)) await this.nft.run([`delete chain ${TABLE} c_${chainKey(id)}`]).catch(() => undefined);
+      await this.sets.run(dropElements(ifn));
+      if (this.chained.delete(chainKey(id))) await this.nft.run([`delete chain ${TABLE} c_${chainKey(id)}`]).catch(() => undefined);
     } catch (err) {
       this.log.warn({ devbox: id, err: (err as Error).message }, 'egress elements of a box were not removed');
     }
@@ -224,78 +244,8 @@ export class Egress {
   }
 }
 
+/** nftsetd commands that remove every element of a box's interface. */
+const dropElements = (ifn: string): string[] => [`del known ${ifn}`, `del all_out ${ifn}`, `del cidrs ${ifn}`, `flush pinned ${ifn}`, `flush cidr_any ${ifn}`, `flush cidr_port ${ifn}`];
+
 /** Names in the table: 12 hex digits of the id's digest, like the interface. */
 const chainKey = (id: string): string => hostIfName(id).slice(3);
-
-function cidrRules(chain: string, c: EgressRules['cidrs'][number]): string[] {
-  if (c.ports.length === 0) return [`add rule ${chain} ip daddr ${c.cidr} accept`];
-  return c.ports.map((p) => {
-    const range = p.endPort && p.endPort !== p.port ? `${p.port}-${p.endPort}` : String(p.port);
-    const proto = p.protocol ? `meta l4proto ${p.protocol.toLowerCase()}` : 'meta l4proto { tcp, udp }';
-    return `add rule ${chain} ip daddr ${c.cidr} ${proto} th dport ${range} accept`;
-  });
-}
-
-/** The table's sets, maps and chains: made once per host. */
-function baseObjects(): string[] {
-  const t = TABLE;
-  return [
-    `add set ${t} never4 { type ipv4_addr; flags interval; auto-merge; }`,
-    `add set ${t} private4 { type ipv4_addr; flags interval; auto-merge; }`,
-    `add set ${t} boxnet4 { type ipv4_addr; flags interval; auto-merge; }`,
-    `add set ${t} known { type ifname; }`,
-    `add set ${t} all_out { type ifname; }`,
-    `add set ${t} pinned { type ifname . ipv4_addr; flags timeout; }`,
-    `add map ${t} cidrs { type ifname : verdict; }`,
-    `add set ${t} cidr_any { type ifname . ipv4_addr; flags interval; }`,
-    `add set ${t} cidr_port { type ifname . ipv4_addr . inet_proto . inet_service; flags interval; }`,
-    // Kernel-kept per-box state: open connections, and a token bucket each way (dropped when idle).
-    `add set ${t} conns { type ipv4_addr; size 65536; flags dynamic; }`,
-    `add set ${t} bw_out { type ifname; size 65536; flags dynamic, timeout; timeout 1m; }`,
-    `add set ${t} bw_in { type ifname; size 65536; flags dynamic, timeout; timeout 1m; }`,
-    `add chain ${t} input { type filter hook input priority -5; policy accept; }`,
-    `add chain ${t} forward { type filter hook forward priority -5; policy accept; }`,
-    `add chain ${t} postrouting { type nat hook postrouting priority srcnat; policy accept; }`,
-    `add chain ${t} box_input`,
-    `add chain ${t} box_forward_in`,
-    `add chain ${t} box_forward_out`,
-  ];
-}
-
-/** Every rule of the table's own chains, replacing what they held. */
-function baseRules(cfg: EgressConfig): string[] {
-  const t = TABLE;
-  const rate = `limit rate over ${cfg.bandwidthBytes} bytes/second burst ${Math.max(65536, Math.floor(cfg.bandwidthBytes / 10))} bytes`;
-  return [
-    ...['input', 'forward', 'postrouting', 'box_input', 'box_forward_in', 'box_forward_out'].map((c) => `flush chain ${t} ${c}`),
-    `add rule ${t} input iifname "dbx*" jump box_input`,
-    // A box address arrives only by its link: from anywhere else it is spoofed (the DNS forwarder trusts it).
-    `add rule ${t} input iifname != "dbx*" iifname != "lo" ip saddr @boxnet4 drop`,
-    `add rule ${t} box_input ct state established,related accept`,
-    // DNS only to the box's own host end (the address is local on the interface it came in by), and only to
-    // a socket bound to that address, as the forwarder's are: a host service listening on *:53 never answers.
-    `add rule ${t} box_input ip daddr @boxnet4 meta l4proto { tcp, udp } th dport 53 fib daddr . iif type local socket wildcard 0 accept`,
-    `add rule ${t} box_input ${REFUSE}`,
-    `add rule ${t} forward oifname "dbx*" jump box_forward_in`,
-    `add rule ${t} forward iifname "dbx*" jump box_forward_out`,
-    `add rule ${t} box_forward_in iifname "dbx*" ${REFUSE}`,
-    `add rule ${t} box_forward_in oifname != @known drop`,
-    `add rule ${t} box_forward_in ct state != { established, related } drop`,
-    `add rule ${t} box_forward_in update @bw_in { oifname ${rate} } drop`,
-    `add rule ${t} box_forward_in accept`,
-    `add rule ${t} box_forward_out meta nfproto ipv6 ${REFUSE}`,
-    `add rule ${t} box_forward_out iifname != @known ${REFUSE}`,
-    `add rule ${t} box_forward_out update @bw_out { iifname ${rate} } drop`,
-    `add rule ${t} box_forward_out ct state established,related accept`,
-    `add rule ${t} box_forward_out ct state new add @conns { ip saddr ct count over ${cfg.maxConnections} } ${REFUSE}`,
-    `add rule ${t} box_forward_out ip daddr @never4 ${REFUSE}`,
-    `add rule ${t} box_forward_out iifname . ip daddr @cidr_any accept`,
-    `add rule ${t} box_forward_out iifname . ip daddr . meta l4proto . th dport @cidr_port accept`,
-    `add rule ${t} box_forward_out iifname vmap @cidrs`,
-    `add rule ${t} box_forward_out ip daddr @private4 ${REFUSE}`,
-    `add rule ${t} box_forward_out iifname @all_out accept`,
-    `add rule ${t} box_forward_out iifname . ip daddr @pinned accept`,
-    `add rule ${t} box_forward_out ${REFUSE}`,
-    `add rule ${t} postrouting ip saddr @boxnet4 oifname != "dbx*" masquerade`,
-  ];
-}

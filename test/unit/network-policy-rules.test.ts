@@ -92,11 +92,28 @@ describe('DNS wire', () => {
     const cname = Buffer.from([0xc0, 0x0c, 0, 5, 0, 1, 0, 0, 0, 60, 0, 4, 1, 0x61, 0xc0, 0x10]);
     const a1 = Buffer.from([0xc0, 0x0c, 0, 1, 0, 1, 0, 0, 1, 0, 0, 4, 198, 18, 0, 2]);
     const a2 = Buffer.from([0xc0, 0x0c, 0, 1, 0, 1, 0, 0, 0, 30, 0, 4, 198, 18, 0, 3]);
-    assert.deepEqual(answerAddresses(Buffer.concat([head, cname, a1, a2])), { addresses: ['198.18.0.2', '198.18.0.3'], ttl: 30 });
-    assert.equal(answerAddresses(Buffer.concat([head, cname, a1])), null, 'a record cut short');
+    assert.deepEqual(answerAddresses(Buffer.concat([head, cname, a1, a2]), 'www.example.test'), { addresses: ['198.18.0.2', '198.18.0.3'], ttl: 30 });
+    assert.equal(answerAddresses(Buffer.concat([head, cname, a1]), 'www.example.test'), null, 'a record cut short');
     const loop = Buffer.concat([head.subarray(0, 12), Buffer.from([0xc0, 0x0c])]);
     loop.writeUInt16BE(1, 4);
-    assert.equal(answerAddresses(loop), null, 'a pointer loop ends');
+    assert.equal(answerAddresses(loop, 'www.example.test'), null, 'a pointer loop ends');
+  });
+
+  test("only A records of the question's name or its CNAME chain are taken (pinned)", () => {
+    const q = query('www.example.test');
+    const head = Buffer.from(q);
+    head.writeUInt16BE(0x8180, 2);
+    head.writeUInt16BE(4, 6);
+    // www.example.test CNAME a.example.test; a.example.test A 198.18.0.2; example.test A 198.18.0.9 (not asked);
+    // www.example.test A 198.18.0.3.
+    const cname = Buffer.from([0xc0, 0x0c, 0, 5, 0, 1, 0, 0, 0, 60, 0, 4, 1, 0x61, 0xc0, 0x10]);
+    const viaChain = Buffer.from([0xc0, 0, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 198, 18, 0, 2]);
+    const other = Buffer.from([0xc0, 0x10, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 198, 18, 0, 9]);
+    const own = Buffer.from([0xc0, 0x0c, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 198, 18, 0, 3]);
+    // Its owner points at the CNAME's target, the CNAME's rdata: past the question and the CNAME's 12 fixed bytes.
+    viaChain[1] = q.length + 12;
+    // Before: every A record of the answer section was pinned, whatever its owner.
+    assert.deepEqual(answerAddresses(Buffer.concat([head, cname, viaChain, other, own]), 'www.example.test')?.addresses, ['198.18.0.2', '198.18.0.3']);
   });
 });
 

@@ -148,7 +148,7 @@ export class DnsForwarder {
     const answer = await this.ask(msg).catch(() => null);
     if (!answer) return reply(msg, q, RCODE_SERVFAIL);
     if (decision === 'pin' && q.type === TYPE_A) {
-      const found = answerAddresses(answer);
+      const found = answerAddresses(answer, q.name);
       if (!found) return reply(msg, q, RCODE_SERVFAIL);
       // Pinned before the box learns the addresses: its first connection finds them allowed.
       // A pin refused (the box's cap) or failed is SERVFAIL: the box never gets an address it cannot reach.

@@ -4,6 +4,7 @@
  */
 
 export const TYPE_A = 1;
+export const TYPE_CNAME = 5;
 export const TYPE_AAAA = 28;
 export const RCODE_NOERROR = 0;
 export const RCODE_FORMERR = 1;
@@ -72,8 +73,11 @@ export function reply(query: Buffer, q: Question, rcode: number): Buffer {
   return out;
 }
 
-/** The IPv4 addresses in an answer's answer section, with the smallest TTL among them. */
-export function answerAddresses(buf: Buffer): { addresses: string[]; ttl: number } | null {
+/**
+ * The IPv4 addresses in an answer's answer section for `name` (the question) or a name its CNAME chain
+ * leads to, with the smallest TTL among them: an A record of another owner is not the question's answer.
+ */
+export function answerAddresses(buf: Buffer, name: string): { addresses: string[]; ttl: number } | null {
   if (buf.length < 12) return null;
   const qd = buf.readUInt16BE(4);
   const an = buf.readUInt16BE(6);
@@ -83,6 +87,7 @@ export function answerAddresses(buf: Buffer): { addresses: string[]; ttl: number
     if (!n) return null;
     off = n.next + 4;
   }
+  const owners = new Set([name.toLowerCase()]);
   const addresses: string[] = [];
   let ttl = Infinity;
   for (let i = 0; i < an; i++) {
@@ -94,7 +99,12 @@ export function answerAddresses(buf: Buffer): { addresses: string[]; ttl: number
     const len = buf.readUInt16BE(n.next + 8);
     const data = n.next + 10;
     if (data + len > buf.length) return null;
-    if (type === TYPE_A && klass === 1 && len === 4) {
+    const owned = owners.has(n.name.toLowerCase());
+    if (owned && type === TYPE_CNAME && klass === 1) {
+      const target = readName(buf, data);
+      if (target) owners.add(target.name.toLowerCase());
+    }
+    if (owned && type === TYPE_A && klass === 1 && len === 4) {
       addresses.push(`${buf[data]}.${buf[data + 1]}.${buf[data + 2]}.${buf[data + 3]}`);
       ttl = Math.min(ttl, rrTtl);
     }

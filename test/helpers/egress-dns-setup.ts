@@ -61,6 +61,13 @@ await serve(l2.hostAddress, 'other forwarder');
 out.boundOwnEnd = await ask(l1.hostAddress);
 out.boundOtherEnd = await ask(l2.hostAddress);
 await ask(l1.hostAddress, 'lan');
+// A flood from one socket: 2000 questions at once.
+const before = got.length;
+await promisify(execFile)('ip', ['netns', 'exec', 'box', 'python3', '-c', `
+import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for i in range(2000): s.sendto(b"flood", ("${l1.hostAddress}", 53))`]);
+await new Promise((r) => setTimeout(r, 300));
+out.floodReached = String(got.length - before);
 out.spoofedGotThrough = String(got.includes('lan'));
 e.close();
 console.log(JSON.stringify(out));

@@ -52,6 +52,10 @@ export function baseRules(cfg: EgressConfig): string[] {
     `add rule ${t} input iifname "dbx*" jump box_input`,
     // A box address arrives only by its link: from anywhere else it is spoofed (the DNS forwarder trusts it).
     `add rule ${t} input iifname != "dbx*" iifname != "lo" ip saddr @boxnet4 drop`,
+    // A box's DNS over UDP past twice the forwarder's own rate is dropped here, before the server reads it
+    // (first: a resolver's one socket is `established` after its first answer).
+    `add set ${t} dns_rate { type ifname; size 65536; flags dynamic, timeout; timeout 1m; }`,
+    `add rule ${t} box_input meta l4proto udp th dport 53 update @dns_rate { iifname limit rate over 200/second burst 400 packets } drop`,
     `add rule ${t} box_input ct state established,related accept`,
     // DNS only to the box's own host end (the address is local on the interface it came in by), and only to
     // a socket bound to that address, as the forwarder's are: a host service listening on *:53 never answers.

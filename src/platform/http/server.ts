@@ -1,6 +1,7 @@
 import http from 'node:http';
 import http2 from 'node:http2';
 import net from 'node:net';
+import type { Duplex } from 'node:stream';
 
 const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
 
@@ -34,9 +35,11 @@ function answerClientError(err: Error & { code?: string }, socket: net.Socket): 
  * an HTTP/2 server when they are the HTTP/2 preface (prior knowledge, how the Runloop SDK connects) or to an
  * HTTP/1.1 server otherwise. Used as Fastify's `serverFactory`.
  */
-export function dualProtocolServer(handler: Handler): net.Server {
+export function dualProtocolServer(handler: Handler, onUpgrade?: (req: http.IncomingMessage, socket: Duplex, head: Buffer) => void): net.Server {
   const h1 = http.createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, handler);
   h1.on('clientError', answerClientError);
+  // HTTP/1.1 upgrades (WebSocket): the API has none; tunnels splice them to a box.
+  if (onUpgrade) h1.on('upgrade', onUpgrade);
   const h2 = http2.createServer(
     { settings: { maxConcurrentStreams: 1000 }, maxSessionMemory: 64 },
     handler as unknown as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void,

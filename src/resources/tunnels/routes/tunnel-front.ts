@@ -13,6 +13,9 @@ import { authorized, forwardHeaders, responseHeaders, tunnelTarget, upgradeHead,
 
 type Req = http.IncomingMessage | http2.Http2ServerRequest;
 type Res = http.ServerResponse | http2.Http2ServerResponse;
+/** How long a request that woke a box waits for its port to listen. */
+const PORT_WAIT_MS = 15_000;
+
 type Handler = (req: Req, res: Res) => void;
 
 /** A refusal: status, message, and the code clients branch on. */
@@ -139,22 +142,29 @@ export class TunnelFront {
       throw new Refusal(401, 'this tunnel needs X-Runloop-Tunnel-Authorization: Bearer <auth_token>', 'unauthenticated');
     }
     const id = tunnel.devboxId;
-    if (!this.deps.lifecycle.active.has(id)) await this.wake(tunnel);
+    const woke = !this.deps.lifecycle.active.has(id) && (await this.wake(tunnel));
+    const address = await this.addressOf(id);
+    // A box just resumed starts its servers again: the request waits (bounded) for the port to listen.
+    if (woke) await listening(address, target.port, Date.now() + PORT_WAIT_MS);
+    return { tunnel, address };
+  }
+
+  private async addressOf(id: string): Promise<string> {
     const sandbox = this.deps.lifecycle.active.get(id)?.sandbox;
     const known = this.addresses.get(id);
-    if (known && known.sandbox === sandbox) return { tunnel, address: known.address };
+    if (known && known.sandbox === sandbox) return known.address;
     const address = await this.deps.address(id);
     if (!address) throw new Refusal(503, `devbox ${id} has no network link (DEVBOXD_NETWORK=off)`, 'tunnel_unavailable');
     if (this.addresses.size > 10_000) this.addresses.clear();
     this.addresses.set(id, { sandbox, address });
-    return { tunnel, address };
+    return address;
   }
 
-  /** A box not running: resumed when the tunnel (or the box's resume trigger) says so, else a 503. */
-  private async wake(tunnel: Tunnel): Promise<void> {
+  /** A box not running: resumed when the tunnel (or the box's resume trigger) says so, else a 503. True once it woke. */
+  private async wake(tunnel: Tunnel): Promise<boolean> {
     const d = await this.deps.devboxById(tunnel.devboxId);
     if (!d) throw new Refusal(404, 'no tunnel with this key', 'not_found');
-    if (d.status === 'running') return;
+    if (d.status === 'running') return false;
     const trigger = (d.launchParameters as { lifecycle?: { resume_triggers?: { http?: boolean | null } | null } | null }).lifecycle?.resume_triggers?.http;
     const wakes = typeof trigger === 'boolean' ? trigger : tunnel.wakeOnHttp;
     if (!wakes || (d.status !== 'suspended' && d.status !== 'resuming' && d.status !== 'suspending')) {
@@ -169,6 +179,7 @@ export class TunnelFront {
     });
     const now = await this.deps.devboxes.waitForStatus(d.accountId, d.id, ['running', 'failure', 'shutdown'], this.deps.wakeTimeoutMs);
     if (now?.status !== 'running') throw new Refusal(503, `devbox ${d.id} did not resume in time (${now?.status ?? 'still resuming'})`, 'tunnel_unavailable');
+    return true;
   }
 
   /** With http_keep_alive, an open request or socket keeps the box from going idle; the release runs once. */
@@ -188,6 +199,22 @@ export class TunnelFront {
     if (err instanceof Refusal) return err;
     this.deps.log.error({ err }, 'tunnel request failed');
     return new Refusal(502, 'the tunnel could not reach the devbox', 'bad_gateway');
+  }
+}
+
+/** Resolves once something accepts connections on the port, or at the deadline (the request then gets a 502). */
+async function listening(host: string, port: number, untilMs: number): Promise<void> {
+  for (;;) {
+    const open = await new Promise<boolean>((resolve) => {
+      const s = net.connect({ host, port });
+      s.once('connect', () => {
+        s.destroy();
+        resolve(true);
+      });
+      s.once('error', () => resolve(false));
+    });
+    if (open || Date.now() >= untilMs) return;
+    await new Promise((r) => setTimeout(r, 100));
   }
 }
 

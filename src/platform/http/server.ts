@@ -36,7 +36,7 @@ function answerClientError(err: Error & { code?: string }, socket: net.Socket): 
  * HTTP/1.1 server otherwise. Used as Fastify's `serverFactory`.
  */
 export function dualProtocolServer(handler: Handler, onUpgrade?: (req: http.IncomingMessage, socket: Duplex, head: Buffer) => void): net.Server {
-  const h1 = http.createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, handler);
+  const h1 = http.createServer({ keepAliveTimeout: 65_000, requestTimeout: 0, highWaterMark: 256 * 1024 }, handler);
   h1.on('clientError', answerClientError);
   // HTTP/1.1 upgrades (WebSocket): the API has none; tunnels splice them to a box.
   if (onUpgrade) h1.on('upgrade', onUpgrade);

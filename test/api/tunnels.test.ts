@@ -235,6 +235,36 @@ describe('wake_on_http', () => {
   });
 });
 
+describe('activity', () => {
+  /** A box whose app a launch command leaves running: no command is in flight, so only traffic keeps it busy. */
+  const idleBox = (tunnel: Record<string, unknown>) =>
+    api.devboxes.createAndAwaitRunning({
+      file_mounts: { 'tunnel-app.py': APP },
+      launch_parameters: {
+        launch_commands: [`nohup python3 $HOME/tunnel-app.py ${PORT} >/dev/null 2>&1 &`],
+        after_idle: { idle_time_seconds: 3, on_idle: 'shutdown' },
+      },
+      tunnel,
+    });
+
+  test('an open WebSocket keeps a box with http_keep_alive from idling; without it the box idles under it', async () => {
+    const [kept, notKept] = await Promise.all([idleBox({}), idleBox({ http_keep_alive: false })]);
+    const [hKept, hNot] = await Promise.all([tunnelHost(kept.id), tunnelHost(notKept.id)]);
+    await Promise.all([ready(hKept), ready(hNot)]);
+    const [a, b] = await Promise.all([openWebSocket(hKept), openWebSocket(hNot)]);
+    await new Promise((r) => setTimeout(r, 6000));
+    assert.equal((await api.devboxes.retrieve(kept.id)).status, 'running', 'traffic through the tunnel is activity');
+    const idled = await api.devboxes.retrieve(notKept.id);
+    assert.equal(idled.status, 'shutdown');
+    assert.equal(idled.shutdown_reason, 'idle');
+    a.destroy();
+    b.destroy();
+    const deadline = Date.now() + 15_000;
+    while ((await api.devboxes.retrieve(kept.id)).status === 'running' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
+    assert.equal((await api.devboxes.retrieve(kept.id)).shutdown_reason, 'idle', 'once the socket closed the box went idle');
+  });
+});
+
 describe('Runloop smoke test (object-oriented devbox networking), ported', () => {
   test('create and remove tunnel', async () => {
     const devbox = await sdk.devbox.create({ name: 'sdk-devbox-tunnel', launch_parameters: { resource_size_request: 'X_SMALL', keep_alive_time_seconds: 60 * 5 } });
@@ -249,6 +279,25 @@ describe('Runloop smoke test (object-oriented devbox networking), ported', () =>
     await devbox.shutdown();
   });
 });
+
+/** A WebSocket through the tunnel's host name, left open (the caller destroys the socket). */
+function openWebSocket(host: string): Promise<import('node:net').Socket> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({
+      host: '127.0.0.1',
+      port: serverPort,
+      path: '/ws',
+      headers: { host, connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': crypto.randomBytes(16).toString('base64') },
+    });
+    req.on('response', (res) => reject(new Error(`no upgrade: ${res.statusCode}`)));
+    req.on('error', reject);
+    req.on('upgrade', (_res, socket) => {
+      socket.on('error', () => {});
+      resolve(socket);
+    });
+    req.end();
+  });
+}
 
 /** A WebSocket handshake and one masked text frame by hand, with the tunnel's Host header; the echoed text. */
 function rawWebSocketEcho(host: string, text: string, headers: Record<string, string> = {}): Promise<string> {

@@ -9,12 +9,13 @@ import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
+import http2 from 'node:http2';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type Runloop from '@runloop/api-client';
 import type { RunloopSDK } from '@runloop/api-client';
 import { WebSocket } from 'undici';
-import { ROOT, startTestServer, type TestServer } from '../helpers/server.js';
+import { ADMIN_KEY, ROOT, startTestServer, type TestServer } from '../helpers/server.js';
 
 const APP = fs.readFileSync(path.join(ROOT, 'test/fixtures/tunnel-app.py'), 'utf8');
 const PORT = 8080;
@@ -164,6 +165,29 @@ describe('an open tunnel', () => {
 
     const echoed = await rawWebSocketEcho(host, 'raw hello');
     assert.equal(echoed, 'raw hello');
+  });
+
+  test('HTTP/2 clients reach the tunnel too; an API request with Upgrade: h2c is still the API', async () => {
+    const session = http2.connect(server.url);
+    const r = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = session.request({ ':path': '/hello?h2=1', ':authority': host });
+      let body = '';
+      let status = 0;
+      req.on('response', (h) => (status = Number(h[':status'])));
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => resolve({ status, body }));
+      req.on('error', reject);
+      req.end();
+    });
+    session.close();
+    assert.deepEqual(r, { status: 200, body: 'hello /hello?h2=1' });
+
+    const api1 = await request({
+      path: `/v1/devboxes/${id}`,
+      headers: { authorization: `Bearer ${ADMIN_KEY}`, connection: 'Upgrade, HTTP2-Settings', upgrade: 'h2c', 'http2-settings': 'AAMAAABkAARAAAAAAAIAAAAA' },
+    });
+    assert.equal(api1.status, 200, api1.body);
+    assert.equal(JSON.parse(api1.body).id, id);
   });
 
   test('remove_tunnel stops it: the same URL is a 404, and the view shows no tunnel', async () => {

@@ -63,13 +63,15 @@ export class TunnelFront {
     };
   }
 
-  /** The HTTP/1.1 server's 'upgrade' event: a tunnel's WebSocket, or a refusal (the API has none). */
-  readonly upgrade = (req: http.IncomingMessage, socket: Duplex, head: Buffer): void => {
+  /** The HTTP/1.1 server's 'upgrade' event: takes a tunnel's (WebSocket); false for the API's requests. */
+  readonly upgrade = (req: http.IncomingMessage, socket: Duplex, head: Buffer): boolean => {
+    const target = tunnelTarget(req, this.deps.domain);
+    if (target === null) return false;
     socket.on('error', () => socket.destroy());
     (socket as net.Socket).setNoDelay?.(true);
-    const target = tunnelTarget(req, this.deps.domain);
-    if (target === null || target === 'malformed') return rawRefuse(socket, new Refusal(404, 'no tunnel here', 'not_found'));
-    void this.splice(req, socket, head, target);
+    if (target === 'malformed') rawRefuse(socket, new Refusal(404, 'a tunnel path is /tunnel/{tunnel_key}/{port}/…', 'not_found'));
+    else void this.splice(req, socket, head, target);
+    return true;
   };
 
   close(): void {

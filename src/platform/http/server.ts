@@ -48,7 +48,7 @@ function plainHead(req: http.IncomingMessage): string {
  * HTTP/1.1 server otherwise. Used as Fastify's `serverFactory`.
  */
 export function dualProtocolServer(handler: Handler, onUpgrade?: (req: http.IncomingMessage, socket: Duplex, head: Buffer) => boolean): net.Server {
-  const h1 = http.createServer({ keepAliveTimeout: 65_000, requestTimeout: 0, highWaterMark: 256 * 1024 }, handler);
+  const h1 = http.createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, handler);
   h1.on('clientError', answerClientError);
   // HTTP/1.1 upgrades (WebSocket): tunnels splice theirs to a box. Any other (curl's `Upgrade: h2c`) is
   // served as the plain request it also is, as Node does when no 'upgrade' listener exists.

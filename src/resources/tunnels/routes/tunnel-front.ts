@@ -13,6 +13,9 @@ import { authorized, forwardHeaders, responseHeaders, tunnelTarget, upgradeHead,
 
 type Req = http.IncomingMessage | http2.Http2ServerRequest;
 type Res = http.ServerResponse | http2.Http2ServerResponse;
+/** Bytes of a box's response held for a slow client before the box's socket is paused. */
+const RESPONSE_BUFFER = 256 * 1024;
+
 /** How long a request that woke a box waits for its port to listen. */
 const PORT_WAIT_MS = 15_000;
 
@@ -93,7 +96,7 @@ export class TunnelFront {
         res.writeHead(ur.statusCode ?? 502, responseHeaders(ur.headers));
         // Server-sent events and other streams of unknown length: the client sees the head before the first chunk.
         if (ur.headers['content-length'] === undefined) (res as { flushHeaders?: () => void }).flushHeaders?.();
-        ur.pipe(res as NodeJS.WritableStream);
+        pump(ur, res);
         ur.on('error', () => res.destroy());
       });
       up.on('error', (err) => {
@@ -223,6 +226,21 @@ async function listening(host: string, port: number, untilMs: number): Promise<v
     if (open || Date.now() >= untilMs) return;
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/**
+ * The box's response to the client, holding back only past RESPONSE_BUFFER bytes: `pipe` pauses the box's
+ * socket whenever 16 KiB wait, i.e. at every 64 KiB read, which costs a third of the throughput.
+ */
+function pump(from: http.IncomingMessage, res: Res): void {
+  const to = res as http.ServerResponse;
+  from.on('data', (chunk: Buffer) => {
+    if (!to.write(chunk) && to.writableLength >= RESPONSE_BUFFER) {
+      from.pause();
+      to.once('drain', () => from.resume());
+    }
+  });
+  from.on('end', () => to.end());
 }
 
 function reply(res: Res, r: Refusal): void {

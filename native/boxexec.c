@@ -4,8 +4,12 @@
  * and exits with the command's status, or dies of the command's signal. boxexecd is the faster
  * path the server uses; this is the plain one (fallback, debugging).
  *
- * usage: boxexec -x FORKER_SOCKET -u UID -g GID [-d CWD] [-h] [-R] [-e K=V]...
- *                -- ARGV...
+ * usage: boxexec -r FD
+ *        boxexec -x FORKER_SOCKET -u UID -g GID [-d CWD] [-h] [-R] [-e K=V]... -- ARGV...
+ *   -r FD: the request (the options below, NUL-separated) is read from FD until its end; the server's way,
+ *          so the environment (secret values among it) never shows in /proc/PID/cmdline, which every host
+ *          user can read. The second form (debugging) moves its arguments to the heap and wipes the
+ *          command line before it does anything else.
  *   -h: CWD is the default home (fall back to / when it is missing); -R: run as box root.
  * Exit codes of its own: 125 box setup failed, 126 command not executable, 127 command not found.
  */
@@ -18,6 +22,8 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -40,21 +46,55 @@ static void __attribute__((noreturn)) relay(struct started *s) {
   }
 }
 
+/* The request from fd `fd`, read until its end (at most MAX_LAUNCH_REQUEST bytes); *len gets its length. */
+static char *read_request(int fd, size_t *len) {
+  size_t cap = 64 * 1024, n = 0;
+  char *req = malloc(cap + 1);
+  for (;;) {
+    if (!req) die(125, "out of memory");
+    ssize_t r = read(fd, req + n, cap - n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) die(125, "read the request");
+    if (r == 0) break;
+    n += (size_t)r;
+    if (n == cap) {
+      if (cap >= MAX_LAUNCH_REQUEST) die(125, "the request is over %d bytes", MAX_LAUNCH_REQUEST);
+      cap *= 2;
+      req = realloc(req, cap + 1);
+    }
+  }
+  close(fd);
+  req[n] = '\0';
+  *len = n;
+  return req;
+}
+
+/* The request from the command line: copied to the heap, then the command line is wiped. */
+static char *args_request(int argc, char **argv, size_t *len) {
+  size_t n = 0;
+  for (int i = 1; i < argc; i++) n += strlen(argv[i]) + 1;
+  char *req = malloc(n + 1);
+  if (!req) die(125, "out of memory");
+  for (int i = 1, off = 0; i < argc; i++) off += (int)(stpcpy(req + off, argv[i]) - (req + off)) + 1;
+  launch_wipe_args();
+  *len = n ? n - 1 : 0;
+  req[*len] = '\0';
+  return req;
+}
+
 int main(int argc, char **argv) {
   progname = "boxexec";
   char err[256];
   errno = 0;
-  if (launch_parse(&l, argc, argv, err, sizeof err) != 0) die(125, "%s", err);
+  size_t len;
+  char *req = argc == 3 && strcmp(argv[1], "-r") == 0 ? read_request(atoi(argv[2]), &len) : args_request(argc, argv, &len);
+  if (len == 0 || launch_parse_request(&l, req, len, err, sizeof err) != 0) die(125, "%s", len ? err : "an empty request");
   signal(SIGPIPE, SIG_IGN);
   const int stdio[3] = {0, 1, 2};
   struct started s;
   int status = 0;
   int r = launch_start(&l, stdio, &s, &status, err, sizeof err);
   if (r < 0) die(125, "%s", err);
-  /* The environment (secret values among it) came as arguments, which are the request the forker just read:
-   * off the world-readable command line for the command's lifetime. The exec daemon's path (boxexecd) never
-   * puts it there; this is the fallback while the daemon restarts. */
-  launch_hide_args(&l);
   if (r == 1) mirror_status(status);
   relay(&s);
 }

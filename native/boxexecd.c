@@ -260,13 +260,11 @@ static void __attribute__((noreturn)) serve(int c) {
   memcpy(&len, hdr + 1, 4);
   if (len == 0 || len > MAX_REQUEST) fail(c, "boxexecd: bad request");
   char *req = malloc(len + 1);
-  char **argv = malloc(sizeof(char *) * (len + 2));
-  if (!req || !argv || read_full(c, req, len) != 0) _exit(1);
+  if (!req || read_full(c, req, len) != 0) _exit(1);
   req[len] = '\0';
-  int argc = 0;
-  argv[argc++] = "boxexecd";
-  for (size_t i = 0; i < len; i += strlen(req + i) + 1) argv[argc++] = req + i;
-  argv[argc] = NULL;
+  int argc;
+  char **argv = launch_split(req, len, "boxexecd", &argc);
+  if (!argv) _exit(1);
 
   struct launch l;
   char err[300], msg[400];

@@ -15,7 +15,11 @@
  * Every socket is non-blocking under one level-triggered epoll loop. Each connection has one bounded buffer
  * per direction: a side is read only once its buffer went out, so a slow reader slows its own writer and
  * nothing else; half-closes pass through (shutdown). A box has at most MAXCONNS connections at once (and all
- * boxes together what the fd limit allows): past it a connection is accepted and closed at once.
+ * boxes together what the fd limit allows): past it a connection is accepted and closed at once. Once three
+ * quarters of that total are in use, a box holding its share of the total (total / linked boxes) or more
+ * gets no further connection, so greedy boxes leave the last quarter to the others. The kernel buffers of
+ * every relayed socket are clamped (SOCK_BUF), since the daemon, not the box, is charged for them. Out of
+ * fds system-wide (ENFILE), a listener stops being watched for PAUSE_MS rather than waking the loop at once.
  *
  * usage: boxlinkd [MAXCONNS]      (prints "ready" once it reads commands)
  */
@@ -37,6 +41,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -44,8 +49,11 @@
 #define LINE_MAX_LEN 4096
 #define ACCEPTS_PER_WAKE 16
 #define ID_MAX 128
+/* Kernel send and receive buffer of each relayed socket (the kernel doubles it for its bookkeeping). */
+#define SOCK_BUF (64 * 1024)
+#define PAUSE_MS 100
 
-enum kind { K_STDIN, K_LISTEN, K_END };
+enum kind { K_STDIN, K_LISTEN, K_END, K_TIMER };
 
 struct conn;
 /* One side of a connection: 0 is the box's TCP socket, 1 the unix socket to the server. */
@@ -79,14 +87,14 @@ struct box {
   int dead;
   char id[ID_MAX + 1];
   struct sockaddr_un target;
-  int lfd, nconns;
+  int lfd, nconns, paused;
   struct conn *conns;
   struct box *next;
 };
 
-static int ep, self_ns, max_conns = 64, max_total = 256, total_conns, reserve_fd = -1;
+static int ep, self_ns, max_conns = 64, max_total = 256, total_conns, reserve_fd = -1, timer_fd = -1, nboxes;
 static struct box *boxes;
-static enum kind stdin_tag = K_STDIN;
+static enum kind stdin_tag = K_STDIN, timer_tag = K_TIMER;
 static struct grave *graves;
 
 static void bury(void *p) {
@@ -115,7 +123,7 @@ static uint32_t want(struct conn *c, int j) {
 
 /* Keeps an end's epoll interest equal to what it is waited on for. An end whose peer is gone reports
  * EPOLLHUP whatever its mask: it leaves the set while nothing is wanted of it, so it cannot spin. */
-static void update(struct conn *c, int j) {
+static int update(struct conn *c, int j) {
   struct end *e = &c->e[j];
   uint32_t m = want(c, j);
   struct epoll_event ev = {.events = m, .data.ptr = e};
@@ -123,11 +131,14 @@ static void update(struct conn *c, int j) {
     if (e->registered) epoll_ctl(ep, EPOLL_CTL_DEL, e->fd, NULL);
     e->registered = 0;
   } else if (!e->registered) {
-    if (epoll_ctl(ep, EPOLL_CTL_ADD, e->fd, &ev) == 0) e->registered = 1;
+    /* Out of epoll room (ENOMEM, max_user_watches): an end never watched would never be serviced. */
+    if (epoll_ctl(ep, EPOLL_CTL_ADD, e->fd, &ev) != 0) return -1;
+    e->registered = 1;
   } else if (m != e->mask) {
     epoll_ctl(ep, EPOLL_CTL_MOD, e->fd, &ev);
   }
   e->mask = m;
+  return 0;
 }
 
 static void conn_close(struct conn *c) {
@@ -184,13 +195,14 @@ static void on_end(struct end *e, uint32_t events) {
     conn_close(c);
     return;
   }
-  update(c, 0);
-  update(c, 1);
+  if (update(c, 0) < 0 || update(c, 1) < 0) conn_close(c);
 }
 
 static int connect_target(struct box *b) {
   int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return -1;
+  int size = SOCK_BUF;
+  setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
   /* A unix connect completes at once or fails (EAGAIN: the server's backlog is full). */
   if (connect(fd, (struct sockaddr *)&b->target, sizeof b->target) != 0) {
     close(fd);
@@ -199,19 +211,47 @@ static int connect_target(struct box *b) {
   return fd;
 }
 
+/* Stops watching a listener for PAUSE_MS (the timer watches it again). */
+static void pause_listener(struct box *b) {
+  struct epoll_event ev = {.events = 0, .data.ptr = b};
+  if (b->paused || epoll_ctl(ep, EPOLL_CTL_MOD, b->lfd, &ev) != 0) return;
+  b->paused = 1;
+  struct itimerspec t = {.it_value = {.tv_nsec = PAUSE_MS * 1000000L}};
+  timerfd_settime(timer_fd, 0, &t, NULL);
+}
+
+static void on_timer(void) {
+  uint64_t n;
+  if (read(timer_fd, &n, sizeof n) < 0) return;
+  for (struct box *b = boxes; b; b = b->next) {
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = b};
+    if (b->paused && epoll_ctl(ep, EPOLL_CTL_MOD, b->lfd, &ev) == 0) b->paused = 0;
+  }
+}
+
+/* Whether box b may take one more connection. */
+static int has_room(struct box *b) {
+  if (b->nconns >= max_conns || total_conns >= max_total) return 0;
+  return total_conns < max_total / 4 * 3 || b->nconns < max_total / (nboxes ? nboxes : 1);
+}
+
 static void on_listen(struct box *b) {
   for (int k = 0; k < ACCEPTS_PER_WAKE; k++) {
     int fd = accept4(b->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
-      if (errno == EMFILE || errno == ENFILE) {
+      int e = errno;
+      if (e == EMFILE && reserve_fd >= 0) {
         /* Out of fds: the spare one makes room to take the connection off the queue and close it, so
          * the listener does not stay readable (and the loop spin) until an fd frees up. */
         close(reserve_fd);
         fd = accept(b->lfd, NULL, NULL);
         if (fd >= 0) close(fd);
         reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-        continue;
+        if (fd >= 0) continue;
       }
+      /* The host is out of files or memory (no spare helps there): wait rather than spin. */
+      if (e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM) pause_listener(b);
+      if (reserve_fd < 0) reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
       return; /* EAGAIN, or an aborted connection */
     }
     /* A relay forwards what it read at once: without NODELAY a short write waits for the peer's delayed ACK
@@ -219,7 +259,7 @@ static void on_listen(struct box *b) {
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     int up = -1;
-    if (b->nconns >= max_conns || total_conns >= max_total || (up = connect_target(b)) < 0) {
+    if (!has_room(b) || (up = connect_target(b)) < 0) {
       close(fd);
       continue;
     }
@@ -236,8 +276,7 @@ static void on_listen(struct box *b) {
     b->conns = c;
     b->nconns++;
     total_conns++;
-    update(c, 0);
-    update(c, 1);
+    if (update(c, 0) < 0 || update(c, 1) < 0) conn_close(c);
   }
 }
 
@@ -256,6 +295,7 @@ static void unlink_box(const char *id) {
   while (b->conns) conn_close(b->conns);
   close(b->lfd);
   b->dead = 1;
+  nboxes--;
   *p = b->next;
   bury(b);
 }
@@ -297,6 +337,12 @@ static int listen_in(long pid, long long started, int port, const char **why) {
   int one = 1;
   struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  /* Accepted sockets inherit the listener's buffer sizes (and a window scale to match). */
+  int size = SOCK_BUF;
+  if (fd >= 0) {
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
+    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
+  }
   *why = NULL;
   if (fd < 0) *why = "socket failed";
   /* SO_REUSEADDR lets a re-link bind past connections of the previous link in TIME_WAIT. */
@@ -350,6 +396,7 @@ static void link_box(char *args) {
   }
   b->next = boxes;
   boxes = b;
+  nboxes++;
   reply("ok %s\n", id);
 }
 
@@ -408,7 +455,10 @@ int main(int argc, char **argv) {
   self_ns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
   ep = epoll_create1(EPOLL_CLOEXEC);
   reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-  if (self_ns < 0 || ep < 0 || reserve_fd < 0) die(1, "setup");
+  timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+  if (self_ns < 0 || ep < 0 || reserve_fd < 0 || timer_fd < 0) die(1, "setup");
+  struct epoll_event tev = {.events = EPOLLIN, .data.ptr = &timer_tag};
+  if (epoll_ctl(ep, EPOLL_CTL_ADD, timer_fd, &tev) != 0) die(1, "epoll timer");
   fcntl(0, F_SETFL, fcntl(0, F_GETFL) | O_NONBLOCK);
   struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &stdin_tag};
   if (epoll_ctl(ep, EPOLL_CTL_ADD, 0, &ev) != 0) die(1, "epoll stdin");
@@ -423,6 +473,7 @@ int main(int argc, char **argv) {
     for (int i = 0; i < n; i++) {
       enum kind *k = evs[i].data.ptr;
       if (*k == K_STDIN) on_stdin();
+      else if (*k == K_TIMER) on_timer();
       else if (*k == K_LISTEN) {
         if (!((struct box *)k)->dead) on_listen((struct box *)k);
       } else if (!((struct end *)k)->dead) {

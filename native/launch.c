@@ -63,6 +63,27 @@ int launch_parse(struct launch *l, int argc, char **argv, char *err, size_t errl
   return 0;
 }
 
+char **launch_split(char *req, size_t len, const char *name, int *argc) {
+  char **argv = malloc(sizeof(char *) * (len + 2));
+  if (!argv) return NULL;
+  int n = 0;
+  argv[n++] = (char *)name;
+  for (size_t i = 0; i < len; i += strlen(req + i) + 1) argv[n++] = req + i;
+  argv[n] = NULL;
+  *argc = n;
+  return argv;
+}
+
+int launch_parse_request(struct launch *l, char *req, size_t len, char *err, size_t errlen) {
+  int argc;
+  char **argv = launch_split(req, len, "boxexec", &argc);
+  if (!argv) {
+    snprintf(err, errlen, "out of memory");
+    return -1;
+  }
+  return launch_parse(l, argc, argv, err, errlen);
+}
+
 static void __attribute__((noreturn)) no_slot(void) {
   if (write(2, NO_SLOT_MSG, sizeof NO_SLOT_MSG - 1) < 0) _exit(125);
   _exit(125);
@@ -106,18 +127,18 @@ static char *copy(const char *s) {
  * (and, for boxexec, hold the whole request): what the command needs moves to the heap, the area is
  * wiped. Runs in the first child, whose memory is its own copy. */
 static void hide_args(struct launch *l) {
-  char *start, *end;
-  if (args_area(&start, &end) != 0) die(125, "read /proc/self/stat");
   for (int i = 0; l->argv[i]; i++) l->argv[i] = copy(l->argv[i]);
   for (int i = 0; i < l->n_env; i++) l->env[i] = copy(l->env[i]);
   if (l->cwd) l->cwd = copy(l->cwd);
   if (l->sock) l->sock = copy(l->sock);
-  memset(start, 0, (size_t)(end - start));
-  if (end - start > 8) memcpy(start, "boxexec", 8);
+  launch_wipe_args();
 }
 
-void launch_hide_args(struct launch *l) {
-  hide_args(l);
+void launch_wipe_args(void) {
+  char *start, *end;
+  if (args_area(&start, &end) != 0) die(125, "read /proc/self/stat");
+  memset(start, 0, (size_t)(end - start));
+  if (end - start > 8) memcpy(start, "boxexec", 8);
 }
 
 /* setresuid from host root to a box uid keeps every capability in the box's user namespace (host root is
@@ -187,18 +208,13 @@ void launch_child(int conn, int report, int init_pidfd) {
   memcpy(fds, CMSG_DATA(c), sizeof fds);
   if (len == 0 || len > MAX_LAUNCH_REQUEST) _exit(125);
   char *req = malloc(len + 1);
-  char **argv = malloc(sizeof(char *) * (len + 2));
-  if (!req || !argv || read_full(conn, req, len) != 0) _exit(125);
+  if (!req || read_full(conn, req, len) != 0) _exit(125);
   req[len] = '\0';
-  int argc = 0;
-  argv[argc++] = "boxforkd";
-  for (size_t i = 0; i < len; i += strlen(req + i) + 1) argv[argc++] = req + i;
-  argv[argc] = NULL;
   struct launch l;
   char err[300];
   for (int i = 0; i < 3; i++)
     if (dup2(fds[i], i) < 0) _exit(125);
-  if (launch_parse(&l, argc, argv, err, sizeof err) != 0) {
+  if (launch_parse_request(&l, req, len, err, sizeof err) != 0) {
     errno = 0;
     die(125, "%s", err);
   }

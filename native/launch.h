@@ -31,9 +31,13 @@ struct started {
 
 /* Parses boxexec's options (see boxexec.c) from argv; 0 on success, -1 with a message in err. */
 int launch_parse(struct launch *l, int argc, char **argv, char *err, size_t errlen);
-/* Moves what the command needs to the heap and wipes the command line (which holds its environment) from
- * /proc/PID/cmdline, readable by every host user. */
-void launch_hide_args(struct launch *l);
+/* The same from a request: NUL-separated arguments (what follows the program name), req[len] == '\0'. The
+ * launch points into req, which must outlive it. */
+int launch_parse_request(struct launch *l, char *req, size_t len, char *err, size_t errlen);
+/* An argv over a request's arguments, `name` first; NULL when out of memory. */
+char **launch_split(char *req, size_t len, const char *name, int *argc);
+/* Wipes this process's command line from /proc/PID/cmdline (readable by every host user): "boxexec" is left. */
+void launch_wipe_args(void);
 
 /* Asks the box's forker to start the command with stdio on fds[0..2]. Returns 0 once it runs, 1 when it
  * ended before it ran (*status holds the wait status; the reason is on its stderr), -1 with a message

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { ROOT } from '../../test/helpers/server.js';
 
 /** Starts `bench/baseline-fastify.ts` (a bare Fastify route on devboxd's dual-protocol listener). */
-export async function startBaseline(): Promise<{ url: string; stop: () => void }> {
+export async function startBaseline(): Promise<{ url: string; pid: number; stop: () => void }> {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench/baseline-fastify.ts')], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise<string>((resolve) => {
     let out = '';
@@ -13,5 +13,5 @@ export async function startBaseline(): Promise<{ url: string; stop: () => void }
       if (m) resolve(m[1]!);
     });
   });
-  return { url, stop: () => child.kill() };
+  return { url, pid: child.pid!, stop: () => child.kill() };
 }

@@ -89,7 +89,8 @@ const onSqlite = process.env.DEVBOXD_TEST_DATABASE !== 'postgres';
 function bindingsOf(devboxId: string): number {
   const db = new Database(path.join(server.dataDir, 'devboxd.db'), { readonly: true, fileMustExist: true });
   try {
-    return (db.prepare('SELECT COUNT(*) AS n FROM gateway_bindings WHERE devbox_id = ?').get(devboxId) as { n: number }).n;
+    // Bindings that hold a token (an ended box keeps its create-request bindings, without one, for gateway_specs).
+    return (db.prepare("SELECT COUNT(*) AS n FROM gateway_bindings WHERE devbox_id = ? AND token_sealed <> ''").get(devboxId) as { n: number }).n;
   } finally {
     db.close();
   }
@@ -233,6 +234,8 @@ describe('agent gateway', () => {
       for (let i = 0; i < 100 && bindingsOf(d.id) > 0; i++) await new Promise((r) => setTimeout(r, 50));
       assert.equal(bindingsOf(d.id), 0);
     }
+    const ended = (await api.devboxes.retrieve(d.id)) as unknown as { gateway_specs?: Record<string, { gateway_config_id: string }> };
+    assert.equal(ended.gateway_specs?.LLM?.gateway_config_id, llm.id, 'an ended box keeps gateway_specs');
     await assert.rejects(api.devboxes.createGatewayToken(d.id, { gateway: llm.id, secret: 'GW_UPSTREAM_KEY' }), (err: { status?: number }) => err.status === 400);
   });
 });

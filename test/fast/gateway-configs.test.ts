@@ -252,14 +252,18 @@ describe('devbox bindings with a real secret', () => {
       assert.ok(!bytes.includes(t.token as string) && !bytes.includes(env.LLM!), `${file} holds a token`);
     }
 
+    const specs = (await ok<{ gateway_specs: unknown }>({ method: 'GET', url: `/v1/devboxes/${d.id}` })).gateway_specs;
     await ok({ method: 'POST', url: `/v1/devboxes/${d.id}/shutdown` });
+    const tokens = "SELECT COUNT(*) AS n FROM gateway_bindings WHERE devbox_id = ? AND token_sealed <> ''";
     for (let i = 0; i < 50; i++) {
-      const left = await f.deps.store.db.query<{ n: number }>('SELECT COUNT(*) AS n FROM gateway_bindings WHERE devbox_id = ?', [d.id]);
+      const left = await f.deps.store.db.query<{ n: number }>(tokens, [d.id]);
       if (Number(left.rows[0]!.n) === 0) break;
       await new Promise((r) => setTimeout(r, 20));
     }
-    const left = await f.deps.store.db.query<{ n: number }>('SELECT COUNT(*) AS n FROM gateway_bindings WHERE devbox_id = ?', [d.id]);
+    const left = await f.deps.store.db.query<{ n: number }>(tokens, [d.id]);
     assert.equal(Number(left.rows[0]!.n), 0, 'tokens die with the box');
+    assert.equal(await f.deps.store.db.query('SELECT 1 FROM gateway_bindings WHERE devbox_id = ? AND prefix IS NULL', [d.id]).then((r) => r.rows.length), 0);
+    assert.deepEqual((await ok<{ gateway_specs: unknown }>({ method: 'GET', url: `/v1/devboxes/${d.id}` })).gateway_specs, specs, 'an ended box keeps gateway_specs');
     await bad({ method: 'POST', url: `/v1/devboxes/${d.id}/create_gateway_token`, payload: { gateway: c.id, secret: secret.id } }, 400, /is shutdown/);
   });
 });

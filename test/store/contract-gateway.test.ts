@@ -27,7 +27,23 @@ for (const open of [openSqlite, openPostgres]) {
     let db: Backend;
     const ready = (async () => (db = await open()))();
     after(async () => (await ready).close());
-    const configsOn = (which: 'a' | 'b') => new GatewayConfigService(new SqlGatewayStore(db[which].db), () => secrets);
+    const configsOn = (which: 'a' | 'b') => new GatewayConfigService(new SqlGatewayStore(db[which].db), () => secrets, () => sealer);
+
+    test('ids order bytewise: an id cursor pages the same on both dialects', async () => {
+      await ready;
+      const acc = await account(db.a);
+      for (const id of ['gwc_B', 'gwc_a', 'gwc__']) {
+        await db.a.db.query("INSERT INTO gateway_configs (id, account_id, name, endpoint, auth_type, custom_headers, create_time_ms) VALUES (?, ?, ?, 'https://x', 'bearer', '[]', 0)", [id, acc.id, id]);
+      }
+      const { rows } = await db.a.db.query<{ id: string }>('SELECT id FROM gateway_configs WHERE account_id = ? ORDER BY id', [acc.id]);
+      assert.deepEqual(rows.map((r) => r.id), ['gwc_B', 'gwc__', 'gwc_a']);
+      // Whatever the cluster's locale (the test cluster's may be C already), the columns say so themselves.
+      if (db.a.db.dialect !== 'postgres') return;
+      const cols = await db.a.db.query<{ table_name: string; collation_name: string | null }>(
+        "SELECT table_name, collation_name FROM information_schema.columns WHERE column_name = 'id' AND table_name IN ('gateway_configs', 'gateway_bindings') ORDER BY table_name",
+      );
+      assert.deepEqual(cols.rows.map((r) => [r.table_name, r.collation_name]), [['gateway_bindings', 'C'], ['gateway_configs', 'C']]);
+    });
 
     test('two servers creating one name at once: exactly one config, the other a 400', async () => {
       await ready;
@@ -120,7 +136,11 @@ for (const open of [openSqlite, openPostgres]) {
       await db.a.devboxes.insert(ended);
       await store.insertBinding({ ...b!, id: 'gwb_ended', devboxId: ended.id, tokenHash: 'h-ended' });
       assert.ok((await store.deleteBindingsOfEndedBoxes()) >= 1);
-      assert.deepEqual(await store.bindingsOf(ended.id), []);
+      // The create request's binding stays (gateway_specs), without its token.
+      assert.deepEqual((await store.bindingsOf(ended.id)).map((x) => [x.prefix, x.tokenHash, x.tokenSealed]), [[b!.prefix, 'ended:gwb_ended', '']]);
+      assert.equal(await store.findBindingByTokenHash('h-ended'), undefined);
+      assert.equal(await store.deleteBindingsOfEndedBoxes(), 0, 'done once');
+      assert.equal(await resealGatewayTokens(db.a.db, new Sealer(new StaticKeys(generateKey())), 'k'), 0, 'ended bindings and texts that do not open are passed over');
       assert.equal((await store.bindingsOf(d.id)).length, 1, 'a running box keeps its tokens');
     });
   });

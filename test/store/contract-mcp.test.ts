@@ -40,9 +40,12 @@ for (const open of [openSqlite, openPostgres]) {
       assert.deepEqual((await configs.list(acc.id, page, { name: 'git_' })).items.map((c) => c.name), ['git_hub-a']);
       assert.equal((await configs.list(acc.id, page, { name: 'git' })).totalCount, 3);
       assert.deepEqual((await configs.list(acc.id, page, { search: '_hub' })).items.map((c) => c.id), [a.id]);
+      // Case folded alike on both dialects (LIKE alone folds on SQLite only).
+      assert.deepEqual((await configs.list(acc.id, page, { name: 'GIT_' })).items.map((c) => c.name), ['git_hub-a']);
+      assert.equal((await configs.list(acc.id, page, { search: 'XHUB' })).totalCount, 2);
       await assert.rejects(configs.resolve(acc.id, 'gitXhub-b', 'f'), /more than one MCP config is named "gitXhub-b"/);
       assert.equal((await configs.resolve(acc.id, 'git_hub-a', 'f')).id, a.id);
-      assert.deepEqual(await configs.headerValues(a), [['X-A', 'literal'], ['X-B', 'value of sec_S']]);
+      assert.deepEqual(await configs.headerValues(a), [['X-A', 'literal', null], ['X-B', 'value of sec_S', 'sec_S']]);
       const other = new McpConfigService(db.b, () => secrets, () => sealer);
       assert.equal((await other.update(acc.id, a.id, { allowedTools: ['get_*'] })).allowedTools[0], 'get_*');
       assert.deepEqual((await configs.get(acc.id, a.id)).allowedTools, ['get_*']);
@@ -86,7 +89,7 @@ for (const open of [openSqlite, openPostgres]) {
       const only = new Sealer(new StaticKeys(next));
       const after = new McpTokens(db.a, new McpConfigService(db.a, () => secrets, () => only), () => secrets, () => only);
       assert.deepEqual(await after.environment(d, 'http://hub/mcp'), env);
-      assert.deepEqual(await new McpConfigService(db.a, () => secrets, () => only).headerValues((await configs.get(acc.id, c.id))), [['X-A', 'v']]);
+      assert.deepEqual(await new McpConfigService(db.a, () => secrets, () => only).headerValues((await configs.get(acc.id, c.id))), [['X-A', 'v', null]]);
 
       const stranger = new Sealer(new StaticKeys(generateKey()));
       const lacking = new McpTokens(db.a, configs, () => secrets, () => stranger);

@@ -73,7 +73,10 @@ test(`a rotation of ${N} secrets beside a "server": its writes and its event loo
       `rotation of ${N}: ${out.trim().split('\n')[0]}; ${took.length} server writes meanwhile: p50 ${took[took.length >> 1]!.toFixed(1)} ms, ` +
         `p99 ${p99.toFixed(1)} ms, max ${took.at(-1)!.toFixed(1)} ms; event loop delay p99 ${stall.toFixed(1)} ms, max ${(loop.max / 1e6).toFixed(1)} ms`,
     );
-    assert.match(out, new RegExp(`re-encrypted ${N} secrets`));
+    // The secret the "server" keeps updating may already be sealed under the new key when the rotation
+    // reaches its page (its writer re-seals after a rotation): then the rotation has one fewer to do.
+    const count = Number(/re-encrypted (\d+) secrets/.exec(out)?.[1]);
+    assert.ok(count === N || count === N - 1, out);
     assert.ok(p99 <= BOUND_MS, `server writes p99 ${p99.toFixed(1)} ms`);
     assert.ok(stall <= BOUND_MS, `event loop delay p99 ${stall.toFixed(1)} ms`);
     assert.ok(took.length > 100, `the server kept writing (${took.length})`);

@@ -16,6 +16,7 @@ import { createServer as createNetServer, type Server as NetServer, type Socket 
 import { join } from 'node:path';
 import type { Logger } from '../../lib/logger.js';
 import type { RuntimeDriver } from '../../runtime/driver.js';
+import { TokenBucket, BodyBudget, type BodyBudgetOptions } from './body-budget.js';
 
 /** Handles a request from a box; `boxId` is the devbox whose link the connection came through. */
 export type BoxServiceHandler = (req: IncomingMessage, res: ServerResponse, boxId: string) => void | Promise<void>;
@@ -29,6 +30,10 @@ export interface BoxServicesOptions {
   log: Logger;
   /** A connection must send a request's headers within this long (default 10 s), else it gets 408 and is closed. */
   headersTimeoutMs?: number;
+  /** What request bodies may cost per box (see body-budget.ts). */
+  bodyBudget?: BodyBudgetOptions;
+  /** New connections a box may open per second, after a burst of twice that (default 200). */
+  connectionsPerSecond?: number;
   /** Whether the box may use the service under `prefix` (its network policy); refused requests get 403. */
   allows?: (boxId: string, prefix: string) => boolean;
 }
@@ -42,6 +47,8 @@ interface Link {
   server: NetServer;
   path: string;
   sockets: Set<Socket>;
+  /** Connections the box may still open (each is accepted and parsed on the server's main thread). */
+  opens: TokenBucket;
 }
 
 export class BoxServices {
@@ -49,6 +56,7 @@ export class BoxServices {
   private readonly routes: { prefix: string; handler: BoxServiceHandler }[] = [];
   private readonly owners = new WeakMap<Socket, string>();
   private readonly links = new Map<string, Link>();
+  private readonly budget: BodyBudget;
   readonly socketDir: string;
 
   constructor(private readonly opts: BoxServicesOptions) {
@@ -63,6 +71,10 @@ export class BoxServices {
       },
       (req, res) => this.handle(req, res),
     );
+    // A box that half-closes after its request still gets the answer of a handler that answers later (by
+    // default the server aborts the request and ends the socket at the box's FIN).
+    (this.http as HttpServer & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
+    this.budget = new BodyBudget(opts.bodyBudget);
     // The timeouts above are enforced by a timer the server starts on 'listening'; this server never listens
     // (connections are handed to it), so it is told it does.
     this.http.emit('listening');
@@ -104,9 +116,13 @@ export class BoxServices {
   /** Gives a running box its link (replacing an earlier one). */
   async link(boxId: string): Promise<void> {
     await this.unlink(boxId);
-    const link: Link = { server: createNetServer(), path: this.socketPath(boxId), sockets: new Set() };
+    const rate = this.opts.connectionsPerSecond ?? 200;
+    const link: Link = { server: createNetServer({ allowHalfOpen: true }), path: this.socketPath(boxId), sockets: new Set(), opens: new TokenBucket(rate, 2 * rate) };
     link.server.maxConnections = MAX_CONNECTIONS_PER_BOX;
     link.server.on('connection', (socket) => {
+      // A box that opens connections faster than that gets them closed unread: a loop of connections that
+      // each send a request would otherwise keep the main thread parsing for it.
+      if (!link.opens.tryTake(1)) return void socket.destroy();
       this.owners.set(socket, boxId);
       link.sockets.add(socket);
       socket.on('close', () => link.sockets.delete(socket));
@@ -114,13 +130,19 @@ export class BoxServices {
     });
     this.links.set(boxId, link);
     rmSync(link.path, { force: true });
-    await new Promise<void>((resolve, reject) => {
-      link.server.once('error', reject);
-      link.server.listen(link.path, () => {
-        link.server.off('error', reject);
-        resolve();
+    try {
+      await new Promise<void>((resolve, reject) => {
+        link.server.once('error', reject);
+        link.server.listen(link.path, () => {
+          link.server.off('error', reject);
+          resolve();
+        });
       });
-    });
+    } catch (err) {
+      if (this.links.get(boxId) === link) this.links.delete(boxId);
+      closeLink(link);
+      throw err;
+    }
     // Accept failures (out of fds) cost the connection, never the server.
     link.server.on('error', (err) => this.opts.log.warn({ err, devbox: boxId }, 'box services socket error'));
     chmodSync(link.path, 0o600);
@@ -143,6 +165,7 @@ export class BoxServices {
     const link = this.links.get(boxId);
     if (!link) return;
     this.links.delete(boxId);
+    this.budget.drop(boxId);
     closeLink(link);
     await this.opts.runtime.unlinkServices(boxId).catch((err) => this.opts.log.warn({ err, devbox: boxId }, 'box services unlink failed'));
   }
@@ -161,6 +184,8 @@ export class BoxServices {
       req.socket.destroy();
       return;
     }
+    closeIfAnsweredEarly(req, res);
+    this.budget.meter(req, boxId);
     const path = (req.url ?? '/').split('?', 1)[0]!;
     const route = this.routes.find((r) => r.prefix === '/' || path === r.prefix || path.startsWith(`${r.prefix}/`));
     if (!route) {
@@ -179,6 +204,21 @@ export class BoxServices {
         else res.destroy();
       });
   }
+}
+
+/**
+ * An answer that leaves before its request's body was read (a 404, a 500, a handler refusing the request)
+ * closes the connection once it is flushed: kept alive, the server would read and discard the rest of the
+ * body at full speed on its main thread, for as long as the box cares to send it.
+ */
+function closeIfAnsweredEarly(req: IncomingMessage, res: ServerResponse): void {
+  if (req.headers['transfer-encoding'] === undefined && !(Number(req.headers['content-length']) > 0)) return;
+  const writeHead = res.writeHead;
+  res.writeHead = function (this: ServerResponse, ...args: Parameters<ServerResponse['writeHead']>) {
+    // `Connection: close`, and the server destroys the socket once the answer is flushed.
+    if (!req.complete) res.shouldKeepAlive = false;
+    return writeHead.apply(this, args);
+  } as ServerResponse['writeHead'];
 }
 
 function closeLink(link: Link): void {

@@ -59,6 +59,11 @@ export interface AccountStore {
   listKeys(accountId: string, page: PageQuery): Promise<Page<ApiKey>>;
   /** Marks the key revoked unless it already is; returns whether this call revoked it. */
   revokeKey(id: string, atMs: number): Promise<boolean>;
+  /**
+   * A token that differs once anything that may change a key was committed since it was read, by this process
+   * or another one; null where the database cannot tell more cheaply than by reading the key itself.
+   */
+  keysChangeToken(): Promise<string | null>;
 }
 
 export interface StoredResponse {

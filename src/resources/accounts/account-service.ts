@@ -34,8 +34,14 @@ const grantOf = (scopes: Scope[], resource: string): AccessLevel =>
 /** Keys are stored as SHA-256 digests: the secrets are 192-bit random, so a slow hash buys nothing. */
 export const hashSecret = (secret: string): string => createHash('sha256').update(secret).digest('hex');
 
+/** Keys kept between requests; past this the cache starts afresh (a key costs ~1 KiB). */
+const MAX_CACHED_KEYS = 10_000;
+
 export class AccountService {
   private readonly store: AccountStore;
+  /** Keys by secret hash as read while the store's change token was `cachedToken` (see `findKey`). */
+  private readonly cached = new Map<string, ApiKey>();
+  private cachedToken: string | null = null;
 
   constructor(private readonly db: Pick<Store, 'accounts' | 'transaction'>) {
     this.store = db.accounts;
@@ -43,11 +49,35 @@ export class AccountService {
 
   /** Resolves a bearer secret to its principal, refusing unknown and expired keys. */
   async authenticate(secret: string, nowMs = Date.now()): Promise<Principal> {
-    const key = await this.store.findKeyByHash(hashSecret(secret));
+    const key = await this.findKey(hashSecret(secret));
     if (!key) throw ERRORS.unauthenticated('invalid API key');
     if (key.revokedAtMs !== null) throw ERRORS.unauthenticated('API key has been revoked');
     if (key.expiresAtMs !== null && key.expiresAtMs <= nowMs) throw ERRORS.unauthenticated('API key has expired');
     return { accountId: key.accountId, keyId: key.id, kind: key.kind, scopes: key.scopes, expiresAtMs: key.expiresAtMs };
+  }
+
+  /**
+   * The key of a secret hash, as the database holds it now. Keys found are kept while the store's change
+   * token stays the same, i.e. while nothing that could revoke one was committed since, by this process or
+   * another (SQLite); a key is read after the token it is kept under, so a revocation committed in between
+   * changes the token and the entry is dropped on the next request. Without a token (PostgreSQL) every call
+   * reads the key.
+   */
+  private async findKey(hash: string): Promise<ApiKey | undefined> {
+    const token = await this.store.keysChangeToken();
+    if (token === null) return this.store.findKeyByHash(hash);
+    if (token !== this.cachedToken) {
+      this.cached.clear();
+      this.cachedToken = token;
+    }
+    const hit = this.cached.get(hash);
+    if (hit) return hit;
+    const key = await this.store.findKeyByHash(hash);
+    if (key && this.cachedToken === token) {
+      if (this.cached.size >= MAX_CACHED_KEYS) this.cached.clear();
+      this.cached.set(hash, key);
+    }
+    return key;
   }
 
   /** Standard keys may do anything in their account; restricted keys only what their scopes grant. */

@@ -189,9 +189,9 @@ export class DevboxService {
 
   /** Fields the view carries beyond the record, by wire name, from every enricher. */
   async enrichments(d: Devbox): Promise<Record<string, unknown>> {
-    const extra: Record<string, unknown> = {};
-    for (const enrich of this.ext.enrichers) Object.assign(extra, await enrich(d));
-    return extra;
+    // Concurrent: each enricher reads its own table, and a GET waits for all of them.
+    const parts = await Promise.all(this.ext.enrichers.map((enrich) => enrich(d)));
+    return Object.assign({}, ...parts) as Record<string, unknown>;
   }
 
   /** Marks the box active now (idle timer). */

@@ -7,6 +7,7 @@ import type { CreateDevboxInput } from '../devboxes/create-input.js';
 import type { CreateResolution } from '../devboxes/extensions.js';
 import { TERMINAL, type Devbox } from '../devboxes/types.js';
 import type { GatewayConfigService } from './gateway-config-service.js';
+import { sealGatewayHeaders } from './reseal.js';
 import { SqlGatewayStore } from './sql-gateway-store.js';
 import type { GatewayBinding, GatewayConfig, SecretLookup, TokenSealer } from './types.js';
 
@@ -91,7 +92,8 @@ export class GatewayBindings {
   async environment(devbox: Devbox): Promise<Record<string, string>> {
     const env: Record<string, string> = {};
     for (const b of await this.store.bindingsOf(devbox.id)) {
-      if (b.prefix === null) continue;
+      // No token: the box ended (its binding stays for gateway_specs only), and it gets none again.
+      if (b.prefix === null || b.tokenSealed === '') continue;
       env[`${b.prefix}_URL`] = this.urlOf(b.id);
       env[b.prefix] = await this.tokenOf(b);
     }
@@ -143,8 +145,12 @@ export class GatewayBindings {
     if (await this.ended(devboxId)) await this.store.deleteBindingsOf(devboxId);
   }
 
-  /** At start: tokens of boxes that ended while no server watched them go. */
-  reconcile(): Promise<number> {
+  /**
+   * At start: tokens of boxes that ended while no server watched them go, and literal header values
+   * written in clear by an earlier version are sealed.
+   */
+  async reconcile(): Promise<number> {
+    await this.db.transaction((tx) => sealGatewayHeaders(tx.db, this.sealer()));
     return this.store.deleteBindingsOfEndedBoxes();
   }
 

@@ -3,27 +3,37 @@ import type { Page, PageQuery } from '../../platform/store/types.js';
 import { newId } from '../../lib/ids.js';
 import { checkAuth, checkCustomHeaders, checkEndpoint } from './config-input.js';
 import { SYSTEM, type SqlGatewayStore } from './sql-gateway-store.js';
-import type { GatewayConfig, GatewayConfigFilters, GatewayConfigInput, SecretLookup } from './types.js';
+import type { CustomHeader, GatewayConfig, GatewayConfigFilters, GatewayConfigInput, SecretLookup, TokenSealer } from './types.js';
+
+/** What a sealed literal header value is bound to: its config and its name (a copied value does not open). */
+export const gatewayHeaderAad = (configId: string, name: string) => `gateway_config:${configId}:header:${name.toLowerCase()}`;
 
 /** Gateway configs in domain terms: where the agent gateway sends a box's requests and how it signs them. */
 export class GatewayConfigService {
   constructor(
     private readonly store: SqlGatewayStore,
     private readonly secrets: () => SecretLookup,
+    private readonly sealer: () => TokenSealer,
   ) {}
+
+  /** Literal values sealed (the database never holds one in clear). */
+  private seal(configId: string, headers: CustomHeader[]): CustomHeader[] {
+    return headers.map((h) => (h.value === null ? h : { name: h.name, value: null, sealedValue: this.sealer().seal(h.value, gatewayHeaderAad(configId, h.name)), secretId: null }));
+  }
 
   async create(accountId: string, input: GatewayConfigInput): Promise<GatewayConfig> {
     if (!input.name) throw ERRORS.invalid('name is required');
     if (!input.endpoint) throw ERRORS.invalid('endpoint is required');
     if (!input.auth) throw ERRORS.invalid('auth_mechanism is required');
+    const id = newId('gwc');
     const config: GatewayConfig = {
-      id: newId('gwc'),
+      id,
       accountId,
       name: input.name,
       endpoint: checkEndpoint(input.endpoint),
       auth: checkAuth(input.auth),
       description: input.description ?? null,
-      customHeaders: await checkCustomHeaders(accountId, input.customHeaders ?? [], this.secrets()),
+      customHeaders: this.seal(id, await checkCustomHeaders(accountId, input.customHeaders ?? [], this.secrets())),
       createTimeMs: Date.now(),
     };
     await this.nameIsFree(accountId, config.name);
@@ -55,7 +65,7 @@ export class GatewayConfigService {
       endpoint: input.endpoint !== undefined ? checkEndpoint(input.endpoint) : c.endpoint,
       auth: input.auth ? checkAuth(input.auth) : c.auth,
       description: input.description !== undefined ? input.description : c.description,
-      customHeaders: input.customHeaders ? await checkCustomHeaders(accountId, input.customHeaders, this.secrets()) : c.customHeaders,
+      customHeaders: input.customHeaders ? this.seal(c.id, await checkCustomHeaders(accountId, input.customHeaders, this.secrets())) : c.customHeaders,
     };
     if (next.name !== c.name) await this.nameIsFree(accountId, next.name);
     const applied = await this.store.updateConfig(next).catch((err) => this.nameTaken(err, next.name));

@@ -32,9 +32,9 @@ export interface AgentGatewayOptions {
 
 /** Builds the agent gateway's services over the store (its tables: schema.ts). */
 export function buildAgentGateway(store: Store, opts: AgentGatewayOptions): AgentGateway {
-  const configs = new GatewayConfigService(new SqlGatewayStore(store.db), opts.secrets);
+  const configs = new GatewayConfigService(new SqlGatewayStore(store.db), opts.secrets, opts.sealer);
   const bindings = new GatewayBindings(store, configs, opts.secrets, opts.sealer, { baseUrl: opts.baseUrl }, opts.log);
-  const proxy = new GatewayProxy(new GatewayAccess(store, opts.secrets), opts.log, opts.proxy);
+  const proxy = new GatewayProxy(new GatewayAccess(store, opts.secrets, opts.sealer), opts.log, opts.proxy);
   return {
     configs,
     bindings,

@@ -37,8 +37,17 @@ const v1 = (time: string) => `
     ('gwc_anthropic', '', 'anthropic', 'https://api.anthropic.com', 'header', 'x-api-key', 'Anthropic API (system config)', '[]', 0),
     ('gwc_openai', '', 'openai', 'https://api.openai.com', 'bearer', NULL, 'OpenAI API (system config)', '[]', 0);`;
 
+/**
+ * v2: ids order bytewise on PostgreSQL as on SQLite (cursors compare ids), as the MCP and secrets tables do;
+ * SQLite's TEXT already compares bytes.
+ */
+const v2sqlite = 'SELECT 1;';
+const v2postgres = `
+  ALTER TABLE gateway_configs ALTER COLUMN id TYPE TEXT COLLATE "C";
+  ALTER TABLE gateway_bindings ALTER COLUMN id TYPE TEXT COLLATE "C";`;
+
 export const GATEWAY_SCHEMA: ModuleSchema = {
   module: 'gateway-configs',
-  sqlite: [v1('INTEGER')],
-  postgres: [v1('BIGINT')],
+  sqlite: [v1('INTEGER'), v2sqlite],
+  postgres: [v1('BIGINT'), v2postgres],
 };

@@ -176,15 +176,23 @@ export class SqlGatewayStore {
     return rows.map(bindingFromRow);
   }
 
+  /**
+   * The box ended: its tokens go. Bindings of `create_gateway_token` go whole; those of the create request
+   * stay for `gateway_specs`, with the token's hash replaced by a text no token hashes to (hex SHA-256 never
+   * holds `:`) and no sealed token.
+   */
   async deleteBindingsOf(devboxId: string): Promise<void> {
-    await this.db.query('DELETE FROM gateway_bindings WHERE devbox_id = ?', [devboxId]);
+    await this.endBindings('devbox_id = ?', [devboxId]);
   }
 
-  /** Drops the bindings of boxes that ended (while no server watched them, too); returns how many. */
+  /** The same for every box that ended (while no server watched them, too); returns how many rows changed. */
   async deleteBindingsOfEndedBoxes(): Promise<number> {
-    const { rowCount } = await this.db.query(
-      "DELETE FROM gateway_bindings WHERE devbox_id IN (SELECT id FROM devboxes WHERE status IN ('shutdown', 'failure'))",
-    );
-    return rowCount;
+    return this.endBindings("devbox_id IN (SELECT id FROM devboxes WHERE status IN ('shutdown', 'failure'))", []);
+  }
+
+  private async endBindings(where: string, params: unknown[]): Promise<number> {
+    const gone = await this.db.query(`DELETE FROM gateway_bindings WHERE prefix IS NULL AND ${where}`, params);
+    const kept = await this.db.query(`UPDATE gateway_bindings SET token_hash = 'ended:' || id, token_sealed = '' WHERE token_sealed <> '' AND ${where}`, params);
+    return gone.rowCount + kept.rowCount;
   }
 }

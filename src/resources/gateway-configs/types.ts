@@ -7,10 +7,15 @@ export interface AuthMechanism {
   key: string | null;
 }
 
-/** A header added to every proxied request, after the credential: a literal value or a secret's value. */
+/**
+ * A header added to every proxied request, after the credential: a literal value or a secret's value. A
+ * literal value is held in `value` only between validation and sealing; stored, it is `sealedValue` (under
+ * the master key, bound to its config and name) and `value` is null.
+ */
 export interface CustomHeader {
   name: string;
   value: string | null;
+  sealedValue?: string | null;
   /** A `sec_` id (names given on writes are resolved to their id). */
   secretId: string | null;
 }

@@ -1,4 +1,5 @@
 import type { Logger } from '../../lib/logger.js';
+import { ERRORS } from '../../platform/errors.js';
 import type { Store } from '../../platform/store/types.js';
 import type { CreateResolver, EnvironmentProvider, StopListener, ViewEnricher } from '../devboxes/extensions.js';
 import { TERMINAL } from '../devboxes/types.js';
@@ -22,6 +23,14 @@ export function mcpDevboxExtensions(deps: {
   return {
     resolver: async (accountId, input) => {
       if (!input.mcp || !Object.keys(input.mcp).length) return undefined;
+      // One value per variable: a key the request sets otherwise, or the hub's own variables, is a 400.
+      const taken = new Map<string, string>();
+      for (const name of Object.keys(input.secrets ?? {})) taken.set(name, 'secrets');
+      for (const name of Object.keys(input.environmentVariables ?? {})) taken.set(name, 'environment_variables');
+      for (const name of [...Object.keys(input.mcp), 'RL_MCP_URL', 'RL_MCP_TOKEN']) {
+        const other = taken.get(name);
+        if (other) throw ERRORS.invalid(`mcp: the variable ${name} is also set by ${other}`);
+      }
       const specs = await tokens.resolveSpecs(accountId, input.mcp);
       return { persist: (tx, devbox) => tokens.persist(tx, devbox, specs) };
     },

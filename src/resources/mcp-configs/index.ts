@@ -1,3 +1,4 @@
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../../lib/logger.js';
 import type { Store } from '../../platform/store/types.js';
 import { mcpDevboxExtensions } from './devbox-extensions.js';
@@ -15,7 +16,10 @@ export { mcpConfigRoutes } from './routes/index.js';
 /** Upstream timeouts: a server that is down or stalls gives the box an MCP error, never a hang. */
 export const UPSTREAM_TIMEOUTS: UpstreamOptions = { connectTimeoutMs: 10_000, callTimeoutMs: 60_000 };
 
-/** The credential per `auth_mechanism`, then the custom headers (which may override it). */
+/**
+ * The credential per `auth_mechanism`, then the custom headers (which may override it). A value that cannot
+ * be sent (a line break inside, a character past U+00FF) is an MCP error naming the secret or the header.
+ */
 async function upstreamHeaders(configs: McpConfigService, secrets: SecretReader, config: McpConfig, secretId: string): Promise<[string, string][]> {
   const secret = (await secrets.reveal(config.accountId, secretId)).value;
   const credential: [string, string] =
@@ -24,8 +28,16 @@ async function upstreamHeaders(configs: McpConfigService, secrets: SecretReader,
       : config.auth.type === 'basic'
         ? ['authorization', `Basic ${Buffer.from(secret, 'utf8').toString('base64')}`]
         : ['authorization', `Bearer ${secret}`];
-  return [credential, ...(await configs.headerValues(config))];
+  if (!sendable(credential[1])) throw unsendable(`the value of secret ${secretId}`, credential[0]);
+  const custom = await configs.headerValues(config);
+  for (const [name, value, from] of custom) if (!sendable(value)) throw unsendable(from ? `the value of secret ${from}` : 'its value', name);
+  return [credential, ...custom.map(([n, v]): [string, string] => [n, v])];
 }
+
+/** What `Headers` sends: surrounding whitespace is trimmed, then no CR, LF or NUL and nothing past U+00FF. */
+const sendable = (value: string): boolean => /^[\t\x20-\x7e\x80-\xff]*$/.test(value.replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, ''));
+const unsendable = (what: string, header: string) =>
+  new McpError(ErrorCode.InternalError, `${what} cannot be sent as the ${header} header (a line break or a character past U+00FF inside)`);
 
 /** The MCP module, built once in the composition root. */
 export function buildMcp(deps: { store: Store; secrets: SecretReader; sealer: Sealer; hubUrl: string; log: Logger; timeouts?: UpstreamOptions }) {

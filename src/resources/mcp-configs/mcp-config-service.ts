@@ -95,12 +95,12 @@ export class McpConfigService {
     return this.configs().many(accountId, ids);
   }
 
-  /** The header values the hub sends upstream after the credential, in the order configured. */
-  async headerValues(c: McpConfig): Promise<[string, string][]> {
-    const out: [string, string][] = [];
+  /** The header values the hub sends upstream after the credential, in the order configured, with the secret each comes from. */
+  async headerValues(c: McpConfig): Promise<[string, string, string | null][]> {
+    const out: [string, string, string | null][] = [];
     for (const h of c.customHeaders) {
-      if (h.secretId) out.push([h.name, (await this.secrets().reveal(c.accountId, h.secretId)).value]);
-      else if (h.sealedValue) out.push([h.name, this.sealer().open(h.sealedValue, headerAad(c.id, h.name))]);
+      if (h.secretId) out.push([h.name, (await this.secrets().reveal(c.accountId, h.secretId)).value, h.secretId]);
+      else if (h.sealedValue) out.push([h.name, this.sealer().open(h.sealedValue, headerAad(c.id, h.name)), null]);
     }
     return out;
   }

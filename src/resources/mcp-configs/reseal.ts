@@ -1,5 +1,5 @@
 import type { SqlExecutor } from '../../platform/store/sql/executor.js';
-import { Sealer } from '../secrets/sealer.js';
+import type { Sealer } from '../secrets/sealer.js';
 import { headerAad } from './mcp-config-service.js';
 import { tokenAad } from './mcp-tokens.js';
 import type { StoredHeader } from './types.js';
@@ -16,6 +16,8 @@ type Opener = Pick<Sealer, 'open' | 'seal'>;
  * Re-seals up to `limit` of the MCP module's box tokens not yet under `keyId` (after the cursor `after`),
  * for `secrets rotate-key`, which runs each page in its own short transaction. Each write is conditional on
  * the text it replaces (a row changed meanwhile is left to its writer, who sealed it under the current key).
+ * A text that does not open is passed over, so one bad row does not stop the rotation: such a token goes
+ * from the box's environment (logged), such a header value gives the box an MCP error naming the config.
  */
 export async function resealMcpTokens(db: SqlExecutor, sealer: Opener, keyId: string, after: string, limit: number): Promise<ResealPage> {
   const { rows } = await db.query<{ hash: string; devbox_id: string; env_name: string; sealed: string }>(
@@ -24,8 +26,9 @@ export async function resealMcpTokens(db: SqlExecutor, sealer: Opener, keyId: st
   );
   let n = 0;
   for (const t of rows) {
-    const aad = tokenAad(t.devbox_id, t.env_name);
-    const { rowCount } = await db.query('UPDATE mcp_tokens SET sealed = ? WHERE hash = ? AND sealed = ?', [sealer.seal(sealer.open(t.sealed, aad), aad), t.hash, t.sealed]);
+    const resealed = again(sealer, t.sealed, tokenAad(t.devbox_id, t.env_name));
+    if (!resealed) continue;
+    const { rowCount } = await db.query('UPDATE mcp_tokens SET sealed = ? WHERE hash = ? AND sealed = ?', [resealed, t.hash, t.sealed]);
     n += rowCount;
   }
   return { n, last: rows.length < limit ? undefined : rows.at(-1)!.hash };
@@ -42,10 +45,11 @@ export async function resealMcpHeaders(db: SqlExecutor, sealer: Opener, keyId: s
     const headers = JSON.parse(c.custom_headers) as StoredHeader[];
     let changed = 0;
     const next = headers.map((h) => {
-      if (!h.sealedValue || Sealer.keyIdOf(h.sealedValue) === keyId) return h;
+      if (!h.sealedValue || h.sealedValue.startsWith(`v1.${keyId}.`)) return h;
+      const sealedValue = again(sealer, h.sealedValue, headerAad(c.id, h.name));
+      if (!sealedValue) return h;
       changed++;
-      const aad = headerAad(c.id, h.name);
-      return { ...h, sealedValue: sealer.seal(sealer.open(h.sealedValue, aad), aad) };
+      return { ...h, sealedValue };
     });
     if (!changed) continue;
     const { rowCount } = await db.query('UPDATE mcp_configs SET custom_headers = ? WHERE id = ? AND custom_headers = ?', [JSON.stringify(next), c.id, c.custom_headers]);
@@ -61,6 +65,15 @@ export async function resealMcp(db: SqlExecutor, sealer: Opener, keyId: string):
     for (let r: ResealPage = { n: 0, last: '' }; r.last !== undefined; n += r.n) r = await page(db, sealer, keyId, r.last, 500);
   }
   return n;
+}
+
+/** The text sealed again under the current key, or undefined when it does not open. */
+function again(sealer: Opener, sealed: string, aad: string): string | undefined {
+  try {
+    return sealer.seal(sealer.open(sealed, aad), aad);
+  } catch {
+    return undefined;
+  }
 }
 
 /** How many sealed texts of the MCP module are under `keyId` (a key a prune would drop). */

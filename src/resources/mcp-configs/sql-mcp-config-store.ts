@@ -87,11 +87,12 @@ export class SqlMcpConfigStore {
       params.push(f.id);
     }
     if (f.name) {
-      where.push("name LIKE ? ESCAPE '\\'");
+      // LOWER on both sides: LIKE folds case on SQLite and not on PostgreSQL; this folds on both.
+      where.push("LOWER(name) LIKE LOWER(?) ESCAPE '\\'");
       params.push(`${likeEscape(f.name)}%`);
     }
     if (f.search) {
-      where.push("(id = ? OR name LIKE ? ESCAPE '\\')");
+      where.push("(id = ? OR LOWER(name) LIKE LOWER(?) ESCAPE '\\')");
       params.push(f.search, `%${likeEscape(f.search)}%`);
     }
     return paginate<Row, McpConfig>(this.db, 'mcp_configs', where, params, page, fromRow);

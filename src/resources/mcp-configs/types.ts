@@ -46,9 +46,9 @@ export interface McpConfigInput {
 
 export interface McpConfigFilters {
   id?: string;
-  /** Name prefix. */
+  /** Name prefix, case-insensitive. */
   name?: string;
-  /** Id, or part of the name. */
+  /** Id, or part of the name (case-insensitive). */
   search?: string;
 }
 

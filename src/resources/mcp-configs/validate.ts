@@ -24,10 +24,14 @@ export function checkHeaderName(name: string, field: string): void {
   if (RESERVED.has(name.toLowerCase())) throw ERRORS.invalid(`${field} "${name}" is a header the MCP hub sets itself`);
 }
 
-/** A header value reaches the wire as is: no line breaks or NUL (which would split or end the header). */
+/**
+ * A header value reaches the wire as is: no line breaks or NUL (which would split or end the header), and
+ * bytes only (a character past U+00FF is no HTTP byte, and every connect would fail).
+ */
 export function checkHeaderValue(value: string, field: string): void {
   if (value.length > MAX_HEADER_VALUE) throw ERRORS.invalid(`${field} is longer than ${MAX_HEADER_VALUE} characters`);
   if (/[\r\n\0]/.test(value)) throw ERRORS.invalid(`${field} must not contain line breaks or NUL`);
+  if (/[^\x00-\xff]/.test(value)) throw ERRORS.invalid(`${field} must not contain characters past U+00FF (HTTP header values are bytes)`);
 }
 
 export function checkName(name: string): string {

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { flockFile } from '../../lib/data-dir-lock.js';
 import type { SqlExecutor } from '../../platform/store/sql/executor.js';
 import type { Store } from '../../platform/store/types.js';
-import { gatewaySealedUnder, resealGatewayPage } from '../gateway-configs/reseal.js';
+import { gatewaySealedUnder, resealGatewayHeadersPage, resealGatewayPage } from '../gateway-configs/reseal.js';
 import { mcpSealedUnder, resealMcpHeaders, resealMcpTokens, type ResealPage } from '../mcp-configs/reseal.js';
 import { ensureKeyFile, generateKey, KeyError, parseKey, readKeyFile, StaticKeys, writeKeyFile, type MasterKey } from './master-key.js';
 import { Sealer } from './sealer.js';
@@ -132,7 +132,7 @@ async function exclusive<T>(opts: RotateOptions, fn: (file: string | undefined) 
   }
 }
 
-const PAGES: Page[] = [resealSecrets, resealMcpTokens, resealMcpHeaders, resealGatewayPage];
+const PAGES: Page[] = [resealSecrets, resealMcpTokens, resealMcpHeaders, resealGatewayPage, resealGatewayHeadersPage];
 
 /** Every page of every table, each page in its own transaction, pausing as long as it took between pages. */
 async function resealEverything(store: Store, sealer: Sealer, keyId: string, batch: number): Promise<number> {
@@ -160,7 +160,7 @@ async function resealAll(db: SqlExecutor, sealer: Sealer, keyId: string, batch: 
 
 /** Blocks every writer of sealed texts until the transaction ends (SQLite's BEGIN IMMEDIATE already does). */
 async function lockSealed(db: SqlExecutor): Promise<void> {
-  if (db.dialect === 'postgres') await db.query('LOCK TABLE secrets, mcp_tokens, mcp_configs, gateway_bindings IN SHARE ROW EXCLUSIVE MODE');
+  if (db.dialect === 'postgres') await db.query('LOCK TABLE secrets, mcp_tokens, mcp_configs, gateway_bindings, gateway_configs IN SHARE ROW EXCLUSIVE MODE');
 }
 
 async function sealedUnder(db: SqlExecutor, keyId: string): Promise<number> {

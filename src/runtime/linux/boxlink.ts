@@ -37,8 +37,14 @@ export class BoxLinkDaemon {
   /** Answers come in the order of the commands. */
   private pending: Pending[] = [];
   private readonly links = new Map<string, LinkTarget>();
+  /** The daemon each box's latest `add` went to: a successor that has it already is not sent it again. */
+  private readonly sentTo = new Map<string, ChildProcess>();
 
-  constructor(private readonly log: RuntimeLogger) {}
+  constructor(
+    private readonly log: RuntimeLogger,
+    /** The daemon's program (tests put a fake in its place). */
+    private readonly program = native.boxlinkd,
+  ) {}
 
   /** The daemon's pid while it runs (tests look at its fds). */
   get pid(): number | undefined {
@@ -48,7 +54,7 @@ export class BoxLinkDaemon {
   start(): Promise<ChildProcess> {
     if (this.child) return Promise.resolve(this.child);
     this.starting ??= new Promise<ChildProcess>((resolve, reject) => {
-      const child = spawn(native.boxlinkd, [String(MAX_LINK_CONNECTIONS)], { stdio: ['pipe', 'pipe', 'pipe'], env: {} });
+      const child = spawn(this.program, [String(MAX_LINK_CONNECTIONS)], { stdio: ['pipe', 'pipe', 'pipe'], env: {} });
       let err = '';
       let ready = false;
       child.stderr!.on('data', (d: Buffer) => (err = (err + d.toString()).slice(-4096)));
@@ -94,6 +100,7 @@ export class BoxLinkDaemon {
     const child = await this.start();
     return new Promise((resolve) => {
       this.pending.push({ id, resolve });
+      if (line.startsWith('add ')) this.sentTo.set(id, child);
       child.stdin!.write(`${line}\n`);
     });
   }
@@ -111,6 +118,7 @@ export class BoxLinkDaemon {
   }
 
   async remove(id: string): Promise<void> {
+    this.sentTo.delete(id);
     if (!this.links.delete(id) || !this.child) return;
     await this.send(id, `del ${id}`);
   }
@@ -126,6 +134,9 @@ export class BoxLinkDaemon {
       return;
     }
     for (const [id, target] of this.links) {
+      // An `add` that died with the old daemon was sent to this one by its own retry already: a second would
+      // replace that link and cut the connections the box made meanwhile.
+      if (this.sentTo.get(id) === this.child) continue;
       void this.send(id, addLine(id, target)).then((why) => {
         if (why !== null) this.log.error({ devbox: id, reason: why }, 'box services could not be linked again');
       });

@@ -10,7 +10,7 @@ import { dirname, join, relative } from 'node:path';
 import { SandboxError, type BoxNetwork, type EgressRules, type RuntimeDriver, type Sandbox, type SandboxSpec } from '../driver.js';
 import { BoxLinkDaemon } from './boxlink.js';
 import { BoxCgroup, detectLayout, prepareParents, type CgroupLayout } from './cgroups.js';
-import { ExecDaemon } from './execd.js';
+import { ExecDaemon, execdSocketDir } from './execd.js';
 import { attachLayer, detachDisk, isMountPoint, mountedLayers } from './disk.js';
 import { DiskPool, slotOf } from './diskpool.js';
 import { Egress, type BoxLink, type EgressConfig } from './egress.js';
@@ -60,6 +60,8 @@ export class LinuxDriver implements RuntimeDriver {
   private layoutCache: CgroupLayout | undefined;
   private prepared: Promise<void> | undefined;
   private readonly execd: ExecDaemon | undefined;
+  /** Where boxexecd's socket lives (execdSocketDir). */
+  private readonly socketDir: string;
   private readonly disks: DiskPool;
   /** Image layers being mounted, so concurrent creates on one layer mount it once. */
   private readonly mounting = new Map<string, Promise<string>>();
@@ -80,9 +82,9 @@ export class LinuxDriver implements RuntimeDriver {
     this.image = new BaseImage(opts.imageDir, opts.logger);
     this.disks = new DiskPool(this.paths.pool, this.paths.disks, opts.logger);
     this.boxLink = new BoxLinkDaemon(opts.logger);
-    // A unix socket path holds at most 107 bytes; past that commands take the spawn path.
-    const socket = join(this.paths.run, `execd-${process.pid}-${driverSeq++}.sock`);
-    if (opts.execDaemon !== false && Buffer.byteLength(socket) < 100) this.execd = new ExecDaemon(socket, opts.logger, opts.maxCommands ?? MAX_COMMANDS);
+    this.socketDir = execdSocketDir(this.paths.run, opts.dataDir);
+    const socket = join(this.socketDir, `execd-${process.pid}-${driverSeq++}.sock`);
+    if (opts.execDaemon !== false) this.execd = new ExecDaemon(socket, opts.logger, opts.maxCommands ?? MAX_COMMANDS);
   }
 
   private get layout(): CgroupLayout {
@@ -100,7 +102,7 @@ export class LinuxDriver implements RuntimeDriver {
       }
       // Tenant data and the image's setuid binaries (owned by box ids) are for root only: other host users
       // can neither read a box's files nor run its binaries as a box uid.
-      for (const dir of [this.paths.dataDir, this.imageDir, this.paths.boxes, this.paths.layers, this.paths.run]) {
+      for (const dir of [this.paths.dataDir, this.imageDir, this.paths.boxes, this.paths.layers, this.paths.run, this.socketDir]) {
         mkdirSync(dir, { recursive: true, mode: 0o700 });
         chmodSync(dir, 0o700);
       }
@@ -217,9 +219,9 @@ export class LinuxDriver implements RuntimeDriver {
 
   /** Sockets of exec daemons whose server is gone (the pid is in the name). */
   private removeStaleSockets(): void {
-    for (const name of readdirSync(this.paths.run)) {
+    for (const name of readdirSync(this.socketDir)) {
       const pid = Number(/^execd-(\d+)-\d+\.sock$/.exec(name)?.[1]);
-      if (pid && !pidExists(pid)) rmSync(join(this.paths.run, name), { force: true });
+      if (pid && !pidExists(pid)) rmSync(join(this.socketDir, name), { force: true });
     }
   }
 

@@ -2,7 +2,9 @@
  * Commands inside a box, through native/boxexec: one small static binary per command that asks the box's
  * forker (native/forkd.c, a process inside the box's cgroups, so pids.max bounds every command) to start
  * it. Its stdio are the command's pipes; fd 3 is a control channel for signals ({signal number, group
- * flag} byte pairs), since the command's pid lives in the box's PID namespace.
+ * flag} byte pairs), since the command's pid lives in the box's PID namespace; fd 4 brings the request
+ * (options, environment, command), written and closed at once: the environment holds secret values, and a
+ * command line is readable by every host user in /proc/PID/cmdline.
  */
 import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
@@ -44,7 +46,7 @@ function execArgs(target: ExecTarget, spec: SpawnSpec): string[] {
   if (spec.cwd) args.push('-d', spec.cwd);
   else args.push('-d', user.home, '-h');
   if (spec.asRoot) args.push('-R');
-  // The environment travels as arguments: boxexec itself runs on the host and must not see LD_* etc.
+  // The environment travels in the request: boxexec itself runs on the host and must not see LD_* etc.
   for (const e of boxEnv(user, spec.env)) args.push('-e', e);
   args.push('--', ...spec.argv);
   return args;
@@ -55,7 +57,11 @@ export function execInBox(target: ExecTarget, spec: SpawnSpec, daemon?: ExecDaem
   const args = execArgs(target, spec);
   if (daemon?.alive) return daemon.exec(args);
   if (daemon) void daemon.start().catch(() => undefined); // died: bring it back for the next command
-  const child = spawn(native.boxexec, args, { stdio: ['pipe', 'pipe', 'pipe', 'pipe'], env: {} });
+  if (args.some((a) => a.includes('\0'))) throw new TypeError('arguments and environment must not contain NUL bytes');
+  const child = spawn(native.boxexec, ['-r', '4'], { stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe'], env: {} });
+  const request = child.stdio[4] as Writable;
+  request.on('error', () => undefined); // boxexec died before it read it: its exit says so
+  request.end(args.join('\0'));
   const control = child.stdio[3] as Writable;
   control.on('error', () => undefined); // the command may be gone already
   child.stdin.on('error', () => undefined); // EPIPE when the command does not read its input

@@ -4,8 +4,10 @@
  * the server never forks itself: forking a large Node process costs milliseconds, a connection does not.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { connect } from 'node:net';
 import { constants } from 'node:os';
+import { join, resolve } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { createInterface } from 'node:readline';
 import type { BoxProcess, ProcessExit } from '../driver.js';
@@ -22,6 +24,16 @@ const SLAB_MAX = 256 * 1024;
 const signalNames = new Map<number, NodeJS.Signals>(
   Object.entries(constants.signals).map(([name, num]) => [num, name as NodeJS.Signals]),
 );
+
+/**
+ * The directory of boxexecd's socket (`execd-PID-N.sock`): `runDir` (`<data>/run`), or, when a socket there
+ * would pass the 107 bytes a unix socket path holds (a deep data dir), a short one in /run/devboxd named by a
+ * hash of the data dir, so a data dir's length never costs the daemon.
+ */
+export function execdSocketDir(runDir: string, dataDir: string): string {
+  if (Buffer.byteLength(join(runDir, `execd-${'9'.repeat(10)}-${'9'.repeat(6)}.sock`)) <= 107) return runDir;
+  return join('/run/devboxd', `execd-${createHash('sha256').update(resolve(dataDir)).digest('hex').slice(0, 16)}`);
+}
 
 function header(type: string, length: number): Buffer {
   const h = Buffer.allocUnsafe(5);

@@ -7,8 +7,9 @@ import './context.js';
 export class UnguardedRouteError extends Error {}
 
 /**
- * Every route requires `Authorization: Bearer <key>` unless its config says `auth: false`. The key is looked
- * up on every request (no cache), so a revocation holds from the next request on.
+ * Every route requires `Authorization: Bearer <key>` unless its config says `auth: false`. The key is checked
+ * against the database on every request (`AccountService.authenticate`), so a revocation holds from the next
+ * request on, wherever it was made.
  *
  * Authorization fails closed: every authenticated route needs a resource type (from its resource module, see
  * `resourceModule`, or its own `config.resource`), checked once all routes are known, before the server

@@ -70,7 +70,7 @@ export function registerIdempotency(app: FastifyInstance, store: IdempotencyStor
     if (voided > 0) app.log.warn({ voided }, 'x-request-id markers left in flight by a previous run are void');
   });
 
-  app.addHook('preHandler', async (req, reply) => {
+  const claim = async (req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
     const requestId = clientRequestId(req.headers);
     if (requestId === undefined || !participates(req)) return;
     if (requestId.length > MAX_ID_LENGTH) throw ERRORS.invalid(`x-request-id header: at most ${MAX_ID_LENGTH} characters`);
@@ -81,21 +81,21 @@ export function registerIdempotency(app: FastifyInstance, store: IdempotencyStor
     const gone = clientGone(reply);
     for (;;) {
       const now = Date.now();
-      const claim = await store.claim(key, hash, owner, now, now + LEASE_MS, now - WINDOW_MS);
-      if (claim.kind === 'owner') {
+      const found = await store.claim(key, hash, owner, now, now + LEASE_MS, now - WINDOW_MS);
+      if (found.kind === 'owner') {
         held.set(req, { key, owner, renewal: renewWhileRunning(app, store, key, owner) });
-        return;
+        return undefined;
       }
-      if (claim.requestHash !== hash) throw ERRORS.requestIdReused(requestId);
-      if (claim.kind === 'done') return replay(req, reply, claim.response);
+      if (found.requestHash !== hash) throw ERRORS.requestIdReused(requestId);
+      if (found.kind === 'done') return replay(req, reply, found.response);
       if (now >= deadline || gone.aborted) throw ERRORS.requestInFlight(requestId);
       req.log.debug('waiting for the request that owns this x-request-id');
       await waiters.wait(waitKey(key), Math.min(POLL_MS, deadline - now), gone);
     }
-  });
+  };
 
   // The answer is stored before it leaves, so an acknowledged answer is never run twice.
-  app.addHook('onSend', async (req, reply, payload) => {
+  const answer = async (req: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> => {
     const h = held.get(req);
     if (!h) return payload;
     held.delete(req);
@@ -113,6 +113,15 @@ export function registerIdempotency(app: FastifyInstance, store: IdempotencyStor
       waiters.notify(waitKey(h.key));
     }
     return payload;
+  };
+
+  // Route hooks, not app hooks: routes that never take part (GET, HEAD, `idempotent: false`) run neither, so
+  // a read pays nothing for them. First among the route's own hooks, as the claim must precede any work.
+  app.addHook('onRoute', (route) => {
+    const methods = [route.method].flat();
+    if (route.config?.idempotent === false || methods.every((m) => m === 'GET' || m === 'HEAD')) return;
+    route.preHandler = [claim, ...[route.preHandler ?? []].flat()] as typeof route.preHandler;
+    route.onSend = [answer, ...[route.onSend ?? []].flat()] as typeof route.onSend;
   });
 
   const prune = setInterval(() => store.prune(Date.now() - WINDOW_MS).catch((err) => app.log.error({ err }, 'idempotency prune failed')), 60_000);

@@ -14,6 +14,21 @@ export interface ProxyOptions {
   bodyTimeoutMs?: number;
   /** Longest wait for a connection to the upstream (then 504). */
   connectTimeoutMs?: number;
+  /**
+   * Longest time the box's connection may make no progress while a request is open: a box that stops
+   * reading its answer (undici's body timeout does not run while the box holds it back) loses it, and the
+   * upstream connection goes with it.
+   */
+  stallTimeoutMs?: number;
+}
+
+/**
+ * A `.` or `..` segment, as a normalizing upstream or front end reads the path: with `%2e`, `%2f` and `%5c`
+ * decoded and a backslash taken as a slash. An encoded slash alone stays allowed (`group%2Fproject`).
+ */
+function leavesPath(path: string): boolean {
+  const decoded = path.replace(/%2e/gi, '.').replace(/%2f/gi, '/').replace(/%5c/gi, '\\');
+  return decoded.split(/[/\\]/).some((seg) => seg === '.' || seg === '..');
 }
 
 /** Hop-by-hop headers (RFC 9110 §7.6.1) and what the gateway writes itself: never forwarded as sent. */
@@ -43,6 +58,9 @@ function sendError(res: ServerResponse, status: number, message: string): void {
   res.end(text);
 }
 
+/** How long the response head may wait to leave with the body's first bytes. */
+const HEAD_DELAY_MS = 50;
+
 const TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
 
 /**
@@ -52,6 +70,7 @@ const TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT'])
  */
 export class GatewayProxy {
   private readonly agent: Agent;
+  private readonly stallMs: number;
 
   constructor(
     private readonly access: GatewayAccess,
@@ -64,6 +83,7 @@ export class GatewayProxy {
       connectTimeout: opts.connectTimeoutMs ?? 10_000,
       keepAliveTimeout: 4_000,
     });
+    this.stallMs = opts.stallTimeoutMs ?? Math.max(opts.headersTimeoutMs ?? 600_000, opts.bodyTimeoutMs ?? 600_000);
   }
 
   /** The BoxServiceHandler for GATEWAY_PREFIX. */
@@ -72,12 +92,15 @@ export class GatewayProxy {
     const m = /^\/([A-Za-z0-9_]{1,200})(\/[^?]*|)(\?.*|)$/s.exec(rest);
     if (!m) return sendError(res, 404, 'no gateway here: use the URL in $<PREFIX>_URL');
     const [, bindingId, path, query] = m as unknown as [string, string, string, string];
+    // The endpoint's path prefixes every proxied path: `..`, `.`, encoded slashes and backslashes would leave it.
+    if (leavesPath(path)) return sendError(res, 400, 'the path must not contain "." or ".." segments (encoded or behind a backslash): it stays under the endpoint\'s path');
+    res.setTimeout(this.stallMs, () => res.destroy());
     let plan;
     try {
       plan = await this.access.plan(boxId, bindingId, req.headers.authorization);
     } catch (err) {
       if (!(err instanceof DomainError)) throw err;
-      // A deleted config or secret is the gateway's failure to reach an upstream, not the box's.
+      // A deleted config or secret (or one that cannot be sent) is the gateway's failure, not the box's.
       return sendError(res, err.status === 401 ? 401 : 502, err.message);
     }
     const headers = forwardable(req.headers, DROP_REQUEST, plan.headers.map(([k]) => k));
@@ -99,8 +122,15 @@ export class GatewayProxy {
         },
         ({ statusCode, headers: upstream }) => {
           // The head leaves with the first bytes of the body (one write, not two: a second small segment
-          // on the box's TCP connection would wait for the client's delayed ACK).
+          // on the box's TCP connection would wait for the client's delayed ACK), unless the body is slow to
+          // come: an event stream's first event may be seconds away, and the box must not wait for its head.
           res.writeHead(statusCode, forwardable(upstream, DROP_RESPONSE));
+          if (String(upstream['content-type'] ?? '').startsWith('text/event-stream')) res.flushHeaders();
+          else {
+            // (Once the body's first bytes went with it, flushing sends nothing more.)
+            const head = setTimeout(() => res.writableEnded || res.flushHeaders(), HEAD_DELAY_MS);
+            res.once('finish', () => clearTimeout(head)).once('close', () => clearTimeout(head));
+          }
           return res;
         },
       );

@@ -19,9 +19,12 @@ interface Route {
  * upstream's does, as Claude's tool-name rule requires (a dot would make Claude Code and Claude Desktop
  * refuse the whole list). A service has no `-` or `.`, so a call's service is the text before its first `-`
  * (or `.`: `github.get_me` is taken too). A second upstream of one token with the same service gets
- * `<service>_2`, and so on. A tool is allowed when an `allowed_tools` glob of its config matches its upstream
- * name, `<service>.<tool>` (the form Runloop's examples use) or its hub name: `get_*`, `github.get_*` and
- * `github-get_*` all allow `get_me` of a `github-…` config.
+ * `<service>_2`, and so on. A tool is allowed when an `allowed_tools` glob of its config matches it, each glob
+ * in one form only, chosen by the glob itself: one that starts with `<service>.` (the form Runloop's examples
+ * use) or `<service>-` (the hub name), `<service>` being the config's or its `_n` form, is matched against
+ * the tool's name after that prefix; any other glob against the bare upstream name. So `get_*`, `github.get_*`
+ * and `github-get_*` all allow `get_me` of a `github-…` config, while `*github*` or `*db*` does not widen to
+ * every tool of a `github-…` or `db-…` config.
  */
 export function routesOf(scope: TokenScope): Route[] {
   const taken = new Set<string>();
@@ -30,9 +33,18 @@ export function routesOf(scope: TokenScope): Route[] {
     let service = base;
     for (let n = 2; taken.has(service); n++) service = `${base}_${n}`;
     taken.add(service);
-    const match = globMatcher(config.allowedTools);
-    return { service, config, secretId, allowed: (tool: string) => match(tool) || match(`${service}.${tool}`) || match(`${service}-${tool}`) };
+    return { service, config, secretId, allowed: toolMatcher(config.allowedTools, [base, service]) };
   });
+}
+
+/** The allow-list of one config: each glob on the bare name, or past a `<service>.`/`<service>-` it starts with. */
+export function toolMatcher(patterns: string[], services: string[]): (tool: string) => boolean {
+  const prefixes = services.flatMap((s) => [`${s}.`, `${s}-`]);
+  const bare = patterns.map((p) => {
+    const prefix = prefixes.find((x) => p.startsWith(x));
+    return prefix ? p.slice(prefix.length) : p;
+  });
+  return globMatcher(bare);
 }
 
 export class ToolRouter {
@@ -42,16 +54,18 @@ export class ToolRouter {
   ) {}
 
   /** The allowed tools of every upstream the token reaches; an upstream that fails is left out (logged). */
-  async list(boxId: string, scope: TokenScope): Promise<Tool[]> {
+  async list(boxId: string, scope: TokenScope, signal?: AbortSignal): Promise<Tool[]> {
     const routes = routesOf(scope);
-    const results = await Promise.allSettled(routes.map((r) => this.upstreams.listTools(boxId, r.config, r.secretId)));
+    const results = await Promise.allSettled(routes.map((r) => this.upstreams.listTools(boxId, r.config, r.secretId, signal)));
     const tools: Tool[] = [];
     const failures: string[] = [];
     results.forEach((res, i) => {
       const r = routes[i]!;
       if (res.status === 'rejected') {
-        failures.push((res.reason as Error).message);
-        this.log.warn({ devbox: boxId, mcpConfig: r.config.id, err: res.reason }, 'upstream MCP server did not list its tools');
+        const message = (res.reason as Error).message.replace(/^MCP error -?\d+: /, '');
+        failures.push(message);
+        // The code only: an error's text is the box's to read, the log gets no more than the ids.
+        this.log.warn({ devbox: boxId, mcpConfig: r.config.id, code: (res.reason as McpError).code }, 'upstream MCP server did not list its tools');
         return;
       }
       for (const t of res.value) if (r.allowed(t.name)) tools.push({ ...t, name: `${r.service}-${t.name}` });

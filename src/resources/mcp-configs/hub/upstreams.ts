@@ -1,7 +1,9 @@
+import { createHash } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../../../lib/logger.js';
+import { DomainError } from '../../../platform/errors.js';
 import type { McpConfig } from '../types.js';
 
 export interface UpstreamOptions {
@@ -11,8 +13,23 @@ export interface UpstreamOptions {
   callTimeoutMs: number;
 }
 
-/** The headers an upstream request carries: the credential per `auth_mechanism`, then the custom headers. */
+/**
+ * The headers an upstream request carries: the credential per `auth_mechanism`, then the custom headers,
+ * read afresh at each request (a deleted or updated secret applies at once). It throws an McpError that
+ * names the secret or header, never the value, when one cannot be sent.
+ */
 export type HeaderSource = (config: McpConfig, secretId: string) => Promise<[string, string][]>;
+
+/** Largest answer of an upstream to one request: past it the call fails (the hub holds each answer whole). */
+export const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
+/** Pages of one `tools/list` (an upstream that keeps handing out cursors does not keep the hub looping). */
+const MAX_LIST_PAGES = 100;
+
+class AnswerTooLarge extends Error {
+  constructor() {
+    super(`its answer is larger than ${MAX_ANSWER_BYTES} bytes`);
+  }
+}
 
 interface Entry {
   key: string;
@@ -28,6 +45,14 @@ interface Entry {
  */
 export class Upstreams {
   private readonly entries = new Map<string, Entry>();
+  /**
+   * A request that began before its box stopped may connect after `closeBox`: it closes its connection when
+   * it ends. `closes` holds, per box, the count of `use` calls begun when the box last stopped; it empties
+   * whenever no call is running.
+   */
+  private begun = 0;
+  private running = 0;
+  private readonly closes = new Map<string, number>();
 
   constructor(
     private readonly headers: HeaderSource,
@@ -35,17 +60,19 @@ export class Upstreams {
     private readonly log: Logger,
   ) {}
 
-  async listTools(boxId: string, config: McpConfig, secretId: string): Promise<Tool[]> {
+  /** `signal`: the box's client went away; no further page is asked for. */
+  async listTools(boxId: string, config: McpConfig, secretId: string, signal?: AbortSignal): Promise<Tool[]> {
     return this.use(boxId, config, secretId, async (client) => {
       const tools: Tool[] = [];
       let cursor: string | undefined;
+      let pages = 0;
       do {
-        const page = await client.listTools(cursor ? { cursor } : undefined, { timeout: this.opts.connectTimeoutMs });
+        const page = await client.listTools(cursor ? { cursor } : undefined, { timeout: this.opts.connectTimeoutMs, signal });
         tools.push(...page.tools);
         cursor = page.nextCursor;
-      } while (cursor && tools.length < 10_000);
+      } while (cursor && tools.length < 10_000 && ++pages < MAX_LIST_PAGES);
       return tools;
-    });
+    }, signal);
   }
 
   /** `signal`: the box's client went away; the upstream is told the call is cancelled. */
@@ -57,6 +84,7 @@ export class Upstreams {
 
   /** Closes the box's upstream connections (the box stopped). */
   closeBox(boxId: string): void {
+    if (this.running) this.closes.set(boxId, this.begun);
     for (const e of [...this.entries.values()]) if (e.boxId === boxId) this.drop(e);
   }
 
@@ -64,8 +92,37 @@ export class Upstreams {
     for (const e of [...this.entries.values()]) this.drop(e);
   }
 
+  /** Upstream connections open now. */
+  get size(): number {
+    return this.entries.size;
+  }
+
   private async use<T>(boxId: string, config: McpConfig, secretId: string, fn: (c: Client) => Promise<T>, signal?: AbortSignal): Promise<T> {
-    const e = this.entry(boxId, config, secretId);
+    const call = ++this.begun;
+    this.running++;
+    let e: Entry | undefined;
+    try {
+      return await this.useEntry(boxId, config, secretId, fn, (x) => (e = x), signal);
+    } finally {
+      const closedAt = this.closes.get(boxId);
+      if (e && closedAt !== undefined && closedAt >= call) this.drop(e);
+      if (--this.running === 0) this.closes.clear();
+    }
+  }
+
+  private async useEntry<T>(boxId: string, config: McpConfig, secretId: string, fn: (c: Client) => Promise<T>, got: (e: Entry) => void, signal?: AbortSignal): Promise<T> {
+    let headers: [string, string][];
+    try {
+      headers = await this.headers(config, secretId);
+    } catch (err) {
+      // Our own McpError and the not-found errors name the secret; anything else (a seal that does not
+      // open) gets a fixed text, so no message of the header step can carry a value.
+      if (err instanceof McpError) throw upstreamError(config, err);
+      const why = err instanceof DomainError ? err.message : 'the credential or a custom header could not be read';
+      throw upstreamError(config, new McpError(ErrorCode.InternalError, why));
+    }
+    const e = this.entry(boxId, config, secretId, headers);
+    got(e);
     try {
       return await fn(await e.client);
     } catch (err) {
@@ -78,23 +135,31 @@ export class Upstreams {
     }
   }
 
-  private entry(boxId: string, config: McpConfig, secretId: string): Entry {
+  /** The version of a connection is its endpoint and its headers: a new secret value gets a new connection. */
+  private entry(boxId: string, config: McpConfig, secretId: string, headers: [string, string][]): Entry {
     const key = `${boxId}|${config.id}|${secretId}`;
-    const version = `${key}|${config.updateTimeMs}`;
+    const version = createHash('sha256').update(JSON.stringify([config.endpoint, headers])).digest('base64');
     const existing = this.entries.get(key);
     if (existing?.key === version) return existing;
     if (existing) this.drop(existing);
-    const e: Entry = { key: version, boxId, client: this.connect(config, secretId) };
+    const e: Entry = { key: version, boxId, client: this.connect(config, headers) };
     this.entries.set(key, e);
     return e;
   }
 
-  private async connect(config: McpConfig, secretId: string): Promise<Client> {
+  private async connect(config: McpConfig, values: [string, string][]): Promise<Client> {
     const headers = new Headers();
-    for (const [name, value] of await this.headers(config, secretId)) headers.set(name, value);
-    const transport = new StreamableHTTPClientTransport(new URL(config.endpoint), { requestInit: { headers } });
+    for (const [name, value] of values) {
+      try {
+        headers.set(name, value);
+      } catch {
+        // Headers' own message quotes the value.
+        throw new McpError(ErrorCode.InternalError, `the header ${name} is not a valid HTTP header value`);
+      }
+    }
+    const transport = new StreamableHTTPClientTransport(new URL(config.endpoint), { requestInit: { headers }, fetch: limitedFetch });
     const client = new Client({ name: 'devboxd-mcp-hub', version: '1.0.0' });
-    client.onerror = (err) => this.log.debug({ err, mcpConfig: config.id }, 'upstream MCP transport error');
+    client.onerror = (err) => this.log.debug({ mcpConfig: config.id, err: err.message }, 'upstream MCP transport error');
     await client.connect(transport, { timeout: this.opts.connectTimeoutMs });
     return client;
   }
@@ -113,6 +178,23 @@ function upstreamError(config: McpConfig, err: unknown): McpError {
     return new McpError(err.code, `${where}: ${err.message.replace(/^MCP error -?\d+: /, '')}`, err.data);
   }
   return new McpError(ErrorCode.InternalError, `${where} is unavailable: ${rootCause(err)}`);
+}
+
+/** fetch, with each answer to a POST cut past MAX_ANSWER_BYTES (a long-lived GET event stream is not counted). */
+async function limitedFetch(url: string | URL, init?: RequestInit): Promise<Response> {
+  const res = await fetch(url, init);
+  if (init?.method !== 'POST' || !res.body || res.status < 200 || res.status >= 300) return res;
+  let bytes = 0;
+  const counted = res.body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, ctl) {
+        bytes += chunk.byteLength;
+        if (bytes > MAX_ANSWER_BYTES) ctl.error(new AnswerTooLarge());
+        else ctl.enqueue(chunk);
+      },
+    }),
+  );
+  return new Response(counted, { status: res.status, statusText: res.statusText, headers: res.headers });
 }
 
 /** The innermost cause's code (ECONNREFUSED) or message: `fetch failed` alone says nothing. */

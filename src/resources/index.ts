@@ -15,6 +15,7 @@ import { secretRoutes } from './secrets/routes/index.js';
 import { SECRETS_SCHEMA } from './secrets/schema.js';
 import { snapshotRoutes } from './snapshots/routes/index.js';
 import { TUNNELS_SCHEMA, tunnelRoutes } from './tunnels/index.js';
+import { evictionRoutes } from './evictions/routes.js';
 
 /**
  * The tables of resource modules that migrate their own (`<module>/schema.ts`), applied in this order after
@@ -37,4 +38,5 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   await app.register(gatewayRoutes, { gatewayConfigs: deps.gateway.configs, gatewayBindings: deps.gateway.bindings, devboxes: deps.devboxes });
   await app.register(networkPolicyRoutes, { policies: deps.networkPolicies });
   await app.register(tunnelRoutes, { tunnels: deps.tunnels.service });
+  await app.register(evictionRoutes, {});
 }

@@ -26,7 +26,9 @@ export async function buildApp(deps: Deps, opts: AppOptions): Promise<FastifyIns
   const app = Fastify({
     loggerInstance: opts.logger,
     bodyLimit: opts.bodyLimit,
-    serverFactory: dualProtocolServer as never,
+    // Tunnel traffic (by host name or /tunnel/ path) is served ahead of Fastify, streamed to the box.
+    serverFactory: ((handler: Parameters<typeof dualProtocolServer>[0]) =>
+      dualProtocolServer(deps.tunnels.front.wrap(handler as never) as never, deps.tunnels.front.upgrade)) as never,
     requestIdHeader: false,
   }) as unknown as FastifyInstance;
 

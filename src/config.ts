@@ -59,6 +59,11 @@ export interface Config {
   boxServicesPort: number;
   /** Box networking and egress (DEVBOXD_NETWORK, DEVBOXD_BOX_SUBNET, DEVBOXD_EGRESS_DENY, ...); see network-config.ts. */
   network: NetworkConfig;
+  /**
+   * DEVBOXD_TUNNEL_DOMAIN: tunnels answer host names `{port}-{key}.tunnel.<this>` (what the SDK builds from an
+   * API at `api.<this>`); null: any `{port}-{key}.tunnel.*` host name.
+   */
+  tunnelDomain: string | null;
 }
 
 const MiB = 1024 * 1024;
@@ -94,6 +99,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`DEVBOXD_NODE_NAME must be 1 to 253 letters, digits, ".", "_" or "-", got "${nodeName}"`);
   }
   const secretKey = env.DEVBOXD_SECRET_KEY || undefined;
+  const tunnelDomain = (env.DEVBOXD_TUNNEL_DOMAIN || '').toLowerCase().replace(/\.$/, '') || null;
+  if (tunnelDomain && !/^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$/.test(tunnelDomain)) {
+    throw new ConfigError(`DEVBOXD_TUNNEL_DOMAIN must be a DNS name (example.com), got "${env.DEVBOXD_TUNNEL_DOMAIN}"`);
+  }
   const secretKeyPrevious = (env.DEVBOXD_SECRET_KEY_PREVIOUS ?? '').split(',').map((k) => k.trim()).filter(Boolean);
   for (const [name, k] of [...(secretKey ? [['DEVBOXD_SECRET_KEY', secretKey]] : []), ...secretKeyPrevious.map((k) => ['DEVBOXD_SECRET_KEY_PREVIOUS', k])]) {
     if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(k!) || Buffer.from(k!, 'base64').length !== 32) {
@@ -128,5 +137,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secretKeyPrevious,
     boxServicesPort: int('DEVBOXD_BOX_SERVICES_PORT', env.DEVBOXD_BOX_SERVICES_PORT, 1023, 1, 65535),
     network: loadNetworkConfig(env, (name, def, min, max) => int(name, env[name], def, min, max)),
+    tunnelDomain,
   });
 }

@@ -36,6 +36,7 @@ import type { IdempotencyStore, Store } from './platform/store/types.js';
 import { MODULE_SCHEMAS } from './resources/index.js';
 import { networkPolicyExtensions } from './resources/network-policies/devbox-extensions.js';
 import { NetworkPolicyService } from './resources/network-policies/network-policy-service.js';
+import { TunnelFront, TunnelService, WAKE_TIMEOUT_MS } from './resources/tunnels/index.js';
 
 /** The composition root: every store, driver and service is built once, here, with explicit arguments. */
 export interface Deps {
@@ -66,6 +67,8 @@ export interface Deps {
   gateway: AgentGateway;
   /** The HTTP services a box reaches from inside (MCP hub, agent gateway): `boxServices.route(prefix, handler)`. */
   boxServices: BoxServices;
+  /** Tunnels: enable/remove and the view (service); the traffic on the main port, ahead of the API (front). */
+  tunnels: { service: TunnelService; front: TunnelFront };
   /** Stops background work and closes what was opened, in reverse order. Devboxes keep running. */
   close(): Promise<void>;
 }
@@ -126,13 +129,14 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     onRunning: [boxProcesses.onRunning],
     onStopped: [egress.onStopped, boxLink.onStopped, boxProcesses.onStopped, mcp.devbox.onStopped, gateway.devbox.onStopped],
   });
+  const tunnels = new TunnelService(store, sealer, () => devboxes);
   const devboxes = new DevboxService(store, lifecycle, events, logger.child({ component: 'devboxes' }), {
     maxCpuCores: config.maxCpuCores,
     maxMemoryGiB: config.maxMemoryGiB,
   }, node, {
-    resolvers: [secretsForBoxes.resolver, egress.resolver, mcp.devbox.resolver, unknownBlueprints, snapshotLayersResolver(() => snapshots), gateway.devbox.resolver],
+    resolvers: [secretsForBoxes.resolver, egress.resolver, mcp.devbox.resolver, unknownBlueprints, snapshotLayersResolver(() => snapshots), gateway.devbox.resolver, tunnels.resolver],
     environment: [secretsForBoxes.environment, mcp.devbox.environment, gateway.devbox.environment],
-    enrichers: [mcp.devbox.enricher, gateway.devbox.enricher],
+    enrichers: [mcp.devbox.enricher, gateway.devbox.enricher, tunnels.enricher],
     shutdownGuards: [snapshotShutdownGuard(() => snapshots)],
   });
 
@@ -163,6 +167,17 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     node,
   });
   const suspend = new SuspendService(devboxes, store, lifecycle, snapshots, logger.child({ component: 'suspend' }), jobs, (id) => files.stopWrites(id));
+  const tunnelFront = new TunnelFront({
+    tunnels,
+    devboxes,
+    lifecycle,
+    devboxById: (id) => devboxStore.getById(id),
+    resume: (accountId, id) => suspend.resume(accountId, id),
+    address: async (id) => (await runtime.network(id))?.boxAddress ?? null,
+    domain: config.tunnelDomain,
+    wakeTimeoutMs: WAKE_TIMEOUT_MS,
+    log: logger.child({ component: 'tunnels' }),
+  });
   const supervisor = new Supervisor(devboxStore, runtime, lifecycle, logger.child({ component: 'supervisor' }), node, (d) => suspend.suspendIdle(d));
   // Snapshots caught in progress and devboxes caught suspending are settled by their jobs, before the layer
   // collection and the supervisor's reconcile look at them.
@@ -202,7 +217,9 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     fileTransferGate: fairGate(config.fileTransferConcurrency, config.fileTransferQueue),
     gateway,
     boxServices,
+    tunnels: { service: tunnels, front: tunnelFront },
     async close() {
+      tunnelFront.close();
       await boxServices.close();
       await gateway.proxy.close();
       egress.close();

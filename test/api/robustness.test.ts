@@ -178,7 +178,7 @@ describe('client mistakes are 4xx with a JSON message', () => {
 
 describe('parameters the server does not support are refused', () => {
   for (const [field, body] of [
-    ['tunnel', { tunnel: { auth_mode: 'open' } }],
+    ['launch_parameters.lifecycle.resume_triggers.axon_event', { launch_parameters: { lifecycle: { resume_triggers: { axon_event: true } } } }],
     ['mounts', { mounts: [{ type: 'object_mount', object_id: 'obj_1', object_path: '/x' }] }],
     ['launch_parameters.available_ports', { launch_parameters: { available_ports: [8080] } }],
     ['launch_parameters.required_services', { launch_parameters: { required_services: ['postgres'] } }],

@@ -42,6 +42,9 @@ export const ROUTES: Record<string, RouteCase> = {
   'POST /v1/devboxes/{id}/keep_alive': { needs: DEVBOX_WRITE },
   'POST /v1/devboxes/{id}/suspend': { needs: DEVBOX_WRITE },
   'POST /v1/devboxes/{id}/resume': { needs: DEVBOX_WRITE },
+  'POST /v1/devboxes/{id}/enable_tunnel': { needs: DEVBOX_WRITE, body: {} },
+  'POST /v1/devboxes/{id}/remove_tunnel': { needs: DEVBOX_WRITE },
+  'GET /v1/devboxes/evictions/watch': { needs: DEVBOX_READ },
 
   'POST /v1/devboxes/{id}/execute': { needs: DEVBOX_WRITE, body: { command: 'true', command_id: 'c1' } },
   'POST /v1/devboxes/{id}/execute_async': { needs: DEVBOX_WRITE, body: { command: 'true' } },

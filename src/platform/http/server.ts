@@ -1,6 +1,7 @@
 import http from 'node:http';
 import http2 from 'node:http2';
 import net from 'node:net';
+import type { Duplex } from 'node:stream';
 
 const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
 
@@ -28,15 +29,36 @@ function answerClientError(err: Error & { code?: string }, socket: net.Socket): 
   );
 }
 
+/** A request's head without its upgrade headers, to parse again as a plain request. */
+function plainHead(req: http.IncomingMessage): string {
+  const lines = [`${req.method} ${req.url} HTTP/${req.httpVersion}`];
+  const raw = req.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i]!.toLowerCase();
+    if (name === 'upgrade' || name === 'connection' || name === 'http2-settings') continue;
+    lines.push(`${raw[i]}: ${raw[i + 1]}`);
+  }
+  return `${lines.join('\r\n')}\r\n\r\n`;
+}
+
 /**
  * One cleartext port, two protocols: Node cannot serve HTTP/1.1 from an `http2.createServer` without TLS,
  * so a plain TCP server reads the first bytes of each connection, puts them back, and hands the socket to
  * an HTTP/2 server when they are the HTTP/2 preface (prior knowledge, how the Runloop SDK connects) or to an
  * HTTP/1.1 server otherwise. Used as Fastify's `serverFactory`.
  */
-export function dualProtocolServer(handler: Handler): net.Server {
+export function dualProtocolServer(handler: Handler, onUpgrade?: (req: http.IncomingMessage, socket: Duplex, head: Buffer) => boolean): net.Server {
   const h1 = http.createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, handler);
   h1.on('clientError', answerClientError);
+  // HTTP/1.1 upgrades (WebSocket): tunnels splice theirs to a box. Any other (curl's `Upgrade: h2c`) is
+  // served as the plain request it also is, as Node does when no 'upgrade' listener exists.
+  if (onUpgrade) {
+    h1.on('upgrade', (req: http.IncomingMessage, socket: net.Socket, head: Buffer) => {
+      if (onUpgrade(req, socket, head)) return;
+      socket.unshift(Buffer.concat([Buffer.from(plainHead(req)), head]));
+      h1.emit('connection', socket);
+    });
+  }
   const h2 = http2.createServer(
     { settings: { maxConcurrentStreams: 1000 }, maxSessionMemory: 64 },
     handler as unknown as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void,

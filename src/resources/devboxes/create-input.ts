@@ -21,6 +21,8 @@ export interface CreateDevboxInput {
   mcp?: Record<string, { mcpConfig: string; secret: string }> | null;
   /** Environment-variable prefix → the gateway config and secret (id or name each) of an agent gateway binding. */
   gateways?: Record<string, { gateway: string; secret: string }> | null;
+  /** A tunnel into the box's ports, opened with the box (`tunnel` at create). */
+  tunnel?: { authMode?: 'open' | 'authenticated' | null; httpKeepAlive?: boolean | null; wakeOnHttp?: boolean | null } | null;
 }
 
 export const DEFAULT_USER: SandboxUser = { name: 'user', uid: 1000 };

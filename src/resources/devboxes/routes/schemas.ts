@@ -52,6 +52,13 @@ export const LaunchParametersSchema = Type.Object(
   { additionalProperties: false, [MAX_BYTES_KEYWORD]: LIMITS.launchParametersBytes },
 );
 
+/** The tunnel settings of `tunnel` at create and of enable_tunnel; omitted fields take the API's defaults. */
+export const TunnelParamsSchema = Body({
+  auth_mode: Opt(StringEnum(['open', 'authenticated'])),
+  http_keep_alive: Opt(Type.Boolean()),
+  wake_on_http: Opt(Type.Boolean()),
+});
+
 /** Create parameters of features still to come: any value is accepted by the schema, then refused unless empty. */
 const Later = Type.Optional(Type.Unknown());
 
@@ -98,7 +105,7 @@ export const CreateBodySchema = Body({
     }),
   ),
   mounts: Later,
-  tunnel: Later,
+  tunnel: Opt(TunnelParamsSchema),
 });
 
 /** The create body as validated (the type follows the schema). */
@@ -109,13 +116,11 @@ const isEmpty = (v: unknown) =>
 
 /** What each not-yet-available create parameter needs; a non-empty value is a 400 naming it. */
 const UNSUPPORTED: Array<[string, (b: CreateBody) => unknown, string]> = [
-  ['tunnel', (b) => b.tunnel, 'tunnels'],
   ['mounts', (b) => b.mounts, 'object, agent and code mounts'],
   ['code_mounts', (b) => b.code_mounts, 'code mounts'],
-  ['launch_parameters.available_ports', (b) => b.launch_parameters?.available_ports, 'tunnels into box ports'],
+  ['launch_parameters.available_ports', (b) => b.launch_parameters?.available_ports, 'per-port exposure; tunnels reach every port'],
   ['launch_parameters.required_services', (b) => b.launch_parameters?.required_services, 'services'],
   ['launch_parameters.lifecycle.resume_triggers.axon_event', (b) => resumeTriggers(b)?.axon_event, 'axon resume triggers'],
-  ['launch_parameters.lifecycle.resume_triggers.http', (b) => resumeTriggers(b)?.http, 'HTTP resume triggers'],
 ];
 
 const resumeTriggers = (b: CreateBody) => b.launch_parameters?.lifecycle?.resume_triggers ?? undefined;
@@ -132,8 +137,8 @@ export const DevboxIdParams = Type.Object({ id: Type.String({ minLength: 1, maxL
 const FAILURE_REASONS = ['out_of_memory', 'out_of_disk', 'execution_failed', 'health_check_failed'];
 const SHUTDOWN_REASONS = ['api_shutdown', 'keep_alive_timeout', 'entrypoint_exit', 'idle', 'ttl_expired'];
 
-/** TunnelView: how a box's ports are reached from outside (the networking module fills it in). */
-const TunnelViewSchema = Type.Object(
+/** TunnelView: how a box's ports are reached from outside (the tunnels module fills it in). */
+export const TunnelViewSchema = Type.Object(
   {
     auth_mode: StringEnum(['open', 'authenticated']),
     create_time_ms: Int,

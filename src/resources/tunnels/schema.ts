@@ -1,0 +1,32 @@
+import type { ModuleSchema } from '../../platform/store/module-schema.js';
+
+/**
+ * A devbox's tunnel (at most one per box). The key is the unguessable name in the tunnel's host name, unique
+ * host-wide; the auth token of an authenticated tunnel is kept sealed under the master key (the view shows it
+ * to the box's owner, so it cannot be a one-way hash).
+ */
+export const TUNNELS_SCHEMA: ModuleSchema = {
+  module: 'tunnels',
+  sqlite: [
+    `CREATE TABLE devbox_tunnels (
+       devbox_id TEXT PRIMARY KEY REFERENCES devboxes(id) ON DELETE CASCADE,
+       tunnel_key TEXT NOT NULL UNIQUE,
+       auth_mode TEXT NOT NULL,
+       auth_token_sealed TEXT,
+       http_keep_alive INTEGER NOT NULL,
+       wake_on_http INTEGER NOT NULL,
+       create_time_ms INTEGER NOT NULL
+     );`,
+  ],
+  postgres: [
+    `CREATE TABLE devbox_tunnels (
+       devbox_id TEXT COLLATE "C" PRIMARY KEY REFERENCES devboxes(id) ON DELETE CASCADE,
+       tunnel_key TEXT COLLATE "C" NOT NULL UNIQUE,
+       auth_mode TEXT NOT NULL,
+       auth_token_sealed TEXT,
+       http_keep_alive INTEGER NOT NULL,
+       wake_on_http INTEGER NOT NULL,
+       create_time_ms BIGINT NOT NULL
+     );`,
+  ],
+};

@@ -257,9 +257,12 @@ static int run(char *line) {
     static struct found found[MAX_KEYS];
     int n = 0;
     key_of(argv[2], NULL, key);
-    int err = keys_of(set, key, found, &n);
-    if (err) return err;
-    for (int i = 0; i < n; i++) element(0, set, found[i].key, found[i].len, found[i].has_end ? found[i].end : NULL, 0, NULL);
+    /* One dump holds at most MAX_KEYS of the box's elements: dump again until one finds fewer. */
+    do {
+      int err = keys_of(set, key, found, &n);
+      if (err) return err;
+      for (int i = 0; i < n; i++) element(0, set, found[i].key, found[i].len, found[i].has_end ? found[i].end : NULL, 0, NULL);
+    } while (n == MAX_KEYS);
     return 0;
   }
   const char *addr = argc >= 4 && strchr(argv[3], '.') ? argv[3] : NULL;

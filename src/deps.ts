@@ -188,10 +188,11 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
 
   await supervisor.reconcile();
   await gateway.bindings.reconcile();
-  // Adopted boxes lost their link with the previous server: each gets a fresh one.
-  await Promise.all([...lifecycle.active.keys()].map((id) => boxServices.link(id).catch((err) => logger.error({ err, devbox: id }, 'box services link failed'))));
-  // Their egress rules and DNS too (the rules survive in the kernel; the policy may have changed meanwhile).
+  // Adopted boxes get their egress rules and DNS again (the rules survive in the kernel; the policy may have
+  // changed meanwhile), before their box services link: what the policy allows of those is known by then.
   await egress.reattach([...lifecycle.active.keys()]);
+  // They lost their link with the previous server: each gets a fresh one.
+  await Promise.all([...lifecycle.active.keys()].map((id) => boxServices.link(id).catch((err) => logger.error({ err, devbox: id }, 'box services link failed'))));
   await executions.reconcileOutput();
   await mcp.reconcile();
   supervisor.start();
@@ -236,7 +237,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
 
 function egressConfig(config: Config) {
   const n = config.network;
-  return { subnet: n.boxSubnet, deny: n.egressDeny, bandwidthBytes: n.boxBandwidthMbit * 125_000, maxConnections: n.boxMaxConnections };
+  return { subnet: n.boxSubnet, deny: n.egressDeny, openInterfaces: n.egressOpenInterfaces, bandwidthBytes: n.boxBandwidthMbit * 125_000, maxConnections: n.boxMaxConnections };
 }
 
 /** A gate where one account holds at most half the slots and half the queue: others always get a turn. */

@@ -10,6 +10,11 @@ export interface NetworkConfig {
   boxSubnet: string;
   /** DEVBOXD_EGRESS_DENY: comma-separated CIDRs no box reaches whatever its policy (beside the built-in floor). */
   egressDeny: string[];
+  /**
+   * DEVBOXD_EGRESS_OPEN_INTERFACES: comma-separated host interfaces whose networks a policy may open (the
+   * networks of every other host interface are in the floor). Empty by default.
+   */
+  egressOpenInterfaces: string[];
   /** DEVBOXD_DEFAULT_EGRESS: what a box without a network policy reaches: `allow` (the public internet) or `deny`. */
   defaultEgress: 'allow' | 'deny';
   /** DEVBOXD_DNS_UPSTREAM: `address[:port]` the boxes' DNS forwarder asks; default the host's first nameserver. */
@@ -64,6 +69,7 @@ export function loadNetworkConfig(env: NodeJS.ProcessEnv, int: (name: string, de
     enabled,
     boxSubnet,
     egressDeny: cidrs('DEVBOXD_EGRESS_DENY', env.DEVBOXD_EGRESS_DENY ?? '169.254.0.0/16,100.64.0.0/10'),
+    egressOpenInterfaces: (env.DEVBOXD_EGRESS_OPEN_INTERFACES ?? '').split(',').map((i) => i.trim()).filter(Boolean),
     defaultEgress,
     dnsUpstream: { address: address!, port: port ? Number(port) : 53 },
     boxBandwidthMbit: int('DEVBOXD_BOX_BANDWIDTH_MBIT', 1000, 1, 1_000_000),

@@ -45,7 +45,7 @@ describe('CRUD', () => {
       name: 'full',
       description: 'all of it',
       allow_all: false,
-      allowed_hostnames: ['GitHub.com', '*.npmjs.org', 'api.*.com'],
+      allowed_hostnames: ['GitHub.com', '*.npmjs.org', 'api.openai.com'],
       allowed_cidrs: [{ cidr: '10.12.0.0/16', ports: [{ port: 443 }, { port: 8000, end_port: 8100, protocol: 'UDP' }] }],
       allow_devbox_to_devbox: true,
       allow_agent_gateway: true,
@@ -55,7 +55,7 @@ describe('CRUD', () => {
     assert.match(p.id, /^np_/);
     assert.deepEqual(p.egress, {
       allow_all: false,
-      allowed_hostnames: ['github.com', '*.npmjs.org', 'api.*.com'],
+      allowed_hostnames: ['github.com', '*.npmjs.org', 'api.openai.com'],
       allowed_cidrs: [{ cidr: '10.12.0.0/16', ports: [{ port: 443, end_port: null, protocol: null }, { port: 8000, end_port: 8100, protocol: 'UDP' }] }],
       allow_devbox_to_devbox: true,
       allow_agent_gateway: true,
@@ -133,6 +133,8 @@ describe('validation', () => {
     ['a bad protocol', { name: 'x', allowed_cidrs: [{ cidr: '10.0.0.0/8', ports: [{ port: 80, protocol: 'ICMP' }] }] }, /protocol/],
     ['a bad host name', { name: 'x', allowed_hostnames: ['exa mple.com'] }, /allowed_hostnames\[0\]/],
     ['a bare wildcard', { name: 'x', allowed_hostnames: ['*'] }, /allowed_hostnames\[0\]/],
+    ['a wildcard inside a name', { name: 'x', allowed_hostnames: ['ok.com', 'api.*.com'] }, /allowed_hostnames\[1\].*first label/],
+    ['a name over 253 bytes', { name: 'x', allowed_hostnames: [`${'a.'.repeat(127)}com`] }, /allowed_hostnames(\[0\]|\.0)/],
     ['a string for a boolean', { name: 'x', allow_all: 'yes' }, /allow_all/],
     ['an unknown field', { name: 'x', allow_everything: true }, /allow_everything/],
   ] as const) {
@@ -140,6 +142,12 @@ describe('validation', () => {
       await bad({ method: 'POST', url: '/v1/network-policies', payload }, 400, pattern);
     });
   }
+
+  test('an update with a wildcard inside a name is a 400 naming the entry, and keeps the old rules', async () => {
+    const p = await create({ name: 'wild-update', allowed_hostnames: ['*.ok.test'] });
+    await bad({ method: 'POST', url: `/v1/network-policies/${p.id}`, payload: { allowed_hostnames: ['*.*.*.z'] } }, 400, /allowed_hostnames\[0\].*first label/);
+    assert.deepEqual((await ok<View>({ method: 'GET', url: `/v1/network-policies/${p.id}` })).egress.allowed_hostnames, ['*.ok.test']);
+  });
 
   test('names are unique per account (400), not across accounts', async () => {
     await create({ name: 'taken' });

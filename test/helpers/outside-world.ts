@@ -11,6 +11,8 @@ import os from 'node:os';
 import path from 'node:path';
 
 export const HOST_SIDE = '198.18.0.1';
+/** The host end of the outside world's link (DEVBOXD_EGRESS_OPEN_INTERFACES of the servers that use it). */
+export const OUTSIDE_IF = 'npoutside0';
 /** Addresses of the outside namespace: each serves HTTP on 80 and HTTPS on 443, answering with its address (`/big/N`: N bytes). */
 export const OUTSIDE = ['198.18.0.2', '198.18.0.3', '198.18.0.4', '198.18.0.5'] as const;
 
@@ -55,7 +57,7 @@ const sh = (cmd: string, args: string[]) => execFileSync(cmd, args, { stdio: ['i
 export async function startOutsideWorld(): Promise<OutsideWorld> {
   // Fixed names: what a killed run left is removed by the next one.
   const ns = 'devboxd-np-outside';
-  const hostIf = 'npoutside0';
+  const hostIf = OUTSIDE_IF;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'outside-'));
   const cert = path.join(dir, 'cert.pem');
   const key = path.join(dir, 'key.pem');

@@ -5,10 +5,31 @@ import { checkCidrs, checkHostnames, hostMatcher } from '../../src/resources/net
 import { planCidrs } from '../../src/runtime/linux/egress-cidrs.js';
 
 describe('host name patterns', () => {
-  test('exact names, a leading wildcard (subdomains only, any depth) and a wildcard inside', () => {
-    const m = hostMatcher(checkHostnames(['GitHub.com', '*.npmjs.org', 'api.*.com'], 'allowed_hostnames'));
-    for (const yes of ['github.com', 'GITHUB.COM.', 'registry.npmjs.org', 'a.b.npmjs.org', 'api.openai.com', 'api.x.y.com']) assert.ok(m(yes), yes);
-    for (const no of ['npmjs.org', 'evilnpmjs.org', 'github.com.evil.net', 'xgithub.com', 'api.com', 'www.openai.com', 'api-openai.com']) assert.ok(!m(no), no);
+  test('exact names and a leading wildcard (subdomains only, any depth)', () => {
+    const m = hostMatcher(checkHostnames(['GitHub.com', '*.npmjs.org', 'API.openai.com'], 'allowed_hostnames'));
+    for (const yes of ['github.com', 'GITHUB.COM.', 'registry.npmjs.org', 'a.b.npmjs.org', 'api.openai.com']) assert.ok(m(yes), yes);
+    for (const no of ['npmjs.org', 'evilnpmjs.org', 'github.com.evil.net', 'xgithub.com', 'openai.com', 'www.openai.com', 'api-openai.com', '']) assert.ok(!m(no), no);
+  });
+
+  test('* is only the whole first label: other patterns are refused naming the entry', () => {
+    for (const p of ['api.*.com', '*.*.example.com', 'a*.example.com', '*example.com', 'example.*', '*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.z']) {
+      assert.throws(() => checkHostnames(['ok.com', p], 'allowed_hostnames'), /allowed_hostnames\[1\]/, p);
+    }
+    assert.throws(() => checkHostnames([`${'a'.repeat(64)}.com`], 'f'), /f\[0\]/, 'a label over 63');
+    assert.throws(() => checkHostnames([`${'a.'.repeat(127)}com`], 'f'), /f\[0\]/, 'a name over 253');
+  });
+
+  test("the reviewer's pathological pattern and question answer at once; names over 255 bytes never match", () => {
+    // Before: each * was a nested regex quantifier, and this question backtracked for minutes.
+    const pathological = '*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.z';
+    const m = hostMatcher([pathological, '*.z', 'a.a.b', ...Array.from({ length: 999 }, (_, i) => `*.host${i}.example.com`)]);
+    const worst = `${'a.'.repeat(59)}b`;
+    const t0 = performance.now();
+    for (let i = 0; i < 1000; i++) assert.equal(m(worst), false);
+    assert.ok(m(`${'a.'.repeat(59)}z`));
+    const ms = performance.now() - t0;
+    assert.ok(ms < 200, `1000 questions took ${ms.toFixed(1)} ms`);
+    assert.equal(m(`${'a'.repeat(63)}.`.repeat(4) + 'z'), false, 'a 257-byte name');
   });
 
   test('dots and dashes are literal, not pattern characters', () => {
@@ -54,6 +75,15 @@ describe('DNS wire', () => {
     assert.equal(parseQuery(Buffer.from([1, 2, 3])), null);
   });
 
+  test('a question over 255 bytes, or with a . inside a label, is not a query', () => {
+    const long = `${'a'.repeat(63)}.`.repeat(4).slice(0, -1);
+    assert.equal(parseQuery(query(long)), null, `${long.length + 2} bytes`);
+    assert.ok(parseQuery(query(long.slice(0, 250))), 'a 252-byte name');
+    // One label "x.npmjs", then "org": not the name x.npmjs.org that upstream would resolve.
+    const joined = Buffer.concat([query('a').subarray(0, 12), Buffer.from([7]), Buffer.from('x.npmjs'), Buffer.from([3]), Buffer.from('org'), Buffer.from([0, 0, 1, 0, 1])]);
+    assert.equal(parseQuery(joined), null);
+  });
+
   test('answer addresses follow compression pointers, skip other records and take the smallest TTL', () => {
     const q = query('www.example.test');
     const head = Buffer.from(q);
@@ -62,11 +92,28 @@ describe('DNS wire', () => {
     const cname = Buffer.from([0xc0, 0x0c, 0, 5, 0, 1, 0, 0, 0, 60, 0, 4, 1, 0x61, 0xc0, 0x10]);
     const a1 = Buffer.from([0xc0, 0x0c, 0, 1, 0, 1, 0, 0, 1, 0, 0, 4, 198, 18, 0, 2]);
     const a2 = Buffer.from([0xc0, 0x0c, 0, 1, 0, 1, 0, 0, 0, 30, 0, 4, 198, 18, 0, 3]);
-    assert.deepEqual(answerAddresses(Buffer.concat([head, cname, a1, a2])), { addresses: ['198.18.0.2', '198.18.0.3'], ttl: 30 });
-    assert.equal(answerAddresses(Buffer.concat([head, cname, a1])), null, 'a record cut short');
+    assert.deepEqual(answerAddresses(Buffer.concat([head, cname, a1, a2]), 'www.example.test'), { addresses: ['198.18.0.2', '198.18.0.3'], ttl: 30 });
+    assert.equal(answerAddresses(Buffer.concat([head, cname, a1]), 'www.example.test'), null, 'a record cut short');
     const loop = Buffer.concat([head.subarray(0, 12), Buffer.from([0xc0, 0x0c])]);
     loop.writeUInt16BE(1, 4);
-    assert.equal(answerAddresses(loop), null, 'a pointer loop ends');
+    assert.equal(answerAddresses(loop, 'www.example.test'), null, 'a pointer loop ends');
+  });
+
+  test("only A records of the question's name or its CNAME chain are taken (pinned)", () => {
+    const q = query('www.example.test');
+    const head = Buffer.from(q);
+    head.writeUInt16BE(0x8180, 2);
+    head.writeUInt16BE(4, 6);
+    // www.example.test CNAME a.example.test; a.example.test A 198.18.0.2; example.test A 198.18.0.9 (not asked);
+    // www.example.test A 198.18.0.3.
+    const cname = Buffer.from([0xc0, 0x0c, 0, 5, 0, 1, 0, 0, 0, 60, 0, 4, 1, 0x61, 0xc0, 0x10]);
+    const viaChain = Buffer.from([0xc0, 0, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 198, 18, 0, 2]);
+    const other = Buffer.from([0xc0, 0x10, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 198, 18, 0, 9]);
+    const own = Buffer.from([0xc0, 0x0c, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 198, 18, 0, 3]);
+    // Its owner points at the CNAME's target, the CNAME's rdata: past the question and the CNAME's 12 fixed bytes.
+    viaChain[1] = q.length + 12;
+    // Before: every A record of the answer section was pinned, whatever its owner.
+    assert.deepEqual(answerAddresses(Buffer.concat([head, cname, viaChain, other, own]), 'www.example.test')?.addresses, ['198.18.0.2', '198.18.0.3']);
   });
 });
 

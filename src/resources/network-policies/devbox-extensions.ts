@@ -9,6 +9,9 @@ import { hostMatcher } from './rules.js';
 import { SqlNetworkPolicyStore } from './sql-network-policy-store.js';
 import type { Egress } from './types.js';
 
+/** A boot's network step fails rather than hold the box in provisioning when the kernel or DNS never answers. */
+const BOOT_TIMEOUT_MS = 30_000;
+
 /** The box-services prefix of the MCP hub; every other prefix but `/_whoami` is the agent gateway's. */
 const MCP_PREFIX = '/mcp';
 
@@ -66,15 +69,38 @@ export function networkPolicyExtensions(deps: {
     return match(name) ? 'pin' : 'deny';
   };
 
-  const apply = async (id: string, egress: Egress): Promise<void> => {
-    inForce.set(id, egress);
-    const net = await runtime.network(id);
-    if (!net) return;
-    await runtime.setEgress(id, toRules(egress));
-    await dns.attach(id, net, decide(id));
+  // Every change of a box's rules runs in one queue per box, and each reads the policy when its turn comes:
+  // a boot and updates racing it end on the policy stored last, in the kernel and in `inForce` alike.
+  const queues = new Map<string, Promise<void>>();
+  /** Boxes whose boot or adoption is under way: an update in that window queues a re-read for them. */
+  const starting = new Set<string>();
+  const apply = (id: string): Promise<void> => {
+    const run = async () => {
+      // Stopped while this change waited its turn: nothing of the box is left to set.
+      if (!starting.has(id) && !inForce.has(id)) return;
+      const egress = (await deps.store.policyOf(id))?.egress ?? fallback;
+      const net = await runtime.network(id);
+      inForce.set(id, egress);
+      if (!net) return;
+      await runtime.setEgress(id, toRules(egress));
+      // DNS reads `inForce` at every question: its sockets are made once per boot, not per change.
+      await dns.attach(id, net, decide(id));
+    };
+    const next = (queues.get(id) ?? Promise.resolve()).catch(() => undefined).then(run);
+    const tail = next.catch(() => undefined);
+    queues.set(id, tail);
+    void tail.then(() => queues.get(id) === tail && queues.delete(id));
+    return next;
   };
 
-  const attach = async (id: string): Promise<void> => apply(id, (await deps.store.policyOf(id))?.egress ?? fallback);
+  const attach = async (id: string): Promise<void> => {
+    starting.add(id);
+    try {
+      await withTimeout(apply(id), BOOT_TIMEOUT_MS, `the network of devbox ${id} was not set up within ${BOOT_TIMEOUT_MS / 1000} s`);
+    } finally {
+      starting.delete(id);
+    }
+  };
 
   return {
     async resolver(accountId, input) {
@@ -98,18 +124,29 @@ export function networkPolicyExtensions(deps: {
     async reattach(ids) {
       await Promise.all(ids.map((id) => attach(id).catch((err) => log.error({ err, devbox: id }, 'egress of an adopted box failed'))));
     },
-    async changed(policy, ids) {
-      await Promise.all(ids.filter((id) => inForce.has(id)).map((id) => apply(id, policy.egress)));
+    async changed(_policy, ids) {
+      const failed = (await Promise.allSettled(ids.filter((id) => inForce.has(id) || starting.has(id)).map((id) => apply(id)))).filter((r) => r.status === 'rejected');
+      if (failed.length) throw new Error(`${failed.length} of the policy's running boxes did not take the new rules: ${(failed[0] as PromiseRejectedResult).reason}`);
     },
     allowsService(boxId, prefix) {
       if (prefix === '/_whoami') return true;
-      const e = inForce.get(boxId) ?? fallback;
+      // A box whose policy is not in force (its adoption failed to read it) reaches neither service.
+      const e = inForce.get(boxId);
+      if (!e) return false;
       return prefix === MCP_PREFIX || prefix.startsWith(`${MCP_PREFIX}/`) ? e.allowMcpGateway : e.allowAgentGateway;
     },
     close() {
       dns.close();
     },
   };
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(ERRORS.unavailable(message)), ms);
+  });
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
 }
 
 export function toRules(e: Egress): EgressRules {

@@ -10,7 +10,8 @@ import { createSocket, type Socket } from 'node:dgram';
 import { createServer, type Server, type Socket as TcpSocket } from 'node:net';
 import type { Logger } from '../../lib/logger.js';
 import type { BoxNetwork } from '../../runtime/driver.js';
-import { answerAddresses, parseQuery, RCODE_FORMERR, RCODE_NOERROR, RCODE_NXDOMAIN, RCODE_SERVFAIL, reply, TYPE_A, TYPE_AAAA } from './dns-wire.js';
+import { serveDnsTcp, TCP_LIMITS, type TcpLimits } from './dns-tcp.js';
+import { answerAddresses, parseQuery, RCODE_FORMERR, RCODE_NOERROR, RCODE_NXDOMAIN, RCODE_REFUSED, RCODE_SERVFAIL, reply, TYPE_A, TYPE_AAAA } from './dns-wire.js';
 
 /** What the box's policy says of a name: ask upstream as is, ask and pin the addresses, or refuse. */
 export type NameDecision = 'forward' | 'pin' | 'deny';
@@ -24,17 +25,33 @@ interface BoxDns {
   tcp: Server;
   conns: Set<TcpSocket>;
   inFlight: number;
+  maxInFlight: number;
+  net: BoxNetwork;
+  /** Settles when both sockets are bound, or rejects when that failed or was cut short. */
+  ready: Promise<void>;
+  /** Token bucket of the box's questions: tokens left, and when it was last filled (ms). */
+  tokens: number;
+  filled: number;
 }
+
+/**
+ * Questions per second of one box, after a first burst: past it a question is REFUSED at once. What a
+ * package install asks stays well under; a box asking random names cannot flood upstream or this thread.
+ */
+export const DNS_RATE = { perSecond: 100, burst: 200 };
 
 /** TCP connections one box holds to its DNS at once (resolvers use TCP only for answers UDP truncated). */
 const MAX_TCP = 16;
-const TCP_IDLE_MS = 10_000;
 
 export interface DnsForwarderOptions {
   upstream: { address: string; port: number };
   /** Lets the box reach the addresses for ttl seconds (the runtime's pinEgress). */
   pin: (boxId: string, addresses: string[], ttlSeconds: number) => Promise<void>;
   log: Logger;
+  /** Questions a box may ask per second, after a burst (DNS_RATE unless given). */
+  rate?: { perSecond: number; burst: number };
+  /** Idle and total life of a TCP connection (tests shorten them). */
+  tcpLimits?: TcpLimits;
 }
 
 export class DnsForwarder {
@@ -44,34 +61,50 @@ export class DnsForwarder {
 
   /** Answers the box's questions at its host end; `decide` is asked at every question (policies change). */
   async attach(boxId: string, net: BoxNetwork, decide: (name: string) => NameDecision): Promise<void> {
+    // Already answering there (a policy change): `decide` is asked per question, so nothing to redo.
+    const had = this.boxes.get(boxId);
+    if (had && had.net.hostAddress === net.hostAddress && had.net.boxAddress === net.boxAddress) return had.ready;
     this.detach(boxId);
     const socket = createSocket({ type: 'udp4', reuseAddr: true });
     const tcp = createServer((c) => this.serveTcp(boxId, box, net, c, decide));
     tcp.maxConnections = MAX_TCP;
-    const box: BoxDns = { socket, tcp, conns: new Set(), inFlight: 0 };
+    const box: BoxDns = { socket, tcp, net, conns: new Set(), inFlight: 0, maxInFlight: MAX_IN_FLIGHT, ready: Promise.resolve(), tokens: (this.opts.rate ?? DNS_RATE).burst, filled: Date.now() };
     socket.on('error', (err) => this.opts.log.warn({ err: err.message, devbox: boxId }, 'box DNS socket error'));
     tcp.on('error', (err) => this.opts.log.warn({ err: err.message, devbox: boxId }, 'box DNS listener error'));
     socket.on('message', (msg, from) => {
       // Only the box's own address: the firewall lets every box reach port 53 of every host end.
       if (from.address !== net.boxAddress || box.inFlight >= MAX_IN_FLIGHT) return;
       box.inFlight++;
-      void this.answer(boxId, msg, decide)
+      void this.answer(boxId, box, msg, decide)
         .then((out) => out && socket.send(out, from.port, from.address))
         .catch((err: Error) => this.opts.log.warn({ err: err.message, devbox: boxId }, 'box DNS answer failed'))
         .finally(() => box.inFlight--);
     });
+    box.ready = this.bind(socket, tcp, net);
+    box.ready.catch(() => this.boxes.get(boxId) === box && this.detach(boxId));
     this.boxes.set(boxId, box);
+    await box.ready;
+  }
+
+  /** Both sockets bound; rejects when a detach closes them first (the caller never waits forever). */
+  private async bind(socket: Socket, tcp: Server, net: BoxNetwork): Promise<void> {
     await new Promise<void>((resolve, reject) => {
+      const early = () => reject(new Error('box DNS closed before it was bound'));
       socket.once('error', reject);
+      socket.once('close', early);
       socket.bind(53, net.hostAddress, () => {
         socket.off('error', reject);
+        socket.off('close', early);
         resolve();
       });
     });
     await new Promise<void>((resolve, reject) => {
+      const early = () => reject(new Error('box DNS closed before it was bound'));
       tcp.once('error', reject);
+      tcp.once('close', early);
       tcp.listen(53, net.hostAddress, () => {
         tcp.off('error', reject);
+        tcp.off('close', early);
         resolve();
       });
     });
@@ -79,7 +112,6 @@ export class DnsForwarder {
     tcp.unref();
   }
 
-  /** DNS over TCP (RFC 1035 4.2.2): messages framed by a two-byte length, answered in any order. */
   private serveTcp(boxId: string, box: BoxDns, net: BoxNetwork, c: TcpSocket, decide: (name: string) => NameDecision): void {
     c.on('error', () => undefined);
     if (c.remoteAddress !== net.boxAddress) {
@@ -88,29 +120,9 @@ export class DnsForwarder {
     }
     box.conns.add(c);
     c.on('close', () => box.conns.delete(c));
-    c.setTimeout(TCP_IDLE_MS, () => c.destroy());
-    let pending = Buffer.alloc(0);
-    c.on('data', (d: Buffer) => {
-      pending = Buffer.concat([pending, d]);
-      while (pending.length >= 2 && pending.length >= 2 + pending.readUInt16BE(0)) {
-        const msg = pending.subarray(2, 2 + pending.readUInt16BE(0));
-        pending = pending.subarray(2 + msg.length);
-        if (box.inFlight >= MAX_IN_FLIGHT) {
-          c.destroy();
-          return;
-        }
-        box.inFlight++;
-        void this.answer(boxId, msg, decide)
-          .then((out) => {
-            if (!out || c.destroyed) return;
-            const len = Buffer.alloc(2);
-            len.writeUInt16BE(out.length);
-            c.write(Buffer.concat([len, out]));
-          })
-          .catch((err: Error) => this.opts.log.warn({ err: err.message, devbox: boxId }, 'box DNS answer failed'))
-          .finally(() => box.inFlight--);
-      }
-    });
+    serveDnsTcp(c, box, this.opts.tcpLimits ?? TCP_LIMITS, (msg) => this.answer(boxId, box, msg, decide), (err) =>
+      this.opts.log.warn({ err: err.message, devbox: boxId }, 'box DNS answer failed'),
+    );
   }
 
   detach(boxId: string): void {
@@ -126,21 +138,38 @@ export class DnsForwarder {
     for (const id of [...this.boxes.keys()]) this.detach(id);
   }
 
-  private async answer(boxId: string, msg: Buffer, decide: (name: string) => NameDecision): Promise<Buffer | null> {
+  private async answer(boxId: string, box: BoxDns, msg: Buffer, decide: (name: string) => NameDecision): Promise<Buffer | null> {
     const q = parseQuery(msg);
     if (!q) return msg.length >= 12 ? formErr(msg) : null;
+    if (!this.take(box)) return reply(msg, q, RCODE_REFUSED);
     const decision = decide(q.name);
     if (decision === 'deny') return reply(msg, q, RCODE_NXDOMAIN);
     if (q.type === TYPE_AAAA) return reply(msg, q, RCODE_NOERROR);
     const answer = await this.ask(msg).catch(() => null);
     if (!answer) return reply(msg, q, RCODE_SERVFAIL);
     if (decision === 'pin' && q.type === TYPE_A) {
-      const found = answerAddresses(answer);
+      const found = answerAddresses(answer, q.name);
       if (!found) return reply(msg, q, RCODE_SERVFAIL);
       // Pinned before the box learns the addresses: its first connection finds them allowed.
-      await this.opts.pin(boxId, found.addresses, found.ttl);
+      // A pin refused (the box's cap) or failed is SERVFAIL: the box never gets an address it cannot reach.
+      const pinned = await this.opts.pin(boxId, found.addresses, found.ttl).then(() => true, (err: Error) => {
+        this.opts.log.warn({ err: err.message, devbox: boxId }, 'box DNS answer not pinned');
+        return false;
+      });
+      if (!pinned) return reply(msg, q, RCODE_SERVFAIL);
     }
     return answer;
+  }
+
+  /** One token of the box's bucket, refilled for the time since the last question. */
+  private take(box: BoxDns): boolean {
+    const { perSecond, burst } = this.opts.rate ?? DNS_RATE;
+    const now = Date.now();
+    box.tokens = Math.min(burst, box.tokens + ((now - box.filled) * perSecond) / 1000);
+    box.filled = now;
+    if (box.tokens < 1) return false;
+    box.tokens--;
+    return true;
   }
 
   /** One question upstream, from a fresh random port; the answer must carry the question's id. */

@@ -4,11 +4,13 @@
  */
 
 export const TYPE_A = 1;
+export const TYPE_CNAME = 5;
 export const TYPE_AAAA = 28;
 export const RCODE_NOERROR = 0;
 export const RCODE_FORMERR = 1;
 export const RCODE_SERVFAIL = 2;
 export const RCODE_NXDOMAIN = 3;
+export const RCODE_REFUSED = 5;
 
 export interface Question {
   id: number;
@@ -18,16 +20,20 @@ export interface Question {
   end: number;
 }
 
-/** Reads a (possibly compressed) name at `off`; returns it and the offset after it in the message. */
-function readName(buf: Buffer, off: number): { name: string; next: number } | null {
+/** Longest name on the wire (RFC 1035 3.1): length bytes, labels and the root. */
+const MAX_NAME_BYTES = 255;
+
+/** Reads a (possibly compressed) name at `off`; returns it, its labels and the offset after it in the message. */
+function readName(buf: Buffer, off: number): { name: string; labels: string[]; next: number } | null {
   const labels: string[] = [];
   let next = -1;
+  let bytes = 1;
   for (let hops = 0; hops < 64; hops++) {
     if (off >= buf.length) return null;
     const len = buf[off]!;
     if (len === 0) {
       if (next < 0) next = off + 1;
-      return { name: labels.join('.'), next };
+      return { name: labels.join('.'), labels, next };
     }
     if ((len & 0xc0) === 0xc0) {
       if (off + 1 >= buf.length) return null;
@@ -35,20 +41,24 @@ function readName(buf: Buffer, off: number): { name: string; next: number } | nu
       off = ((len & 0x3f) << 8) | buf[off + 1]!;
       continue;
     }
-    if (len > 63 || off + 1 + len > buf.length) return null;
+    bytes += 1 + len;
+    if (len > 63 || off + 1 + len > buf.length || bytes > MAX_NAME_BYTES) return null;
     labels.push(buf.toString('latin1', off + 1, off + 1 + len));
     off += 1 + len;
   }
   return null;
 }
 
-/** A standard query with exactly one question, or null. */
+/**
+ * A standard query with exactly one question, or null. Its name is at most 255 bytes, and no label holds a
+ * `.` byte: the name a policy judges is the name upstream resolves.
+ */
 export function parseQuery(buf: Buffer): Question | null {
   if (buf.length < 12) return null;
   const flags = buf.readUInt16BE(2);
   if (flags & 0x8000 || ((flags >> 11) & 0xf) !== 0 || buf.readUInt16BE(4) !== 1) return null;
   const q = readName(buf, 12);
-  if (!q || q.next + 4 > buf.length) return null;
+  if (!q || q.next + 4 > buf.length || q.labels.some((l) => l.includes('.'))) return null;
   return { id: buf.readUInt16BE(0), name: q.name.toLowerCase(), type: buf.readUInt16BE(q.next), end: q.next + 4 };
 }
 
@@ -63,8 +73,11 @@ export function reply(query: Buffer, q: Question, rcode: number): Buffer {
   return out;
 }
 
-/** The IPv4 addresses in an answer's answer section, with the smallest TTL among them. */
-export function answerAddresses(buf: Buffer): { addresses: string[]; ttl: number } | null {
+/**
+ * The IPv4 addresses in an answer's answer section for `name` (the question) or a name its CNAME chain
+ * leads to, with the smallest TTL among them: an A record of another owner is not the question's answer.
+ */
+export function answerAddresses(buf: Buffer, name: string): { addresses: string[]; ttl: number } | null {
   if (buf.length < 12) return null;
   const qd = buf.readUInt16BE(4);
   const an = buf.readUInt16BE(6);
@@ -74,6 +87,7 @@ export function answerAddresses(buf: Buffer): { addresses: string[]; ttl: number
     if (!n) return null;
     off = n.next + 4;
   }
+  const owners = new Set([name.toLowerCase()]);
   const addresses: string[] = [];
   let ttl = Infinity;
   for (let i = 0; i < an; i++) {
@@ -85,7 +99,12 @@ export function answerAddresses(buf: Buffer): { addresses: string[]; ttl: number
     const len = buf.readUInt16BE(n.next + 8);
     const data = n.next + 10;
     if (data + len > buf.length) return null;
-    if (type === TYPE_A && klass === 1 && len === 4) {
+    const owned = owners.has(n.name.toLowerCase());
+    if (owned && type === TYPE_CNAME && klass === 1) {
+      const target = readName(buf, data);
+      if (target) owners.add(target.name.toLowerCase());
+    }
+    if (owned && type === TYPE_A && klass === 1 && len === 4) {
       addresses.push(`${buf[data]}.${buf[data + 1]}.${buf[data + 2]}.${buf[data + 3]}`);
       ttl = Math.min(ttl, rrTtl);
     }

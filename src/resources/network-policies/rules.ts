@@ -11,27 +11,49 @@ export const MAX_CIDRS = 256;
 const LABEL = /^(\*|[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)$/;
 
 /**
- * A host name pattern: DNS labels, where a label `*` stands for one or more labels (`*.npmjs.org` is every
- * name under npmjs.org, not npmjs.org itself; `api.*.com` is api.<anything>.com). Kept lower case.
+ * A host name pattern: an exact name, or `*.` then a name, which stands for every name under it at any depth
+ * (`*.npmjs.org` is registry.npmjs.org and a.b.npmjs.org, not npmjs.org). `*` is refused anywhere else:
+ * matching stays a set lookup per suffix of the asked name, never a pattern search. Kept lower case.
  */
 export function checkHostnames(list: string[], field: string): string[] {
   if (list.length > MAX_HOSTNAMES) throw ERRORS.invalid(`${field}: at most ${MAX_HOSTNAMES} host names`);
   return list.map((raw, i) => {
     const h = raw.trim().toLowerCase().replace(/\.$/, '');
     const labels = h.split('.');
-    if (h.length === 0 || h.length > 253 || labels.some((l) => !LABEL.test(l)) || labels.every((l) => l === '*')) {
-      throw ERRORS.invalid(`${field}[${i}]: "${raw}" is not a host name or a pattern like *.example.com`);
-    }
+    const bad = (why: string) => ERRORS.invalid(`${field}[${i}]: "${raw}" ${why}`);
+    if (h.length === 0 || h.length > 253 || labels.some((l) => !LABEL.test(l))) throw bad('is not a host name or a pattern like *.example.com');
+    if (labels.slice(1).includes('*')) throw bad('has a * that is not the whole first label (only *.example.com is a pattern)');
+    if (labels[0] === '*' && labels.length < 2) throw bad('is a bare wildcard (write *.example.com)');
     return h;
   });
 }
 
-/** Compiles patterns into one matcher; a name matches when any pattern does (case-insensitive). */
+/** A name's labels as the DNS reads them: at most 255 bytes on the wire, labels of 1 to 63 bytes. */
+export function isDnsName(name: string): boolean {
+  if (name.length + 2 > 255) return false;
+  return name === '' || name.split('.').every((l) => l.length > 0 && l.length <= 63);
+}
+
+/**
+ * One matcher for checked patterns; a name matches when any pattern does (case-insensitive). Exact names and
+ * the suffixes under `*.` are sets, so a name costs one lookup per label, whatever the patterns.
+ */
 export function hostMatcher(patterns: string[]): (name: string) => boolean {
-  if (patterns.length === 0) return () => false;
-  const alts = patterns.map((p) => p.split('.').map((l) => (l === '*' ? '[^.]+(?:\\.[^.]+)*' : l.replace(/[-]/g, '\\-'))).join('\\.'));
-  const re = new RegExp(`^(?:${alts.join('|')})$`);
-  return (name) => re.test(name.toLowerCase().replace(/\.$/, ''));
+  const exact = new Set<string>();
+  const under = new Set<string>();
+  for (const p of patterns) {
+    if (p.startsWith('*.')) under.add(p.slice(2));
+    else if (!p.includes('*')) exact.add(p);
+  }
+  return (raw) => {
+    const name = raw.toLowerCase().replace(/\.$/, '');
+    if (!isDnsName(name)) return false;
+    if (exact.has(name)) return true;
+    for (let dot = name.indexOf('.'); dot >= 0; dot = name.indexOf('.', dot + 1)) {
+      if (under.has(name.slice(dot + 1))) return true;
+    }
+    return false;
+  };
 }
 
 /** Canonical IPv4 CIDRs (host bits zero) with valid port rules. */

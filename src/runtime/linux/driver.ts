@@ -319,8 +319,9 @@ export class LinuxDriver implements RuntimeDriver {
   }
 
   async setEgress(id: string, rules: EgressRules): Promise<void> {
-    if (!this.egress || !(await this.network(id))) return;
-    await this.egress.apply(id, rules);
+    const net = this.egress ? await this.network(id) : null;
+    if (!this.egress || !net) return;
+    await this.egress.apply(id, rules, net.boxAddress);
   }
 
   async pinEgress(id: string, addresses: string[], ttlSeconds: number): Promise<void> {

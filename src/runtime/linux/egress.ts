@@ -15,12 +15,13 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { networkInterfaces } from 'node:os';
 import type { EgressRules } from '../driver.js';
 import { run } from './fsutil.js';
 import { NftShell } from './nft.js';
 import { NftSetDaemon } from './nftset.js';
 import { planCidrs } from './egress-cidrs.js';
+import { FLOOR, hostNetworks, ip4, parse4 } from './egress-floor.js';
+import { baseObjects, baseRules, cidrRules, TABLE } from './egress-table.js';
 import type { RuntimeLogger } from './logger.js';
 
 export interface EgressConfig {
@@ -28,20 +29,23 @@ export interface EgressConfig {
   subnet: string;
   /** DEVBOXD_EGRESS_DENY: never reachable from a box, whatever its policy. */
   deny: string[];
+  /** DEVBOXD_EGRESS_OPEN_INTERFACES: host interfaces whose networks stay out of the floor. */
+  openInterfaces?: string[];
   /** Bytes per second a box may send, and receive (each way). */
   bandwidthBytes: number;
   /** Connections a box may hold open at once. */
   maxConnections: number;
 }
 
-export const TABLE = 'inet devboxd';
-/** What the floor always holds, beside the host's own addresses and networks and the box subnet. */
-const FLOOR = ['0.0.0.0/8', '127.0.0.0/8', '169.254.0.0/16', '224.0.0.0/3'];
+export { TABLE } from './egress-table.js';
 /** Private ranges: only an explicit `allowed_cidrs` entry opens them (a hostname resolving there does not). */
 const PRIVATE = ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16'];
-const REFUSE = 'reject with icmpx type admin-prohibited';
 /** A pinned hostname address stays in a box's set at least this long, whatever its DNS TTL. */
 const MIN_PIN_SECONDS = 60;
+/** Upstream (which a tenant may run) sets the TTL: a pin lasts at most this long whatever it says. */
+export const MAX_PIN_SECONDS = 3600;
+/** Addresses pinned for one box at once: its DNS cannot grow the shared set (and nftsetd's work) without end. */
+export const MAX_PINS_PER_BOX = 4096;
 
 export interface BoxLink {
   /** Host-side interface name (from the box id). */
@@ -50,8 +54,6 @@ export interface BoxLink {
   boxAddress: string;
 }
 
-const ip4 = (n: number): string => [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
-const parse4 = (s: string): number => s.split('.').reduce((a, o) => a * 256 + Number(o), 0);
 
 /** Base address and prefix of an IPv4 CIDR, or null when it is not one in canonical form. */
 export function parseCidr(cidr: string): { base: number; prefix: number } | null {
@@ -74,7 +76,11 @@ export class Egress {
   /** Boxes linked by this process whose policy is not set yet: nothing of theirs is in the sets to flush. */
   private readonly fresh = new Set<string>();
   /** Boxes whose policy took a chain of its own (overlapping port rules). */
-  private readonly chained = new Set<string>();
+  private readonly chained = new Set<string>(); // chain keys (chainKey), found again at start
+  /** Per box, its pinned addresses and when each expires (ms): what the per-box cap counts. */
+  private readonly pins = new Map<string, Map<string, number>>();
+  /** The floor's elements as last written: a box's boot writes them again when the host's networks moved. */
+  private never = '';
 
   constructor(
     private readonly cfg: EgressConfig,
@@ -104,34 +110,74 @@ export class Egress {
       // The rules are written anew at every start, in one transaction (the sets, boxes' elements included,
       // stay): the bounds are this server's, and a newer devboxd's rules replace an older one's.
       await this.nft.run(baseRules(this.cfg));
-      const never = [...FLOOR, this.cfg.subnet, ...hostNetworks(), ...this.cfg.deny];
       await this.nft.run([
-        `flush set ${TABLE} never4`,
-        `add element ${TABLE} never4 { ${never.join(', ')} }`,
+        ...this.neverElements(),
         `flush set ${TABLE} private4`,
         `add element ${TABLE} private4 { ${PRIVATE.join(', ')} }`,
         `add element ${TABLE} boxnet4 { ${this.cfg.subnet} }`,
       ]);
+      await this.adoptChains();
       // Forwarding is what carries a box's packets out; the table above decides which.
       const fwd = '/proc/sys/net/ipv4/ip_forward';
       if (readFileSync(fwd, 'utf8').trim() !== '1') writeFileSync(fwd, '1');
     })().catch((err) => {
       this.installed = undefined;
+      this.never = '';
       throw err;
     });
     return this.installed;
   }
 
-  /** Sets (or replaces) a box's policy. A replaced policy's pinned addresses go with it. */
-  async apply(id: string, rules: EgressRules): Promise<void> {
+  /**
+   * Boxes' own chains outlive a restart: those of a box whose link is still on the host are known again (its
+   * next policy or its release deletes them), those whose link is gone are deleted now.
+   */
+  private async adoptChains(): Promise<void> {
+    const { stdout } = await run('nft', ['list', 'chains', TABLE.split(' ')[0]!]);
+    const ours = stdout.split(/^table /m).find((t) => t.startsWith(`${TABLE} {`)) ?? '';
+    const links = new Set([...(await run('ip', ['-o', 'link', 'show'])).stdout.matchAll(/^\d+: (dbx[0-9a-f]{12})[@:]/gm)].map((m) => m[1]));
+    for (const [, key] of ours.matchAll(/chain c_([0-9a-f]{12}) /g)) {
+      if (links.has(`dbx${key}`)) {
+        this.chained.add(key!);
+        continue;
+      }
+      // Its elements first: the box's verdict map element still jumps to the chain.
+      await this.sets.run(dropElements(`dbx${key}`));
+      await this.nft.run([`delete chain ${TABLE} c_${key}`]);
+    }
+  }
+
+  /** The floor as nft commands, when the host's networks changed since it was last written (or always). */
+  private neverElements(): string[] {
+    const never = [...FLOOR, this.cfg.subnet, ...hostNetworks(new Set(this.cfg.openInterfaces ?? [])), ...this.cfg.deny].join(', ');
+    if (never === this.never) return [];
+    this.never = never;
+    return [`flush set ${TABLE} never4`, `add element ${TABLE} never4 { ${never} }`];
+  }
+
+  /**
+   * Sets (or replaces) a box's policy. A replaced policy's pinned addresses go with it, and so do the box's
+   * open connections unless the new policy allows everything: `established` is accepted before any policy
+   * rule, so a connection the old policy let through would outlive a stricter one.
+   */
+  async apply(id: string, rules: EgressRules, boxAddress?: string): Promise<void> {
     await this.prepare();
+    // Interfaces come and go (a VPN, a container bridge): every boot re-reads them.
+    const floor = this.neverElements();
+    if (floor.length) {
+      await this.nft.run(floor).catch((err) => {
+        this.never = '';
+        throw err;
+      });
+    }
     const ifn = hostIfName(id);
     const chain = `c_${chainKey(id)}`;
     const fresh = this.fresh.delete(id);
+    this.pins.delete(id);
     const plan = planCidrs(rules.cidrs);
     // Port rules that overlap take a chain of the box's own (made with the nft tool: slower on a busy host).
     if (plan.overlap) {
-      this.chained.add(id);
+      this.chained.add(chainKey(id));
       await this.nft.run([`add chain ${TABLE} ${chain}`, `flush chain ${TABLE} ${chain}`, ...rules.cidrs.flatMap((c) => cidrRules(`${TABLE} ${chain}`, c))]);
     }
     await this.sets.run([
@@ -141,15 +187,37 @@ export class Egress {
       plan.overlap ? `jump cidrs ${ifn} ${chain}` : `del cidrs ${ifn}`,
       `add known ${ifn}`,
     ]);
+    if (!fresh && !rules.allowAll && boxAddress) await this.cut(id, boxAddress);
     // A chain left by an earlier policy (unreferenced now).
-    if (!plan.overlap && this.chained.delete(id)) await this.nft.run([`delete chain ${TABLE} ${chain}`]).catch(() => undefined);
+    if (!plan.overlap && this.chained.delete(chainKey(id))) await this.nft.run([`delete chain ${TABLE} ${chain}`]).catch(() => undefined);
+  }
+
+  /** Deletes the conntrack entries the box started (conntrack exits 1 when there were none). */
+  private async cut(id: string, boxAddress: string): Promise<void> {
+    await run('conntrack', ['-D', '-s', boxAddress]).catch((err: Error & { stderr?: string }) => {
+      if (!/0 flow entries/.test(err.stderr ?? '')) this.log.warn({ devbox: id, err: err.stderr?.trim() || err.message }, 'open connections of a box were not cut');
+    });
   }
 
   /** Lets the box reach `addresses` (what its DNS answered for an allowed name) for `ttlSeconds`. */
   async pin(id: string, addresses: string[], ttlSeconds: number): Promise<void> {
     const ifn = hostIfName(id);
-    const ms = Math.max(MIN_PIN_SECONDS, Math.ceil(ttlSeconds)) * 1000;
-    await this.sets.run(addresses.filter((a) => /^\d{1,3}(\.\d{1,3}){3}$/.test(a)).map((a) => `add pinned ${ifn} ${a} ${ms}`));
+    const ms = Math.min(MAX_PIN_SECONDS, Math.max(MIN_PIN_SECONDS, Math.ceil(ttlSeconds))) * 1000;
+    const valid = addresses.filter((a) => /^\d{1,3}(\.\d{1,3}){3}$/.test(a));
+    const now = Date.now();
+    let mine = this.pins.get(id);
+    if (!mine) this.pins.set(id, (mine = new Map()));
+    const added = valid.filter((a) => !mine.has(a)).length;
+    if (mine.size + added > MAX_PINS_PER_BOX) {
+      // Only at the cap: the expired ones leave the count (the kernel dropped them already).
+      for (const [a, until] of mine) if (until <= now) mine.delete(a);
+      if (mine.size + added > MAX_PINS_PER_BOX) {
+        this.log.warn({ devbox: id, pinned: mine.size, asked: added }, 'a box reached its cap of pinned addresses');
+        throw new Error(`the box has ${mine.size} pinned addresses (at most ${MAX_PINS_PER_BOX})`);
+      }
+    }
+    for (const a of valid) mine.set(a, now + ms);
+    await this.sets.run(valid.map((a) => `add pinned ${ifn} ${a} ${ms}`));
   }
 
   /**
@@ -159,11 +227,12 @@ export class Egress {
   async release(id: string, link: BoxLink | null): Promise<void> {
     if (link) await run('ip', ['link', 'del', link.hostIf]).catch(() => undefined);
     this.fresh.delete(id);
+    this.pins.delete(id);
     const ifn = hostIfName(id);
     try {
       await this.prepare();
-      await this.sets.run([`del known ${ifn}`, `del all_out ${ifn}`, `del cidrs ${ifn}`, `flush pinned ${ifn}`, `flush cidr_any ${ifn}`, `flush cidr_port ${ifn}`]);
-      if (this.chained.delete(id)) await this.nft.run([`delete chain ${TABLE} c_${chainKey(id)}`]).catch(() => undefined);
+      await this.sets.run(dropElements(ifn));
+      if (this.chained.delete(chainKey(id))) await this.nft.run([`delete chain ${TABLE} c_${chainKey(id)}`]).catch(() => undefined);
     } catch (err) {
       this.log.warn({ devbox: id, err: (err as Error).message }, 'egress elements of a box were not removed');
     }
@@ -175,101 +244,8 @@ export class Egress {
   }
 }
 
+/** nftsetd commands that remove every element of a box's interface. */
+const dropElements = (ifn: string): string[] => [`del known ${ifn}`, `del all_out ${ifn}`, `del cidrs ${ifn}`, `flush pinned ${ifn}`, `flush cidr_any ${ifn}`, `flush cidr_port ${ifn}`];
+
 /** Names in the table: 12 hex digits of the id's digest, like the interface. */
 const chainKey = (id: string): string => hostIfName(id).slice(3);
-
-function cidrRules(chain: string, c: EgressRules['cidrs'][number]): string[] {
-  if (c.ports.length === 0) return [`add rule ${chain} ip daddr ${c.cidr} accept`];
-  return c.ports.map((p) => {
-    const range = p.endPort && p.endPort !== p.port ? `${p.port}-${p.endPort}` : String(p.port);
-    const proto = p.protocol ? `meta l4proto ${p.protocol.toLowerCase()}` : 'meta l4proto { tcp, udp }';
-    return `add rule ${chain} ip daddr ${c.cidr} ${proto} th dport ${range} accept`;
-  });
-}
-
-/** The host's own IPv4 addresses, and the networks of the interfaces its default routes leave by. */
-function hostNetworks(): string[] {
-  const uplinks = new Set<string>();
-  try {
-    for (const line of readFileSync('/proc/net/route', 'utf8').split('\n').slice(1)) {
-      const f = line.trim().split(/\s+/);
-      if (f[1] === '00000000' && f[0]) uplinks.add(f[0]);
-    }
-  } catch {
-    /* no IPv4 routes */
-  }
-  const out: string[] = [];
-  for (const [name, addrs] of Object.entries(networkInterfaces())) {
-    for (const a of addrs ?? []) {
-      if (a.family !== 'IPv4') continue;
-      out.push(`${a.address}/32`);
-      if (uplinks.has(name) && a.cidr) {
-        const [addr, len] = a.cidr.split('/');
-        const prefix = Number(len);
-        const mask = prefix === 0 ? 0 : (0xffffffff << (32 - prefix)) >>> 0;
-        out.push(`${ip4((parse4(addr!) & mask) >>> 0)}/${prefix}`);
-      }
-    }
-  }
-  return out;
-}
-
-/** The table's sets, maps and chains: made once per host. */
-function baseObjects(): string[] {
-  const t = TABLE;
-  return [
-    `add set ${t} never4 { type ipv4_addr; flags interval; auto-merge; }`,
-    `add set ${t} private4 { type ipv4_addr; flags interval; auto-merge; }`,
-    `add set ${t} boxnet4 { type ipv4_addr; flags interval; auto-merge; }`,
-    `add set ${t} known { type ifname; }`,
-    `add set ${t} all_out { type ifname; }`,
-    `add set ${t} pinned { type ifname . ipv4_addr; flags timeout; }`,
-    `add map ${t} cidrs { type ifname : verdict; }`,
-    `add set ${t} cidr_any { type ifname . ipv4_addr; flags interval; }`,
-    `add set ${t} cidr_port { type ifname . ipv4_addr . inet_proto . inet_service; flags interval; }`,
-    // Kernel-kept per-box state: open connections, and a token bucket each way (dropped when idle).
-    `add set ${t} conns { type ipv4_addr; size 65536; flags dynamic; }`,
-    `add set ${t} bw_out { type ifname; size 65536; flags dynamic, timeout; timeout 1m; }`,
-    `add set ${t} bw_in { type ifname; size 65536; flags dynamic, timeout; timeout 1m; }`,
-    `add chain ${t} input { type filter hook input priority -5; policy accept; }`,
-    `add chain ${t} forward { type filter hook forward priority -5; policy accept; }`,
-    `add chain ${t} postrouting { type nat hook postrouting priority srcnat; policy accept; }`,
-    `add chain ${t} box_input`,
-    `add chain ${t} box_forward_in`,
-    `add chain ${t} box_forward_out`,
-  ];
-}
-
-/** Every rule of the table's own chains, replacing what they held. */
-function baseRules(cfg: EgressConfig): string[] {
-  const t = TABLE;
-  const rate = `limit rate over ${cfg.bandwidthBytes} bytes/second burst ${Math.max(65536, Math.floor(cfg.bandwidthBytes / 10))} bytes`;
-  return [
-    ...['input', 'forward', 'postrouting', 'box_input', 'box_forward_in', 'box_forward_out'].map((c) => `flush chain ${t} ${c}`),
-    `add rule ${t} input iifname "dbx*" jump box_input`,
-    `add rule ${t} box_input ct state established,related accept`,
-    `add rule ${t} box_input ip daddr @boxnet4 meta l4proto { tcp, udp } th dport 53 accept`,
-    `add rule ${t} box_input ${REFUSE}`,
-    `add rule ${t} forward oifname "dbx*" jump box_forward_in`,
-    `add rule ${t} forward iifname "dbx*" jump box_forward_out`,
-    `add rule ${t} box_forward_in iifname "dbx*" ${REFUSE}`,
-    `add rule ${t} box_forward_in oifname != @known drop`,
-    `add rule ${t} box_forward_in ct state != { established, related } drop`,
-    `add rule ${t} box_forward_in update @bw_in { oifname ${rate} } drop`,
-    `add rule ${t} box_forward_in accept`,
-    `add rule ${t} box_forward_out meta nfproto ipv6 ${REFUSE}`,
-    `add rule ${t} box_forward_out iifname != @known ${REFUSE}`,
-    `add rule ${t} box_forward_out update @bw_out { iifname ${rate} } drop`,
-    `add rule ${t} box_forward_out ct state established,related accept`,
-    `add rule ${t} box_forward_out ct state new add @conns { ip saddr ct count over ${cfg.maxConnections} } ${REFUSE}`,
-    `add rule ${t} box_forward_out ip daddr @never4 ${REFUSE}`,
-    `add rule ${t} box_forward_out iifname . ip daddr @cidr_any accept`,
-    `add rule ${t} box_forward_out iifname . ip daddr . meta l4proto . th dport @cidr_port accept`,
-    `add rule ${t} box_forward_out iifname vmap @cidrs`,
-    `add rule ${t} box_forward_out ip daddr @private4 ${REFUSE}`,
-    `add rule ${t} box_forward_out iifname @all_out accept`,
-    `add rule ${t} box_forward_out iifname . ip daddr @pinned accept`,
-    `add rule ${t} box_forward_out ${REFUSE}`,
-    `add rule ${t} postrouting ip saddr @boxnet4 oifname != "dbx*" masquerade`,
-  ];
-}

@@ -1,0 +1,86 @@
+/**
+ * The egress table's fixed part: its sets, maps and chains, the rules of its own chains (the same for every
+ * box; what is per box is in set elements), and the rules of a box's own chain for overlapping port rules.
+ */
+import type { EgressRules } from '../driver.js';
+import type { EgressConfig } from './egress.js';
+
+export const TABLE = 'inet devboxd';
+const REFUSE = 'reject with icmpx type admin-prohibited';
+
+export function cidrRules(chain: string, c: EgressRules['cidrs'][number]): string[] {
+  if (c.ports.length === 0) return [`add rule ${chain} ip daddr ${c.cidr} accept`];
+  return c.ports.map((p) => {
+    const range = p.endPort && p.endPort !== p.port ? `${p.port}-${p.endPort}` : String(p.port);
+    const proto = p.protocol ? `meta l4proto ${p.protocol.toLowerCase()}` : 'meta l4proto { tcp, udp }';
+    return `add rule ${chain} ip daddr ${c.cidr} ${proto} th dport ${range} accept`;
+  });
+}
+
+/** The table's sets, maps and chains: made once per host. */
+export function baseObjects(): string[] {
+  const t = TABLE;
+  return [
+    `add set ${t} never4 { type ipv4_addr; flags interval; auto-merge; }`,
+    `add set ${t} private4 { type ipv4_addr; flags interval; auto-merge; }`,
+    `add set ${t} boxnet4 { type ipv4_addr; flags interval; auto-merge; }`,
+    `add set ${t} known { type ifname; }`,
+    `add set ${t} all_out { type ifname; }`,
+    `add set ${t} pinned { type ifname . ipv4_addr; flags timeout; }`,
+    `add map ${t} cidrs { type ifname : verdict; }`,
+    `add set ${t} cidr_any { type ifname . ipv4_addr; flags interval; }`,
+    `add set ${t} cidr_port { type ifname . ipv4_addr . inet_proto . inet_service; flags interval; }`,
+    // Kernel-kept per-box state: open connections, and a token bucket each way (dropped when idle).
+    `add set ${t} conns { type ipv4_addr; size 65536; flags dynamic; }`,
+    `add set ${t} bw_out { type ifname; size 65536; flags dynamic, timeout; timeout 1m; }`,
+    `add set ${t} bw_in { type ifname; size 65536; flags dynamic, timeout; timeout 1m; }`,
+    `add chain ${t} input { type filter hook input priority -5; policy accept; }`,
+    `add chain ${t} forward { type filter hook forward priority -5; policy accept; }`,
+    `add chain ${t} postrouting { type nat hook postrouting priority srcnat; policy accept; }`,
+    `add chain ${t} box_input`,
+    `add chain ${t} box_forward_in`,
+    `add chain ${t} box_forward_out`,
+  ];
+}
+
+/** Every rule of the table's own chains, replacing what they held. */
+export function baseRules(cfg: EgressConfig): string[] {
+  const t = TABLE;
+  const rate = `limit rate over ${cfg.bandwidthBytes} bytes/second burst ${Math.max(65536, Math.floor(cfg.bandwidthBytes / 10))} bytes`;
+  return [
+    ...['input', 'forward', 'postrouting', 'box_input', 'box_forward_in', 'box_forward_out'].map((c) => `flush chain ${t} ${c}`),
+    `add rule ${t} input iifname "dbx*" jump box_input`,
+    // A box address arrives only by its link: from anywhere else it is spoofed (the DNS forwarder trusts it).
+    `add rule ${t} input iifname != "dbx*" iifname != "lo" ip saddr @boxnet4 drop`,
+    // A box's DNS over UDP past twice the forwarder's own rate is dropped here, before the server reads it
+    // (first: a resolver's one socket is `established` after its first answer).
+    `add set ${t} dns_rate { type ifname; size 65536; flags dynamic, timeout; timeout 1m; }`,
+    `add rule ${t} box_input meta l4proto udp th dport 53 update @dns_rate { iifname limit rate over 200/second burst 400 packets } drop`,
+    `add rule ${t} box_input ct state established,related accept`,
+    // DNS only to the box's own host end (the address is local on the interface it came in by), and only to
+    // a socket bound to that address, as the forwarder's are: a host service listening on *:53 never answers.
+    `add rule ${t} box_input ip daddr @boxnet4 meta l4proto { tcp, udp } th dport 53 fib daddr . iif type local socket wildcard 0 accept`,
+    `add rule ${t} box_input ${REFUSE}`,
+    `add rule ${t} forward oifname "dbx*" jump box_forward_in`,
+    `add rule ${t} forward iifname "dbx*" jump box_forward_out`,
+    `add rule ${t} box_forward_in iifname "dbx*" ${REFUSE}`,
+    `add rule ${t} box_forward_in oifname != @known drop`,
+    `add rule ${t} box_forward_in ct state != { established, related } drop`,
+    `add rule ${t} box_forward_in update @bw_in { oifname ${rate} } drop`,
+    `add rule ${t} box_forward_in accept`,
+    `add rule ${t} box_forward_out meta nfproto ipv6 ${REFUSE}`,
+    `add rule ${t} box_forward_out iifname != @known ${REFUSE}`,
+    `add rule ${t} box_forward_out update @bw_out { iifname ${rate} } drop`,
+    `add rule ${t} box_forward_out ct state established,related accept`,
+    `add rule ${t} box_forward_out ct state new add @conns { ip saddr ct count over ${cfg.maxConnections} } ${REFUSE}`,
+    `add rule ${t} box_forward_out ip daddr @never4 ${REFUSE}`,
+    `add rule ${t} box_forward_out iifname . ip daddr @cidr_any accept`,
+    `add rule ${t} box_forward_out iifname . ip daddr . meta l4proto . th dport @cidr_port accept`,
+    `add rule ${t} box_forward_out iifname vmap @cidrs`,
+    `add rule ${t} box_forward_out ip daddr @private4 ${REFUSE}`,
+    `add rule ${t} box_forward_out iifname @all_out accept`,
+    `add rule ${t} box_forward_out iifname . ip daddr @pinned accept`,
+    `add rule ${t} box_forward_out ${REFUSE}`,
+    `add rule ${t} postrouting ip saddr @boxnet4 oifname != "dbx*" masquerade`,
+  ];
+}

@@ -1,0 +1,32 @@
+/**
+ * Run by test/unit/egress-floor.test.ts in a network namespace of its own: the floor (`never4`) the real
+ * Egress writes, before and after the host gains an interface. Prints the set's elements as one JSON line.
+ */
+import { execFileSync } from 'node:child_process';
+import { networkInterfaces } from 'node:os';
+import { Egress } from '../../src/runtime/linux/egress.js';
+
+const log = { warn: console.error, info: () => undefined, error: console.error, debug: () => undefined } as never;
+const e = new Egress({ subnet: '10.88.0.0/16', deny: [], openInterfaces: ['open0'], bandwidthBytes: 1e8, maxConnections: 1024 }, log);
+const never = () => execFileSync('nft', ['list', 'set', 'inet', 'devboxd', 'never4']).toString().replace(/\s+/g, ' ');
+const ip = (...args: string[]) => execFileSync('ip', args);
+/** A veth pair with both ends up: only a running interface has addresses the host routes by. */
+const link = (name: string, ...cidrs: string[]) => {
+  ip('link', 'add', name, 'type', 'veth', 'peer', 'name', `${name}p`);
+  for (const c of cidrs) ip('addr', 'add', c, 'dev', name);
+  ip('link', 'set', name, 'up');
+  ip('link', 'set', `${name}p`, 'up');
+};
+link('up0', '192.0.2.1/30');
+await e.prepare();
+const atStart = never();
+// A second NIC after start: a private LAN and one in public space; and an interface the operator opened.
+link('lan1', '192.168.77.1/24', '198.51.100.1/24');
+link('open0', '203.0.113.1/24');
+// A veth carries (and lists its addresses) once both ends came up.
+for (let i = 0; i < 50 && !(networkInterfaces().open0 && networkInterfaces().lan1); i++) await new Promise((r) => setTimeout(r, 50));
+e.link('box1', 1);
+await e.apply('box1', { allowAll: true, cidrs: [] });
+const afterBoot = never();
+e.close();
+console.log(JSON.stringify({ atStart, afterBoot }));

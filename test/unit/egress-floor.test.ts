@@ -1,0 +1,16 @@
+/** The floor of the real Egress, in a network namespace the test makes: every host network, re-read at boot. */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { test } from 'node:test';
+
+test('the floor holds every host interface network (re-read at each boot), metadata ranges, and not the open interfaces', () => {
+  const probe = new URL('../helpers/egress-floor-probe.ts', import.meta.url).pathname;
+  const out = execFileSync('unshare', ['-n', 'sh', '-c', `ip link set lo up && exec node --import tsx ${probe}`], { encoding: 'utf8', timeout: 60_000 });
+  const r = JSON.parse(out.trim().split('\n').pop()!) as { atStart: string; afterBoot: string };
+  // Without DEVBOXD_EGRESS_DENY's default: these are in the built-in floor.
+  for (const cidr of ['100.64.0.0/10', '168.63.129.16', '169.254.0.0/16', '192.0.2.0/30', '10.88.0.0/16']) assert.ok(r.atStart.includes(cidr), `${cidr} at start: ${r.atStart}`);
+  // Before: only the default route's interface had its network in the floor, read once at start.
+  assert.ok(!r.atStart.includes('192.168.77.0/24'));
+  for (const cidr of ['192.168.77.0/24', '198.51.100.0/24', '203.0.113.1']) assert.ok(r.afterBoot.includes(cidr), `${cidr} after a boot: ${r.afterBoot}`);
+  assert.ok(!r.afterBoot.includes('203.0.113.0/24'), 'an open interface keeps its network reachable (its own address stays refused)');
+});

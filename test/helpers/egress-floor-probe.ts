@@ -1,6 +1,7 @@
 /**
- * Run by test/unit/egress-floor.test.ts in a network namespace of its own: the floor (`never4`) the real
- * Egress writes, before and after the host gains an interface. Prints the set's elements as one JSON line.
+ * Run by test/unit/egress-floor.test.ts in a network namespace of its own: the floor the real Egress writes —
+ * host-wide (`never4`) at start, and a box's own (`never_box`) at its boot after the host gained interfaces.
+ * Prints the sets' elements as one JSON line.
  */
 import { execFileSync } from 'node:child_process';
 import { networkInterfaces } from 'node:os';
@@ -8,7 +9,8 @@ import { Egress } from '../../src/runtime/linux/egress.js';
 
 const log = { warn: console.error, info: () => undefined, error: console.error, debug: () => undefined } as never;
 const e = new Egress({ subnet: '10.88.0.0/16', deny: [], openInterfaces: ['open0'], bandwidthBytes: 1e8, maxConnections: 1024 }, log);
-const never = () => execFileSync('nft', ['list', 'set', 'inet', 'devboxd', 'never4']).toString().replace(/\s+/g, ' ');
+const list = (set: string) => execFileSync('nft', ['list', 'set', 'inet', 'devboxd', set]).toString().replace(/\s+/g, ' ');
+const never = () => list('never4');
 const ip = (...args: string[]) => execFileSync('ip', args);
 /** A veth pair with both ends up: only a running interface has addresses the host routes by. */
 const link = (name: string, ...cidrs: string[]) => {
@@ -27,6 +29,6 @@ link('open0', '203.0.113.1/24');
 for (let i = 0; i < 50 && !(networkInterfaces().open0 && networkInterfaces().lan1); i++) await new Promise((r) => setTimeout(r, 50));
 e.link('box1', 1);
 await e.apply('box1', { allowAll: true, cidrs: [] });
-const afterBoot = never();
+const afterBoot = list('never_box');
 e.close();
 console.log(JSON.stringify({ atStart, afterBoot }));

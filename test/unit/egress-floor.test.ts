@@ -8,9 +8,22 @@ test('the floor holds every host interface network (re-read at each boot), metad
   const out = execFileSync('unshare', ['-n', 'sh', '-c', `ip link set lo up && exec node --import tsx ${probe}`], { encoding: 'utf8', timeout: 60_000 });
   const r = JSON.parse(out.trim().split('\n').pop()!) as { atStart: string; afterBoot: string };
   // Without DEVBOXD_EGRESS_DENY's default: these are in the built-in floor.
-  for (const cidr of ['100.64.0.0/10', '168.63.129.16', '169.254.0.0/16', '192.0.2.0/30', '10.88.0.0/16']) assert.ok(r.atStart.includes(cidr), `${cidr} at start: ${r.atStart}`);
-  // Before: only the default route's interface had its network in the floor, read once at start.
-  assert.ok(!r.atStart.includes('192.168.77.0/24'));
-  for (const cidr of ['192.168.77.0/24', '198.51.100.0/24', '203.0.113.1']) assert.ok(r.afterBoot.includes(cidr), `${cidr} after a boot: ${r.afterBoot}`);
+  for (const cidr of ['100.64.0.0/10', '168.63.129.16', '169.254.0.0/16', '10.88.0.0/16']) assert.ok(r.atStart.includes(cidr), `${cidr} at start: ${r.atStart}`);
+  // The host's networks are this server's floor, per box (another server of the host may open other
+  // interfaces): not in the host-wide set, and in the box's own, read at its boot.
+  assert.ok(!r.atStart.includes('192.0.2.0/30'));
+  for (const cidr of ['192.0.2.0/30', '192.168.77.0/24', '198.51.100.0/24', '203.0.113.1']) assert.ok(r.afterBoot.includes(cidr), `${cidr} after a boot: ${r.afterBoot}`);
   assert.ok(!r.afterBoot.includes('203.0.113.0/24'), 'an open interface keeps its network reachable (its own address stays refused)');
+});
+
+test('two servers of one host: the one started later with another deny list leaves the first one\'s boxes their floor', () => {
+  const probe = new URL('../helpers/egress-two-servers-probe.ts', import.meta.url).pathname;
+  const out = execFileSync('unshare', ['-n', 'sh', '-c', `ip link set lo up && exec node --import tsx ${probe}`], { encoding: 'utf8', timeout: 60_000 });
+  const r = JSON.parse(out.trim().split('\n').pop()!) as { neverBox: string; never4: string };
+  // The first server's box keeps its deny entry; the second server's box does not get it.
+  const entries = [...r.neverBox.matchAll(/"(dbx[0-9a-f]+)" \. ([0-9./]+)/g)].map((m) => `${m[1]} ${m[2]}`);
+  const owners = new Set(entries.filter((e) => e.endsWith(' 198.51.100.7')).map((e) => e.split(' ')[0]));
+  assert.equal(owners.size, 1, `one box has the deny entry: ${r.neverBox}`);
+  // Both servers' box subnets are out of every box's reach.
+  for (const cidr of ['10.88.0.0/16', '10.90.0.0/16']) assert.ok(r.never4.includes(cidr), `${cidr}: ${r.never4}`);
 });

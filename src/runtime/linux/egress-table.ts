@@ -8,6 +8,14 @@ import type { EgressConfig } from './egress.js';
 export const TABLE = 'inet devboxd';
 const REFUSE = 'reject with icmpx type admin-prohibited';
 
+
+/**
+ * What each server's boxes never reach beyond the host-wide floor (`never4`): its DEVBOXD_EGRESS_DENY and the
+ * host's networks but its open interfaces, by box interface. Servers of one host share the table, so a
+ * server's deny list must hold for its own boxes whatever list another server started with.
+ */
+export const NEVER_BOX_SET = `add set ${TABLE} never_box { type ifname . ipv4_addr; flags interval; }`;
+
 export function cidrRules(chain: string, c: EgressRules['cidrs'][number]): string[] {
   if (c.ports.length === 0) return [`add rule ${chain} ip daddr ${c.cidr} accept`];
   return c.ports.map((p) => {
@@ -22,6 +30,7 @@ export function baseObjects(): string[] {
   const t = TABLE;
   return [
     `add set ${t} never4 { type ipv4_addr; flags interval; auto-merge; }`,
+    NEVER_BOX_SET,
     `add set ${t} private4 { type ipv4_addr; flags interval; auto-merge; }`,
     `add set ${t} boxnet4 { type ipv4_addr; flags interval; auto-merge; }`,
     `add set ${t} known { type ifname; }`,
@@ -74,6 +83,7 @@ export function baseRules(cfg: EgressConfig): string[] {
     `add rule ${t} box_forward_out ct state established,related accept`,
     `add rule ${t} box_forward_out ct state new add @conns { ip saddr ct count over ${cfg.maxConnections} } ${REFUSE}`,
     `add rule ${t} box_forward_out ip daddr @never4 ${REFUSE}`,
+    `add rule ${t} box_forward_out iifname . ip daddr @never_box ${REFUSE}`,
     `add rule ${t} box_forward_out iifname . ip daddr @cidr_any accept`,
     `add rule ${t} box_forward_out iifname . ip daddr . meta l4proto . th dport @cidr_port accept`,
     `add rule ${t} box_forward_out iifname vmap @cidrs`,

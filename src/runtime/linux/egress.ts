@@ -79,8 +79,6 @@ export class Egress {
   private readonly chained = new Set<string>(); // chain keys (chainKey), found again at start
   /** Per box, its pinned addresses and when each expires (ms): what the per-box cap counts. */
   private readonly pins = new Map<string, Map<string, number>>();
-  /** The floor's elements as last written: a box's boot writes them again when the host's networks moved. */
-  private never = '';
 
   constructor(
     private readonly cfg: EgressConfig,
@@ -104,14 +102,17 @@ export class Egress {
   prepare(): Promise<void> {
     this.installed ??= (async () => {
       await this.nft.run([`add table ${TABLE}`]);
-      // The chains are made once per host (boxes of every devboxd there share them); `cidr_port` marks this layout.
-      const exists = await this.nft.run([`list set ${TABLE} cidr_port`]).then(() => true, () => false);
+      // The chains are made once per host (boxes of every devboxd there share them); `never_box` marks this
+      // layout (a table from before it is made anew: its host-wide floor held one server's deny list).
+      const exists = await this.nft.run([`list set ${TABLE} never_box`]).then(() => true, () => false);
       if (!exists) await this.nft.run([`delete table ${TABLE}`, `add table ${TABLE}`, ...baseObjects()]);
       // The rules are written anew at every start, in one transaction (the sets, boxes' elements included,
       // stay): the bounds are this server's, and a newer devboxd's rules replace an older one's.
       await this.nft.run(baseRules(this.cfg));
       await this.nft.run([
-        ...this.neverElements(),
+        // Host-wide, and only ever added to: every server's boxes share this part of the floor (and each
+        // server's box subnet is out of every box's reach). What differs per server is in never_box.
+        `add element ${TABLE} never4 { ${[...FLOOR, this.cfg.subnet].join(', ')} }`,
         `flush set ${TABLE} private4`,
         `add element ${TABLE} private4 { ${PRIVATE.join(', ')} }`,
         `add element ${TABLE} boxnet4 { ${this.cfg.subnet} }`,
@@ -122,7 +123,6 @@ export class Egress {
       if (readFileSync(fwd, 'utf8').trim() !== '1') writeFileSync(fwd, '1');
     })().catch((err) => {
       this.installed = undefined;
-      this.never = '';
       throw err;
     });
     return this.installed;
@@ -147,12 +147,14 @@ export class Egress {
     }
   }
 
-  /** The floor as nft commands, when the host's networks changed since it was last written (or always). */
-  private neverElements(): string[] {
-    const never = [...FLOOR, this.cfg.subnet, ...hostNetworks(new Set(this.cfg.openInterfaces ?? [])), ...this.cfg.deny].join(', ');
-    if (never === this.never) return [];
-    this.never = never;
-    return [`flush set ${TABLE} never4`, `add element ${TABLE} never4 { ${never} }`];
+  /**
+   * This server's floor for one box, as nftsetd commands: its DEVBOXD_EGRESS_DENY and the networks of the
+   * host's interfaces (but the open ones), re-read at every boot since interfaces come and go (a VPN, a
+   * container bridge). Per box, so another server of the host with another list changes nothing here.
+   */
+  private floorOf(ifn: string): string[] {
+    const never = [...hostNetworks(new Set(this.cfg.openInterfaces ?? [])), ...this.cfg.deny];
+    return [`flush never_box ${ifn}`, ...never.map((c) => `range never_box ${ifn} ${c}`)];
   }
 
   /**
@@ -162,15 +164,9 @@ export class Egress {
    */
   async apply(id: string, rules: EgressRules, boxAddress?: string): Promise<void> {
     await this.prepare();
-    // Interfaces come and go (a VPN, a container bridge): every boot re-reads them.
-    const floor = this.neverElements();
-    if (floor.length) {
-      await this.nft.run(floor).catch((err) => {
-        this.never = '';
-        throw err;
-      });
-    }
     const ifn = hostIfName(id);
+    // The floor first: the box's other elements (below) let it out only past it.
+    await this.sets.run(this.floorOf(ifn));
     const chain = `c_${chainKey(id)}`;
     const fresh = this.fresh.delete(id);
     this.pins.delete(id);
@@ -245,7 +241,7 @@ export class Egress {
 }
 
 /** nftsetd commands that remove every element of a box's interface. */
-const dropElements = (ifn: string): string[] => [`del known ${ifn}`, `del all_out ${ifn}`, `del cidrs ${ifn}`, `flush pinned ${ifn}`, `flush cidr_any ${ifn}`, `flush cidr_port ${ifn}`];
+const dropElements = (ifn: string): string[] => [`flush never_box ${ifn}`, `del known ${ifn}`, `del all_out ${ifn}`, `del cidrs ${ifn}`, `flush pinned ${ifn}`, `flush cidr_any ${ifn}`, `flush cidr_port ${ifn}`];
 
 /** Names in the table: 12 hex digits of the id's digest, like the interface. */
 const chainKey = (id: string): string => hostIfName(id).slice(3);

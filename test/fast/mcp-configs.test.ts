@@ -110,7 +110,7 @@ describe('validation', () => {
     await bad(url, { name: 'x', allowed_tools: ['*'] }, /endpoint/);
     await bad(url, { name: 'x', endpoint: base.endpoint }, /allowed_tools/);
     await bad(url, { ...base, name: '  ' }, /^name must not be empty/);
-    await bad(url, { ...base, endpoint: 'ftp://example.com' }, /^endpoint must be an http or https URL/);
+    await bad(url, { ...base, endpoint: 'ftp://example.com' }, /^endpoint must be an http:\/\/ or https:\/\/ URL/);
     await bad(url, { ...base, endpoint: 'not a url' }, /^endpoint "not a url" is not a URL/);
     await bad(url, { ...base, endpoint: 'https://user:pw@example.com/' }, /^endpoint must not carry credentials/);
     await bad(url, { ...base, allowed_tools: [] }, /^allowed_tools must name at least one/);
@@ -135,7 +135,7 @@ describe('validation', () => {
 
   test('updates are validated the same way, and an unknown id is a 404', async () => {
     const c = await ok('POST', '/v1/mcp-configs', base);
-    await bad(`/v1/mcp-configs/${c.id}`, { endpoint: 'gopher://x' }, /^endpoint must be an http or https URL/);
+    await bad(`/v1/mcp-configs/${c.id}`, { endpoint: 'gopher://x' }, /^endpoint must be an http:\/\/ or https:\/\/ URL/);
     await bad(`/v1/mcp-configs/${c.id}`, { allowed_tools: [] }, /^allowed_tools must name at least one/);
     assert.deepEqual((await ok('GET', `/v1/mcp-configs/${c.id}`)).allowed_tools, base.allowed_tools, 'a refused update changed nothing');
     assert.equal((await f.call({ method: 'POST', url: '/v1/mcp-configs/mcp_nope', payload: { name: 'x' } })).statusCode, 404);

@@ -1,5 +1,6 @@
 import { ERRORS } from '../../platform/errors.js';
 import type { AuthMechanism, AuthType, CustomHeader, SecretLookup } from './types.js';
+import { parseUpstreamUrl } from '../../platform/upstream-url.js';
 
 /** At most this many custom headers per config (the SDK says 8). */
 export const MAX_CUSTOM_HEADERS = 8;
@@ -38,14 +39,7 @@ export function checkHeaderName(name: string, field: string): string {
 
 /** An http(s) URL without credentials or fragment; the path it has prefixes every proxied path. */
 export function checkEndpoint(endpoint: string): string {
-  let url: URL;
-  try {
-    url = new URL(endpoint);
-  } catch {
-    throw ERRORS.invalid(`endpoint "${endpoint.slice(0, 200)}" is not a URL`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw ERRORS.invalid('endpoint must be an http:// or https:// URL');
-  if (url.username || url.password) throw ERRORS.invalid('endpoint must not carry credentials: put them in a secret');
+  const url = parseUpstreamUrl(endpoint);
   if (url.hash || endpoint.includes('#')) throw ERRORS.invalid('endpoint must not have a fragment');
   if (url.search) throw ERRORS.invalid('endpoint must not have a query string');
   return endpoint.replace(/\/+$/, '') || endpoint;

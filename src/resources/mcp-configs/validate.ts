@@ -1,5 +1,6 @@
 import { ERRORS } from '../../platform/errors.js';
 import type { AuthMechanism, AuthType } from './types.js';
+import { parseUpstreamUrl } from '../../platform/upstream-url.js';
 
 /** The interface's ceiling on custom headers per config. */
 export const MAX_CUSTOM_HEADERS = 8;
@@ -42,14 +43,7 @@ export function checkName(name: string): string {
 
 /** An http(s) URL without credentials in it (those belong in a secret). */
 export function checkEndpoint(endpoint: string): string {
-  let url: URL;
-  try {
-    url = new URL(endpoint);
-  } catch {
-    throw ERRORS.invalid(`endpoint "${endpoint.slice(0, 200)}" is not a URL`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw ERRORS.invalid('endpoint must be an http or https URL');
-  if (url.username || url.password) throw ERRORS.invalid('endpoint must not carry credentials; put them in a secret');
+  parseUpstreamUrl(endpoint);
   if (endpoint.length > MAX_ENDPOINT) throw ERRORS.invalid(`endpoint is longer than ${MAX_ENDPOINT} characters`);
   return endpoint;
 }

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type Runloop from '@runloop/api-client';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { startTestServer, type TestServer, runInBox } from '../helpers/server.js';
 
 const PORT = 1023;
 const BASE = `http://127.0.0.1:${PORT}`;
@@ -22,11 +22,7 @@ before(async () => {
 });
 after(async () => server?.stop());
 
-async function sh(boxId: string, command: string) {
-  const started = await api.devboxes.executeAsync(boxId, { command });
-  const r = await api.devboxes.executions.awaitCompleted(boxId, started.execution_id);
-  return { code: r.exit_status, out: r.stdout ?? '', err: r.stderr ?? '' };
-}
+const sh = (boxId: string, command: string) => runInBox(api, boxId, command);
 
 const whoami = async (boxId: string) => {
   const r = await sh(boxId, `curl -sS -m 5 ${BASE}/_whoami`);

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type Runloop from '@runloop/api-client';
-import { ROOT, startTestServer, type TestServer } from '../helpers/server.js';
+import { ROOT, startTestServer, type TestServer, runInBox } from '../helpers/server.js';
 
 const IMAGE_DIR = path.join(ROOT, 'data/images');
 
@@ -22,11 +22,7 @@ before(async () => {
 });
 after(async () => server?.stop());
 
-async function sh(boxId: string, command: string) {
-  const started = await api.devboxes.executeAsync(boxId, { command });
-  const r = await api.devboxes.executions.awaitCompleted(boxId, started.execution_id);
-  return { code: r.exit_status, out: r.stdout ?? '', err: r.stderr ?? '' };
-}
+const sh = (boxId: string, command: string) => runInBox(api, boxId, command);
 
 /**
  * Runs a host command as `nobody`, an ordinary host user. Through `sh`: setpriv execs its command while it

@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import type Runloop from '@runloop/api-client';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { startTestServer, type TestServer, runInBox } from '../helpers/server.js';
 
 const MAX_PER_BOX = 150;
 
@@ -30,11 +30,7 @@ async function newBox(name: string, size: 'X_SMALL' | 'SMALL' = 'SMALL'): Promis
   return id;
 }
 
-async function sh(boxId: string, command: string) {
-  const started = await api.devboxes.executeAsync(boxId, { command });
-  const r = await api.devboxes.executions.awaitCompleted(boxId, started.execution_id);
-  return { code: r.exit_status, out: r.stdout ?? '', err: r.stderr ?? '' };
-}
+const sh = (boxId: string, command: string) => runInBox(api, boxId, command);
 
 let held = 0;
 /**

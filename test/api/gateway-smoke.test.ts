@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type Runloop from '@runloop/api-client';
-import { ADMIN_KEY, startTestServer, type TestServer } from '../helpers/server.js';
+import { ADMIN_KEY, startTestServer, type TestServer, runInBox } from '../helpers/server.js';
 
 let server: TestServer;
 let api: Runloop;
@@ -17,11 +17,7 @@ before(async () => {
 });
 after(async () => server?.stop());
 
-async function sh(boxId: string, command: string) {
-  const started = await api.devboxes.executeAsync(boxId, { command });
-  const r = await api.devboxes.executions.awaitCompleted(boxId, started.execution_id);
-  return { code: r.exit_status, out: r.stdout ?? '', err: r.stderr ?? '' };
-}
+const sh = (boxId: string, command: string) => runInBox(api, boxId, command);
 
 const uniqueName = (prefix: string) => `${prefix}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
 

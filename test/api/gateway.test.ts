@@ -11,7 +11,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
 import type Runloop from '@runloop/api-client';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { startTestServer, type TestServer, runInBox } from '../helpers/server.js';
 
 const SECRET_VALUE = 'sk-upstream-real-key-7f3a9c';
 const OTHER_VALUE = 'other-real-key-55e1';
@@ -67,11 +67,7 @@ after(async () => {
   await server?.stop();
 });
 
-async function sh(boxId: string, command: string) {
-  const started = await api.devboxes.executeAsync(boxId, { command });
-  const r = await api.devboxes.executions.awaitCompleted(boxId, started.execution_id);
-  return { code: r.exit_status, out: r.stdout ?? '', err: r.stderr ?? '' };
-}
+const sh = (boxId: string, command: string) => runInBox(api, boxId, command);
 
 /** `curl` from inside the box: the HTTP status, after the body. */
 async function curlStatus(boxId: string, args: string): Promise<{ status: number; body: string }> {

@@ -13,7 +13,7 @@ import { ConflictError } from '@runloop/api-client';
 import { execFileSync } from 'node:child_process';
 import { hostIfName } from '../../src/runtime/linux/egress.js';
 import { OUTSIDE, OUTSIDE_IF, startOutsideWorld, type OutsideWorld } from '../helpers/outside-world.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { startTestServer, type TestServer, runInBox } from '../helpers/server.js';
 
 const [ALLOWED, NEIGHBOUR, DENIED, OTHER] = OUTSIDE;
 const BANDWIDTH_MBIT = 16;
@@ -55,11 +55,7 @@ after(async () => {
   await world?.close();
 });
 
-async function sh(boxId: string, command: string) {
-  const started = await api.devboxes.executeAsync(boxId, { command });
-  const r = await api.devboxes.executions.awaitCompleted(boxId, started.execution_id);
-  return { code: r.exit_status, out: r.stdout ?? '', err: r.stderr ?? '' };
-}
+const sh = (boxId: string, command: string) => runInBox(api, boxId, command);
 
 /** curl's exit status and body: 0 reached; 6 name not resolved; 7 refused; 28 timed out. */
 const curl = (boxId: string, url: string) => sh(boxId, `curl -sS -k -m 5 ${url}`);

@@ -150,3 +150,10 @@ async function shutdownAll(url: string): Promise<void> {
   }
   await Promise.all(open.map((id) => api.devboxes.shutdown(id).catch(() => undefined)));
 }
+
+/** Runs a shell command in a box through the SDK (execute_async, then await completion): its exit status and output. */
+export async function runInBox(api: Runloop, boxId: string, command: string): Promise<{ code: number | null | undefined; out: string; err: string }> {
+  const started = await api.devboxes.executeAsync(boxId, { command });
+  const r = await api.devboxes.executions.awaitCompleted(boxId, started.execution_id);
+  return { code: r.exit_status, out: r.stdout ?? '', err: r.stderr ?? '' };
+}

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -8,22 +7,10 @@ import { BoxJobs } from '../../src/resources/executions/box-jobs.js';
 import { OutputBudget } from '../../src/resources/executions/output-budget.js';
 import type { Devbox } from '../../src/resources/devboxes/types.js';
 import { createLogger } from '../../src/lib/logger.js';
-import type { BoxProcess, Sandbox } from '../../src/runtime/driver.js';
+import type { Sandbox } from '../../src/runtime/driver.js';
+import { hostBox as makeHostBox } from '../helpers/host-box.js';
 
-/** A stand-in box whose commands run on the host: BoxJobs only sees the Sandbox port. */
-const hostBox = {
-  id: 'dbx_unit',
-  spawn({ argv, env }: { argv: string[]; env?: Record<string, string> }): BoxProcess {
-    const child = spawn(argv[0]!, argv.slice(1), { env: { PATH: process.env.PATH, ...env }, detached: true });
-    return {
-      stdin: child.stdin,
-      stdout: child.stdout,
-      stderr: child.stderr,
-      exited: new Promise((resolve) => child.on('exit', (exitCode, signal) => resolve({ exitCode, signal }))),
-      signal: (sig, group) => (group ? process.kill(-child.pid!, sig) : child.kill(sig)),
-    };
-  },
-} as unknown as Sandbox;
+const hostBox = makeHostBox('dbx_unit');
 
 const devbox = { id: 'dbx_unit' } as Devbox;
 

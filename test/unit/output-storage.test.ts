@@ -11,25 +11,12 @@ import { OutputStorage } from '../../src/resources/executions/output-storage.js'
 import { SegmentReader } from '../../src/resources/executions/output-segments.js';
 import type { Devbox } from '../../src/resources/devboxes/types.js';
 import { createLogger } from '../../src/lib/logger.js';
-import type { BoxProcess, Sandbox } from '../../src/runtime/driver.js';
 import { BoxJobs } from '../../src/resources/executions/box-jobs.js';
 import { OutputBudget } from '../../src/resources/executions/output-budget.js';
 import { ROOT } from '../helpers/server.js';
+import { hostBox as makeHostBox } from '../helpers/host-box.js';
 
-/** A stand-in box whose commands run on the host (BoxJobs only sees the Sandbox port). */
-const hostBox = {
-  id: 'dbx_j',
-  spawn({ argv, env }: { argv: string[]; env?: Record<string, string> }): BoxProcess {
-    const child = spawn(argv[0]!, argv.slice(1), { env: { PATH: process.env.PATH, ...env }, detached: true });
-    return {
-      stdin: child.stdin,
-      stdout: child.stdout,
-      stderr: child.stderr,
-      exited: new Promise((resolve) => child.on('exit', (exitCode, signal) => resolve({ exitCode, signal }))),
-      signal: (sig, group) => (group ? process.kill(-child.pid!, sig) : child.kill(sig)),
-    };
-  },
-} as unknown as Sandbox;
+const hostBox = makeHostBox('dbx_j');
 
 // Execution output's storage: sealed segments are blobs, a cut seal leaves no part of a blob behind, and the
 // spool a killed server left is sealed at the next start and read the same.

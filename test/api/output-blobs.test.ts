@@ -25,10 +25,23 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Files (name → size) under a directory, recursively; {} when it does not exist. */
 function files(dir: string): Record<string, number> {
-  if (!fs.existsSync(dir)) return {};
   const out: Record<string, number> = {};
-  for (const e of fs.readdirSync(dir, { recursive: true, withFileTypes: true })) {
-    if (e.isFile()) out[path.relative(dir, path.join(e.parentPath, e.name))] = fs.statSync(path.join(e.parentPath, e.name)).size;
+  let entries: fs.Dirent[];
+  // A recursive readdir fails with ENOENT when a subdirectory goes away under it: list again.
+  for (let attempt = 0; ; attempt++) {
+    try {
+      entries = fs.readdirSync(dir, { recursive: true, withFileTypes: true });
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt === 5) throw err;
+      if (!fs.existsSync(dir)) return {};
+    }
+  }
+  for (const e of entries) {
+    if (!e.isFile()) continue;
+    // The server seals and removes spool files while we list them: one gone between readdir and stat is skipped.
+    const st = fs.statSync(path.join(e.parentPath, e.name), { throwIfNoEntry: false });
+    if (st) out[path.relative(dir, path.join(e.parentPath, e.name))] = st.size;
   }
   return out;
 }

@@ -32,12 +32,16 @@ function ptyClient(key: string, token: string | null, opts: { maxRetries?: numbe
 /** A terminal over the data plane: what it shows so far, typing, and waiting for a pattern. */
 class Terminal {
   text = '';
+  /** Bytes received; `text` keeps them only while `keep` (a flood is counted, not kept). */
+  bytes = 0;
+  keep = true;
   closed: Promise<{ code: number; reason: string }>;
   private waiters: (() => void)[] = [];
 
   private constructor(readonly ws: WebSocket) {
     ws.on('message', (d: Buffer) => {
-      this.text += d.toString();
+      this.bytes += d.length;
+      this.text = this.keep ? this.text + d.toString() : (this.text + d.toString()).slice(-4096);
       for (const w of this.waiters.splice(0)) w();
     });
     this.closed = new Promise((r) => ws.on('close', (code, reason) => r({ code, reason: reason.toString() })));
@@ -218,5 +222,57 @@ describe('a PTY session', () => {
     const term2 = await Terminal.open(after.connect_url!, t.auth_token);
     await term2.type('echo "mark=[$MARK]"\n', /mark=\[\]/);
     await term2.close();
+  });
+});
+
+describe('flow and activity', () => {
+  test('a client that reads nothing holds the shell at its next write; once it reads, every byte arrives', async () => {
+    const t = await api.devboxes.createPtyTunnel(boxId);
+    const pty = ptyClient(t.tunnel_key, t.auth_token).pty;
+    const c = await pty.connect('flood');
+    const term = await Terminal.open(c.connect_url!, t.auth_token);
+    await term.type('stty -echo; echo ready\n', /ready\r?\n/);
+    // 256 MiB of output, its progress written to a file outside the terminal.
+    const TOTAL = 256 << 20;
+    const writer =
+      `python3 -c 'import sys,os\nn=0\nb=b"x"*65536\nwhile n<${TOTAL}:\n os.write(1,b); n+=len(b)\n ` +
+      `open("/tmp/progress","w").write(str(n))\nos.write(1,b"\\r\\nflood-done\\r\\n")'\n`;
+    const sock = (term.ws as unknown as { _socket: import('node:net').Socket })._socket;
+    term.keep = false;
+    const before = term.bytes;
+    sock.pause(); // the client stops reading: the server's sends wait on TCP
+    term.ws.send(writer);
+    const progress = async () => Number((await api.devboxes.executeSync(boxId, { command: 'cat /tmp/progress 2>/dev/null || echo 0' })).stdout);
+    const deadline = Date.now() + 30_000;
+    while ((await progress()) === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    await new Promise((r) => setTimeout(r, 3000));
+    const held = await progress();
+    await new Promise((r) => setTimeout(r, 3000));
+    const later = await progress();
+    // Bounded by the buffers on the way (terminal, relay, sockets): a few MiB, then the shell waits.
+    assert.ok(held > 0 && held < 24 << 20, `the shell wrote ${held} bytes for a client that read nothing`);
+    assert.equal(later, held, 'the shell waits while the client reads nothing');
+    sock.resume();
+    await term.waitFor(/flood-done/, 0, 120_000);
+    assert.ok(term.bytes - before >= TOTAL, `${term.bytes - before} bytes arrived`);
+    await term.close();
+    await pty.control('flood', { action: 'close' });
+  });
+
+  test('an attached client keeps a box from idling; once it detaches the box idles', async () => {
+    const box = await api.devboxes.createAndAwaitRunning({ launch_parameters: { after_idle: { idle_time_seconds: 3, on_idle: 'shutdown' } } });
+    const t = await api.devboxes.createPtyTunnel(box.id);
+    const pty = ptyClient(t.tunnel_key, t.auth_token).pty;
+    const c = await pty.connect('busy');
+    const term = await Terminal.open(c.connect_url!, t.auth_token);
+    await new Promise((r) => setTimeout(r, 6000));
+    assert.equal((await api.devboxes.retrieve(box.id)).status, 'running', 'an attached terminal is activity');
+    await term.close();
+    const deadline = Date.now() + 15_000;
+    while ((await api.devboxes.retrieve(box.id)).status === 'running' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
+    const ended = await api.devboxes.retrieve(box.id);
+    assert.equal(ended.shutdown_reason, 'idle');
+    // Its tunnels went with it.
+    await assert.rejects(pty.connect('busy'), (e: ApiError) => e.status === 404);
   });
 });

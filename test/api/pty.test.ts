@@ -197,9 +197,12 @@ describe('a PTY session', () => {
     const term3 = await Terminal.open(fresh.connect_url!, t.auth_token);
     await term3.type('echo "mark=[$MARK]"\n', /mark=\[\]/);
 
-    // The shell exits: the client sees the exit, and a signal now has no foreground group.
-    term3.ws.send('exit 3\n');
+    // The shell exits (leaving a job that holds the terminal): the client is told at once, and a signal
+    // now has no foreground group.
+    const t1 = Date.now();
+    term3.ws.send('sleep 60 & exit 3\n');
     const end = await term3.closed;
+    assert.ok(Date.now() - t1 < 5000, `the client was told after ${Date.now() - t1} ms`);
     assert.equal(end.code, 1000);
     assert.match(end.reason, /status 3/);
     await assert.rejects(pty.control('main', { action: 'signal', signal: 'SIGTERM' }), (e: ApiError) => e.status === 400);

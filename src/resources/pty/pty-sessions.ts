@@ -9,6 +9,8 @@ import type { Devbox } from '../devboxes/types.js';
 export const DEFAULT_SIZE = { cols: 80, rows: 24 };
 /** Sessions one box holds at once. */
 const MAX_PER_BOX = 32;
+/** How long the output of an exited shell may take to end before its client is told anyway. */
+const EXIT_GRACE_MS = 1000;
 /** How long a closed session's shell has after SIGHUP before its process group is killed. */
 const HANGUP_GRACE_MS = 2000;
 
@@ -96,7 +98,17 @@ export class PtySessions {
     proc.stdin.on('drain', () => session.client?.resume());
     void proc.exited.then((exit) => {
       session.exit = exit;
-      if (proc.stdout.readableEnded) session.client?.end(1000, exitReason(exit));
+      if (proc.stdout.readableEnded) return session.client?.end(1000, exitReason(exit));
+      // The output ends once nothing holds the terminal any more; a process the shell left behind holding
+      // it does not hold the client: once what was read is delivered, the client is told the shell exited.
+      const told = setInterval(() => {
+        if (proc.stdout.readableEnded || !session.client) return clearInterval(told);
+        if (session.inFlight === 0 && proc.stdout.readableLength === 0) {
+          clearInterval(told);
+          session.client.end(1000, exitReason(exit));
+        }
+      }, EXIT_GRACE_MS);
+      told.unref();
     });
     this.armIdle(session);
     return { session, created: true };

@@ -132,8 +132,21 @@ export class PtyFront {
   }
 
   private bind(ws: WebSocket, session: PtySession): void {
+    // Terminal reads come in pieces of a few KiB (the line discipline's buffer): those of one turn of the
+    // event loop leave as one message, so a flood costs a frame per turn rather than per read.
+    let queue: Buffer[] = [];
+    let dones: (() => void)[] = [];
+    const flush = () => {
+      const [data, done] = [queue, dones];
+      queue = [];
+      dones = [];
+      ws.send(data.length === 1 ? data[0]! : Buffer.concat(data), { binary: true }, () => done.forEach((f) => f()));
+    };
     const client: PtyClient = {
-      send: (data, done) => ws.send(data, { binary: true }, () => done()),
+      send: (data, done) => {
+        if (queue.push(data) === 1) setImmediate(flush);
+        dones.push(done);
+      },
       pause: () => ws.pause(),
       resume: () => ws.resume(),
       end: (code, reason) => ws.close(code, reason),

@@ -95,9 +95,9 @@ export class PtyFront {
   }
 
   private async serve(req: Req, res: Res, t: PtyTarget): Promise<void> {
+    const d = await this.open(req, t);
     const m = /^\/pty\/([^/]+)(\/control|\/attach)?$/.exec(t.path);
     if (!m) throw new DomainError('not_found', `a PTY tunnel serves /pty/{session_name}, /pty/{session_name}/control and /pty/{session_name}/attach, not ${t.path}`);
-    const d = await this.open(req, t);
     const name = sessionName(m[1]!);
     const { sessions } = this.deps;
     if (m[2] === undefined && req.method === 'GET') {
@@ -120,9 +120,9 @@ export class PtyFront {
 
   /** The WebSocket data plane: refused at upgrade when another client is attached (409). */
   private async attach(req: http.IncomingMessage, socket: Duplex, head: Buffer, t: PtyTarget): Promise<void> {
+    const d = await this.open(req, t);
     const m = /^\/pty\/([^/]+)\/attach$/.exec(t.path);
     if (!m) throw new DomainError('not_found', 'the PTY data plane is /pty/{session_name}/attach');
-    const d = await this.open(req, t);
     const name = sessionName(m[1]!);
     const session = this.deps.sessions.get(d.id, name);
     if (!session) throw new DomainError('not_found', `PTY session ${name} not found: connect (GET /pty/${name}) first`);

@@ -279,3 +279,32 @@ describe('flow and activity', () => {
     await assert.rejects(pty.connect('busy'), (e: ApiError) => e.status === 404);
   });
 });
+
+describe('idle TTL', () => {
+  let short: TestServer;
+  before(async () => {
+    short = await startTestServer({ DEVBOXD_PTY_IDLE_TTL: '2' });
+  });
+  after(async () => {
+    await short?.stop();
+  });
+
+  test('a session outlives its last client by the TTL, then the next connect starts fresh', async () => {
+    const sapi = short.client();
+    const box = await sapi.devboxes.createAndAwaitRunning({});
+    const t = await sapi.devboxes.createPtyTunnel(box.id);
+    const pty = new Runloop({ baseURL: `${short.url}/tunnel/${t.tunnel_key}/8080`, bearerToken: 'x', defaultHeaders: { [AUTH]: `Bearer ${t.auth_token}` }, maxRetries: 0 }).pty;
+    const c = await pty.connect('ttl');
+    assert.equal(c.idle_ttl_seconds, 2);
+    const ws = new WebSocket(`ws://127.0.0.1:${new URL(short.url).port}${c.connect_url}`, { headers: { [AUTH]: `Bearer ${t.auth_token}` } });
+    await new Promise((r, j) => (ws.once('open', r), ws.once('error', j)));
+    await new Promise((r) => setTimeout(r, 3000)); // attached: the TTL does not run
+    assert.equal((await pty.connect('ttl')).created, false);
+    ws.close();
+    await new Promise((r) => ws.once('close', r));
+    await new Promise((r) => setTimeout(r, 1000)); // within the TTL: the same shell
+    assert.equal((await pty.connect('ttl')).created, false);
+    await new Promise((r) => setTimeout(r, 3500)); // past it (counted again from that connect, which attached nothing)
+    assert.equal((await pty.connect('ttl')).created, true);
+  });
+});

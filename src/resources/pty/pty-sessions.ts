@@ -23,6 +23,8 @@ export interface PtyClient {
   resume(): void;
   /** Ends the connection: the shell exited (1000), the session was closed or the box stopped (1001). */
   end(code: number, reason: string): void;
+  /** False once the client said goodbye (its connection may still be closing). */
+  readonly open: boolean;
 }
 
 export interface PtySession {
@@ -74,6 +76,8 @@ export class PtySessions {
     const existing = this.get(d.id, name);
     if (existing && !existing.exit) {
       if (size) this.resize(existing, size.cols, size.rows);
+      // A connect precedes an attach: the session waits for it a full TTL.
+      if (!existing.client) this.armIdle(existing);
       return { session: existing, created: false };
     }
     if (existing) this.drop(existing, 1000, 'the shell exited');
@@ -114,9 +118,15 @@ export class PtySessions {
     return { session, created: true };
   }
 
+  /** Whether a client is attached: one that said goodbye is not, even before its connection closed. */
+  attached(session: PtySession): boolean {
+    return session.client?.open === true;
+  }
+
   /** Attaches a client; false when another one is attached (single attach) or the session ended. */
   attach(session: PtySession, client: PtyClient): boolean {
-    if (session.client || this.sessions.get(keyOf(session.devboxId, session.name)) !== session) return false;
+    if (this.attached(session) || this.sessions.get(keyOf(session.devboxId, session.name)) !== session) return false;
+    if (session.client) this.detach(session, session.client); // leaving: its close is still on the way
     session.client = client;
     clearTimeout(session.idleTimer);
     this.devboxes().busy(session.devboxId, 1);

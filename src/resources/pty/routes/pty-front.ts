@@ -2,7 +2,7 @@ import http from 'node:http';
 import type http2 from 'node:http2';
 import type net from 'node:net';
 import type { Duplex } from 'node:stream';
-import { WebSocketServer, type WebSocket } from 'ws';
+import { WebSocket, WebSocketServer } from 'ws';
 import type { Logger } from '../../../lib/logger.js';
 import { DomainError, ERRORS } from '../../../platform/errors.js';
 import { TERMINAL, type Devbox } from '../../devboxes/types.js';
@@ -103,7 +103,7 @@ export class PtyFront {
     if (m[2] === undefined && req.method === 'GET') {
       const size = connectSize(t.query);
       const { session, created } = await sessions.connect(d, name, size);
-      return send(res, 200, connectView(session, created, `${t.prefix}/pty/${name}/attach`, sessions.idleTtlMs));
+      return send(res, 200, connectView(session, sessions.attached(session), created, `${t.prefix}/pty/${name}/attach`, sessions.idleTtlMs));
     }
     if (m[2] === '/control' && req.method === 'POST') {
       const action = controlAction(await readBody(req));
@@ -126,7 +126,7 @@ export class PtyFront {
     const name = sessionName(m[1]!);
     const session = this.deps.sessions.get(d.id, name);
     if (!session) throw new DomainError('not_found', `PTY session ${name} not found: connect (GET /pty/${name}) first`);
-    if (session.client) throw new DomainError('conflict', `another client is attached to PTY session ${name}`);
+    if (this.deps.sessions.attached(session)) throw new DomainError('conflict', `another client is attached to PTY session ${name}`);
     if (session.exit) throw ERRORS.badState(`the shell of PTY session ${name} has exited`);
     this.wss.handleUpgrade(req, socket, head, (ws) => this.bind(ws, session));
   }
@@ -150,6 +150,9 @@ export class PtyFront {
       pause: () => ws.pause(),
       resume: () => ws.resume(),
       end: (code, reason) => ws.close(code, reason),
+      get open() {
+        return ws.readyState === WebSocket.OPEN;
+      },
     };
     ws.on('error', () => ws.terminate());
     if (!this.deps.sessions.attach(session, client)) return ws.close(4409, 'another client is attached');

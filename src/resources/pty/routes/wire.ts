@@ -74,9 +74,9 @@ export function controlAction(text: string): ControlAction {
 }
 
 /** PtyConnectView. */
-export function connectView(s: PtySession, created: boolean, connectUrl: string, idleTtlMs: number) {
+export function connectView(s: PtySession, attached: boolean, created: boolean, connectUrl: string, idleTtlMs: number) {
   return {
-    attached: s.client !== null,
+    attached,
     created,
     cols: s.cols,
     rows: s.rows,

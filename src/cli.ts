@@ -5,6 +5,7 @@ import { openStore } from './platform/store/open.js';
 import type { Store } from './platform/store/types.js';
 import { startServer } from './main.js';
 import { MODULE_SCHEMAS } from './resources/index.js';
+import { SqlObjectStore } from './resources/objects/sql-object-store.js';
 import { pruneKeys, rotateKey } from './resources/secrets/rotate-key.js';
 
 const USAGE = `usage:
@@ -20,7 +21,10 @@ const USAGE = `usage:
                                         keys stay in the key file, retired, until --prune
   devboxd secrets rotate-key --prune    drop retired keys once nothing is sealed under them (checked under
                                         the database's write lock); with DEVBOXD_SECRET_KEY, checks that
-                                        DEVBOXD_SECRET_KEY_PREVIOUS can go`;
+                                        DEVBOXD_SECRET_KEY_PREVIOUS can go
+  devboxd objects publish OBJECT_ID     make a storage object public: listed by list_public, readable and
+                                        mountable by every account (only its owner deletes it)
+  devboxd objects unpublish OBJECT_ID   make it private to its account again`;
 
 /**
  * The operator CLI; account commands open the same database the server uses (DEVBOXD_DATABASE_URL, else
@@ -83,6 +87,16 @@ export async function runCli(argv: string[]): Promise<number> {
       const r = await rotateKey(store, { dataDir: config.dataDir, secretKey: config.secretKey, previousKeys: config.secretKeyPrevious, newKey });
       process.stdout.write(`re-encrypted ${r.resealed} secrets; every secret is now sealed under key ${r.keyId}\n`);
       for (const note of r.notes) process.stdout.write(`${note}\n`);
+      return 0;
+    });
+  }
+  if (cmd === 'objects' && (sub === 'publish' || sub === 'unpublish') && arg) {
+    return withStore(config, async (store) => {
+      if (!(await new SqlObjectStore(store.db).setPublic(arg, sub === 'publish'))) {
+        process.stderr.write(`no object ${arg}\n`);
+        return 1;
+      }
+      process.stdout.write(`object ${arg} is now ${sub === 'publish' ? 'public' : 'private'}\n`);
       return 0;
     });
   }

@@ -132,10 +132,6 @@ export class ObjectService {
     for (const o of await this.store.listDeleted()) await this.purge(o);
   }
 
-  async setPublic(id: string, isPublic: boolean): Promise<void> {
-    if (!(await this.store.setPublic(id, isPublic))) throw ERRORS.notFound('object', id);
-  }
-
   uploadUrl(o: StoredObject, base: string): string | null {
     if (o.state !== 'UPLOADING') return null;
     return this.presigner.url(this.config.publicUrl ?? base, 'upload', o.id, this.expiry(UPLOAD_URL_SECONDS, o));

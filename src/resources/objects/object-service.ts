@@ -1,4 +1,4 @@
-import type { Readable } from 'node:stream';
+import { Transform, type Readable } from 'node:stream';
 import { DomainError, ERRORS } from '../../platform/errors.js';
 import type { BlobStore } from '../../platform/blob/types.js';
 import type { JobRunner } from '../../platform/jobs/job-runner.js';
@@ -167,17 +167,31 @@ export class ObjectService {
   async receive(o: StoredObject, body: Readable, declaredLength: number | undefined, signal?: AbortSignal): Promise<number> {
     const max = this.config.maxBytes;
     if (declaredLength !== undefined && declaredLength > max) throw tooLarge(max);
-    async function* capped(source: AsyncIterable<Buffer>) {
-      let size = 0;
-      for await (const chunk of source) {
+    // Piped, not iterated: a refusal unpipes the request and leaves it open, so the 413 still reaches the
+    // client (destroying an HTTP/1.1 request destroys its socket).
+    let size = 0;
+    const cap = new Transform({
+      transform(chunk: Buffer, _enc, done) {
         size += chunk.length;
-        if (size > max) throw tooLarge(max);
-        yield chunk;
-      }
-    }
-    const stat = await this.blobs.put(blobKeyOf(o), capped(body), { signal }).catch((err: unknown) => {
-      throw err instanceof DomainError ? err : ERRORS.invalid(`the upload was cut off: ${(err as Error).message}`);
+        done(size > max ? tooLarge(max) : null, chunk);
+      },
     });
+    const cutOff = () => {
+      if (!body.readableEnded) cap.destroy(ERRORS.invalid('the upload was cut off before its end'));
+    };
+    body.once('close', cutOff);
+    body.once('error', cutOff);
+    body.pipe(cap);
+    let stat;
+    try {
+      stat = await this.blobs.put(blobKeyOf(o), cap, { signal });
+    } catch (err) {
+      body.unpipe(cap);
+      throw err instanceof DomainError ? err : ERRORS.invalid(`the upload was cut off: ${(err as Error).message}`);
+    } finally {
+      body.off('close', cutOff);
+      body.off('error', cutOff);
+    }
     // Deleted while the bytes flowed: they go too.
     const now = await this.store.getById(o.id);
     if (!now || now.state === 'DELETED') {

@@ -104,6 +104,23 @@ describe('presigned URLs over a real socket', () => {
     assert.match(((await res.json()) as { message: string }).message, /not found/);
   });
 
+  test('an upload URL takes its PUT over h2c too', async () => {
+    const o = await api.objects.create({ name: 'h2.txt', content_type: 'text' });
+    const u = new URL(o.upload_url!);
+    const session = http2.connect(u.origin);
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = session.request({ ':method': 'PUT', ':path': `${u.pathname}${u.search}` });
+      req.on('response', (h) => resolve(Number(h[':status'])));
+      req.on('error', reject);
+      req.resume();
+      req.end('sent over h2');
+    });
+    session.close();
+    assert.equal(status, 200);
+    await api.objects.complete(o.id);
+    assert.equal(await server.sdk().storageObject.fromId(o.id).downloadAsText(), 'sent over h2');
+  });
+
   test('a 1 GiB object streams up and down while the server’s resident memory stays flat', async () => {
     const size = 1024 ** 3;
     const chunk = 1024 * 1024;
@@ -197,5 +214,23 @@ describe('object mounts', () => {
     assert.equal(box.status, 'failure');
     assert.match(box.state_transitions.at(-1)?.failure_reason ?? '', /points outside \/home\/user\/climb/);
     fs.rmSync(dir, { recursive: true });
+  });
+});
+
+describe('expiry across a restart', () => {
+  test('an object with ttl_ms is refused from its time on and its bytes go, though the server was killed meanwhile', async () => {
+    const o = await api.objects.create({ name: 'ttl.bin', content_type: 'binary', ttl_ms: 5000 });
+    assert.equal((await fetch(o.upload_url!, { method: 'PUT', body: 'short-lived' })).status, 200);
+    await api.objects.complete(o.id);
+    const blobs = path.join(server.dataDir, 'blobs/objects');
+    const blob = fs.readdirSync(blobs, { recursive: true }).map(String).find((p) => p.endsWith(o.id));
+    assert.ok(blob, 'the bytes are in the blob store');
+    await server.restart();
+    const after = server.client();
+    assert.equal((await after.objects.retrieve(o.id)).state, 'READ_ONLY');
+    await new Promise((r) => setTimeout(r, Math.max(0, o.delete_after_time_ms! - Date.now()) + 100));
+    await assert.rejects(after.objects.retrieve(o.id), (err: { status?: number }) => err.status === 404);
+    for (let i = 0; i < 100 && fs.existsSync(path.join(blobs, blob)); i++) await new Promise((r) => setTimeout(r, 100));
+    assert.equal(fs.existsSync(path.join(blobs, blob)), false, 'the expiry job of the restarted server removed the bytes');
   });
 });

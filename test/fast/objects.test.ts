@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { buildFastApp, type FastApp } from '../helpers/app.js';
 import { ROOT } from '../helpers/server.js';
@@ -168,6 +168,22 @@ describe('presigned URLs', () => {
     assert.equal(streamed.statusCode, 413, streamed.body);
     const done = await ok({ method: 'POST', url: `/v1/objects/${o.id}/complete`, payload: {} });
     assert.equal(done.size_bytes, 1000);
+  });
+
+  test('a PUT still running when the object is completed does not change its bytes', async () => {
+    const o = await create({ name: 'race.txt', content_type: 'text' });
+    assert.equal((await put(o.upload_url!, 'first')).statusCode, 200);
+    const body = new PassThrough();
+    const late = f.call({ method: 'PUT', url: local(o.upload_url!), payload: body, key: null });
+    body.write('second, ');
+    await new Promise((r) => setTimeout(r, 50));
+    const done = await ok({ method: 'POST', url: `/v1/objects/${o.id}/complete`, payload: {} });
+    assert.equal(done.size_bytes, 5);
+    body.end('too late');
+    const r = await late;
+    assert.equal(r.statusCode, 409, r.body);
+    assert.match(r.json<{ message: string }>().message, /completed while this upload ran/);
+    assert.equal((await get(await downloadUrl(o.id))).body, 'first');
   });
 
   test('HEAD of a download URL answers the size without the bytes', async () => {

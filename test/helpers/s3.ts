@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 
 /** s3rver checks request signatures against these. */
 export const S3_ACCESS_KEY = 'S3RVER';
@@ -26,7 +26,11 @@ export interface TestS3 {
 
 const MAIN = path.join(path.dirname(fileURLToPath(import.meta.url)), 's3-server-main.ts');
 
+/** The AWS SDK is loaded only by tests that use S3 (it is large; every API test imports this file). */
+const sdk = () => import('@aws-sdk/client-s3');
+
 export async function startTestS3(): Promise<TestS3> {
+  const { S3Client } = await sdk();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'devboxd-s3-'));
   const directory = path.join(dir, 'data');
   // stdin is a pipe the server watches: it goes away with this process, however that one ends.
@@ -82,6 +86,7 @@ export async function startTestS3(): Promise<TestS3> {
 
 /** Objects (key below `prefix` → size) stored in the bucket. */
 export async function listObjects(s3: S3Client, bucket: string, prefix: string): Promise<Record<string, number>> {
+  const { ListObjectsV2Command } = await sdk();
   const out: Record<string, number> = {};
   let token: string | undefined;
   do {
@@ -89,5 +94,69 @@ export async function listObjects(s3: S3Client, bucket: string, prefix: string):
     for (const o of page.Contents ?? []) out[o.Key!.slice(prefix.length)] = o.Size ?? 0;
     token = page.NextContinuationToken;
   } while (token);
+  return out;
+}
+
+/**
+ * With DEVBOXD_TEST_BLOB_BACKEND=s3, test servers store their blobs on S3: one s3rver per test process,
+ * started with the first server and stopped with the last, a key prefix of its own for each server.
+ */
+let shared: Promise<TestS3> | undefined;
+let sharedUsers = 0;
+
+export async function acquireTestS3(): Promise<TestS3> {
+  sharedUsers++;
+  shared ??= startTestS3();
+  return shared;
+}
+
+export async function releaseTestS3(): Promise<void> {
+  if (--sharedUsers > 0 || !shared) return;
+  const s = shared;
+  shared = undefined;
+  await (await s).stop();
+}
+
+/**
+ * The blobs (key below `prefix` → size) of a server started with `env`: from its bucket when it stores them
+ * on S3, else from `<data>/blobs`. {} when there are none.
+ */
+export async function serverBlobs(env: Record<string, string>, dataDir: string, prefix: string): Promise<Record<string, number>> {
+  if (env.DEVBOXD_BLOB_BACKEND !== 's3') return blobFiles(path.join(dataDir, 'blobs'), prefix);
+  const { S3Client } = await sdk();
+  const s3 = new S3Client({
+    endpoint: env.DEVBOXD_S3_ENDPOINT,
+    region: env.DEVBOXD_S3_REGION,
+    forcePathStyle: true,
+    credentials: { accessKeyId: env.DEVBOXD_S3_ACCESS_KEY_ID!, secretAccessKey: env.DEVBOXD_S3_SECRET_ACCESS_KEY! },
+  });
+  try {
+    return await listObjects(s3, env.DEVBOXD_S3_BUCKET!, `${env.DEVBOXD_S3_PREFIX ? `${env.DEVBOXD_S3_PREFIX.replace(/\/+$/, '')}/` : ''}${prefix}`);
+  } finally {
+    s3.destroy();
+  }
+}
+
+/** Files under `<root>/<prefix>` (prefix a directory, ending in `/`), by path below it. */
+function blobFiles(root: string, prefix: string): Record<string, number> {
+  const dir = path.join(root, prefix);
+  const out: Record<string, number> = {};
+  let entries: fs.Dirent[];
+  // A recursive readdir fails with ENOENT when a subdirectory goes away under it: list again.
+  for (let attempt = 0; ; attempt++) {
+    try {
+      entries = fs.readdirSync(dir, { recursive: true, withFileTypes: true });
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt === 5) throw err;
+      if (!fs.existsSync(dir)) return {};
+    }
+  }
+  for (const e of entries) {
+    if (!e.isFile()) continue;
+    // A blob deleted between readdir and stat is skipped.
+    const st = fs.statSync(path.join(e.parentPath, e.name), { throwIfNoEntry: false });
+    if (st) out[path.relative(dir, path.join(e.parentPath, e.name)).split(path.sep).join('/')] = st.size;
+  }
   return out;
 }

@@ -17,6 +17,8 @@ export interface TestS3 {
   bucket: string;
   /** Where s3rver keeps the bucket's files. */
   directory: string;
+  /** s3rver's process (for CPU readings in benchmarks). */
+  pid: number;
   /** The env of a devboxd server storing its blobs under `prefix` (a fresh one per call by default). */
   env(prefix?: string): Record<string, string>;
   /** A client of the server (for tests that look at what is stored). */
@@ -51,6 +53,7 @@ export async function startTestS3(): Promise<TestS3> {
     endpoint,
     bucket: S3_BUCKET,
     directory,
+    pid: child.pid!,
     env: (prefix = `t-${randomBytes(6).toString('hex')}`) => ({
       DEVBOXD_BLOB_BACKEND: 's3',
       DEVBOXD_S3_ENDPOINT: endpoint,

@@ -1,6 +1,6 @@
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
-import { PassThrough, Readable } from 'node:stream';
+import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import {
   AbortMultipartUploadCommand,
@@ -80,10 +80,17 @@ export class S3BlobStore implements BlobStore {
 
   async put(key: string, body: Readable | AsyncIterable<Uint8Array>, opts: { signal?: AbortSignal } = {}): Promise<BlobStat> {
     const Key = this.objectKey(key);
-    // The body flows through a bounded PassThrough: an abort or a failing body destroys it, the upload's read
-    // of it fails, and nothing is completed. The upload's own abort is not used: it does not stop a request
-    // already sent, so a put could still land after it was aborted.
-    const feed = new PassThrough({ highWaterMark: 1024 * 1024 });
+    // The body flows through a bounded counting stream: an abort or a failing body destroys it, the upload's
+    // read of it fails, and nothing is completed. The upload's own abort is not used: it does not stop a
+    // request already sent, so a put could still land after it was aborted.
+    let size = 0;
+    const feed = new Transform({
+      highWaterMark: 1024 * 1024,
+      transform(chunk: Buffer, _enc, cb) {
+        size += chunk.length;
+        cb(null, chunk);
+      },
+    });
     const feeding = pipeline(body, feed, { signal: opts.signal });
     const upload = new Upload({
       client: this.s3,
@@ -107,9 +114,8 @@ export class S3BlobStore implements BlobStore {
       await this.abandon(upload, Key);
       throw first === 'body' ? (f as PromiseRejectedResult).reason : (u as PromiseRejectedResult).reason;
     }
-    const st = await this.stat(key);
-    if (!st) throw ERRORS.notFound('blob', key); // deleted by someone else right after the put
-    return st;
+    // S3's own modification time; a blob deleted by someone else right after the put still has its size.
+    return (await this.stat(key)) ?? { key, size, modifiedMs: Date.now() };
   }
 
   async get(key: string, range?: { start: number; end?: number }): Promise<Readable> {

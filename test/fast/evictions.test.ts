@@ -4,7 +4,7 @@ import { after, before, test } from 'node:test';
 import { buildFastApp, type FastApp } from '../helpers/app.js';
 import { ADMIN_KEY } from '../helpers/server.js';
 
-/** GET /v1/devboxes/evictions/watch: streams only for text/event-stream (like the API); devboxd sends no event. */
+/** GET /v1/devboxes/evictions/watch: streams only for text/event-stream (like the API); with nothing pending it sends no event. */
 let f: FastApp;
 
 before(async () => {
@@ -19,7 +19,7 @@ test('any Accept but text/event-stream gets an empty text/plain answer at once',
   assert.equal(res.body, '');
 });
 
-test('text/event-stream opens a stream that stays open and carries no event', async () => {
+test('text/event-stream opens a stream that stays open and, with no eviction pending, carries no event', async () => {
   await f.app.listen({ port: 0, host: '127.0.0.1' });
   const { port } = f.app.server.address() as { port: number };
   const got = await new Promise<{ status: number; type: string; text: string }>((resolve, reject) => {

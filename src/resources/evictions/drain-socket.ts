@@ -68,12 +68,14 @@ async function serve(line: string, socket: net.Socket, evictions: EvictionServic
   socket.write(`${JSON.stringify({ draining: true, grace_seconds: graceMs / 1000 })}\n`);
   const outcomes = await evictions.drain('drain', graceMs, (o) => socket.write(`${JSON.stringify(o)}\n`));
   const suspended = outcomes.filter((o) => o.suspended).length;
-  socket.end(`${JSON.stringify({ done: true, suspended, not_suspended: outcomes.length - suspended })}\n`);
+  const failed = outcomes.filter((o) => !o.suspended && !o.gone).length;
+  socket.end(`${JSON.stringify({ done: true, suspended, not_suspended: failed })}\n`);
 }
 
 /**
  * `devboxd drain`: asks the server serving `dataDir` to suspend every box it runs, and prints its progress.
- * Exit status 0 when every box was suspended (or none ran), 1 otherwise or when no server answers.
+ * Exit status 0 when every box was suspended (or stopped by itself meanwhile, or none ran), 1 when one is left
+ * running or failed, or when no server answers.
  */
 export async function runDrain(dataDir: string, graceSeconds: number | undefined, out: (line: string) => void): Promise<number> {
   const file = controlSocketPath(dataDir);

@@ -62,9 +62,9 @@ export class EvictionService {
     void this.deps.store.remove(devboxId).catch((err) => this.deps.log.warn({ err, devbox: devboxId }, 'removing a pending eviction failed'));
   }
 
-  /** At start: evictions a previous process left of boxes that no longer run. */
+  /** At start: evictions a previous process left of boxes that no longer run, or of this server's boxes (none runs yet). */
   async reconcile(): Promise<void> {
-    await this.deps.store.removeStale();
+    await this.deps.store.removeStale(this.deps.node);
   }
 
   /**
@@ -115,7 +115,7 @@ export class EvictionService {
     const log = this.deps.log.child({ devbox: d.id, reason });
     try {
       let status = await this.until(d.id, (s) => s !== 'running', Math.max(0, e.deadlineMs - Date.now()));
-      if (status !== 'running') return { devboxId: d.id, status, suspended: false, message: `it stopped running by itself (${status})` };
+      if (status !== 'running') return { devboxId: d.id, status, suspended: status === 'suspended', gone: true, message: `it stopped running before its deadline (${status})` };
       const current = await this.deps.devboxes.getById(d.id);
       if (current) await this.deps.suspend(current);
       status = (await this.deps.devboxes.getById(d.id))?.status ?? 'shutdown';

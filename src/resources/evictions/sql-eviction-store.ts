@@ -50,8 +50,11 @@ export class SqlEvictionStore {
     await this.db.query('DELETE FROM devbox_evictions WHERE devbox_id = ?', [devboxId]);
   }
 
-  /** At start: rows of boxes that no longer run (the server stopped before it removed them). */
-  async removeStale(): Promise<void> {
-    await this.db.query(`DELETE FROM devbox_evictions WHERE devbox_id NOT IN (SELECT id FROM devboxes WHERE status = 'running')`, []);
+  /**
+   * At start: rows a stopped server left, of boxes that no longer run or that `node` runs (a server killed
+   * during an eviction's grace adopts the box running, and nobody evicts it any more).
+   */
+  async removeStale(node: string): Promise<void> {
+    await this.db.query(`DELETE FROM devbox_evictions WHERE devbox_id NOT IN (SELECT id FROM devboxes WHERE status = 'running' AND node <> ?)`, [node]);
   }
 }

@@ -16,5 +16,7 @@ export interface EvictionOutcome {
   devboxId: string;
   status: string;
   suspended: boolean;
+  /** The box stopped running before its suspend (its owner shut or suspended it): nothing was left to evict. */
+  gone?: boolean;
   message?: string;
 }

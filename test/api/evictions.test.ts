@@ -4,7 +4,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
 import type Runloop from '@runloop/api-client';
-import { ROOT, runInBox, startTestServer, type TestServer } from '../helpers/server.js';
+import { ROOT, runInBox, sharedTestDatabase, startTestServer, type TestServer } from '../helpers/server.js';
 
 /**
  * Evictions through the SDK: `devboxd drain` and a SIGTERM with DEVBOXD_EVICT_ON_SHUTDOWN=suspend announce each
@@ -45,24 +45,30 @@ async function until<T>(what: string, fn: () => T | undefined | false, ms = 30_0
   }
 }
 
-function otherAccountKey(server: TestServer, name: string): string {
+function otherAccountKey(server: TestServer, name: string, databaseUrl?: string): string {
   const out = execFileSync(process.execPath, [path.join(ROOT, 'bin/devboxd.js'), 'accounts', 'create', name], {
     cwd: ROOT,
-    env: { ...process.env, DEVBOXD_DATA_DIR: server.dataDir, DEVBOXD_LOG_LEVEL: 'silent' },
+    env: { ...process.env, DEVBOXD_DATA_DIR: server.dataDir, DEVBOXD_LOG_LEVEL: 'silent', ...(databaseUrl ? { DEVBOXD_DATABASE_URL: databaseUrl } : {}) },
   }).toString();
   return out.trim().split('\n').at(-1)!;
 }
 
 describe('drain and shutdown', () => {
   let server: TestServer;
+  // On PostgreSQL (DEVBOXD_TEST_DATABASE) the operator CLI needs the server's database too.
+  let db: { url: string; release(): Promise<void> } | undefined;
   before(async () => {
-    server = await startTestServer({ DEVBOXD_EVICT_ON_SHUTDOWN: 'suspend', DEVBOXD_EVICT_GRACE_SECONDS: '1' });
+    if (process.env.DEVBOXD_TEST_DATABASE === 'postgres') db = await sharedTestDatabase();
+    server = await startTestServer({ DEVBOXD_EVICT_ON_SHUTDOWN: 'suspend', DEVBOXD_EVICT_GRACE_SECONDS: '1', ...(db ? { DEVBOXD_DATABASE_URL: db.url } : {}) });
   });
-  after(async () => server?.stop());
+  after(async () => {
+    await server?.stop();
+    await db?.release();
+  });
 
   test('devboxd drain: onEvict fires before the deadline, the box is suspended and resumes with its files; other accounts hear nothing', async () => {
     const api = server.client();
-    const other = server.client({ apiKey: otherAccountKey(server, 'evict-other') });
+    const other = server.client({ apiKey: otherAccountKey(server, 'evict-other', db?.url) });
     const box = await server.sdk().devbox.create({ name: 'to-drain', launch_parameters: { custom_disk_size: 1 } });
     const otherBox = await other.devboxes.createAndAwaitRunning({ name: 'other-but-drained' });
     await runInBox(api, box.id, 'echo kept > ~/state.txt');

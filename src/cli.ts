@@ -3,9 +3,7 @@ import { loadConfig, type Config } from './config.js';
 import { AccountService } from './resources/accounts/account-service.js';
 import { openStore } from './platform/store/open.js';
 import type { Store } from './platform/store/types.js';
-import { startServer } from './main.js';
-import { MODULE_SCHEMAS } from './resources/index.js';
-import { runDrain } from './resources/evictions/index.js';
+import { runDrain } from './resources/evictions/drain-socket.js';
 import { pruneKeys, rotateKey } from './resources/secrets/rotate-key.js';
 
 const USAGE = `usage:
@@ -35,6 +33,8 @@ export async function runCli(argv: string[]): Promise<number> {
   const [cmd, sub, arg] = argv;
   const config = loadConfig();
   if (cmd === 'serve' || cmd === undefined) {
+    // The server and every route load only for `serve`: the other commands start in a fraction of the time.
+    const { startServer } = await import('./main.js');
     const server = await startServer(config);
     const onSignal = () => {
       server.stop().then(
@@ -105,6 +105,7 @@ export async function runCli(argv: string[]): Promise<number> {
 }
 
 async function withStore(config: Config, fn: (store: Store) => Promise<number>): Promise<number> {
+  const { MODULE_SCHEMAS } = await import('./resources/index.js');
   const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, modules: MODULE_SCHEMAS });
   try {
     return await fn(store);

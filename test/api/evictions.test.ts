@@ -169,6 +169,9 @@ describe('memory pressure (the kernel PSI trigger, for real)', () => {
     const hog = await api.devboxes.createAndAwaitRunning({ name: 'hog', launch_parameters: { resource_size_request: 'X_SMALL', custom_disk_size: 4 } });
     await runInBox(api, idle.id, 'echo idle-state > ~/state.txt');
     const ours = await watch(api);
+    // Control: two windows of the trigger with nothing thrashing evict nothing (this host is otherwise calm).
+    await new Promise((r) => setTimeout(r, 4500));
+    assert.deepEqual(ours.events, [], 'no eviction without memory pressure');
     // 700 MiB of anonymous memory held in a 1 GiB box while a 600 MiB file is read over and over: the page
     // cache is reclaimed and refaulted continually, and those stalls are what the kernel's trigger measures.
     const thrash = api.devboxes.executeAsync(hog.id, {

@@ -86,24 +86,27 @@ export class EvictionService {
    */
   async drain(reason: EvictionReason, graceMs: number, report: (o: EvictionOutcome) => void = () => undefined): Promise<EvictionOutcome[]> {
     const outcomes: EvictionOutcome[] = [];
+    // Each box is evicted once per drain (one its owner resumes after its suspend stays), and waited for once
+    // while booting: a drain always ends.
     const tried = new Set<string>();
+    const waited = new Set<string>();
     for (;;) {
       const boxes = (await this.deps.devboxes.listByStatus(['running'], this.deps.node)).filter((d) => !tried.has(d.id) && this.deps.lifecycle.active.has(d.id));
       if (boxes.length === 0) {
-        const booting = await this.deps.devboxes.listByStatus(BOOTING, this.deps.node);
-        if (booting.length === 0 || booting.every((d) => tried.has(d.id))) return outcomes;
-        for (const d of booting) tried.add(d.id);
+        const booting = (await this.deps.devboxes.listByStatus(BOOTING, this.deps.node)).filter((d) => !waited.has(d.id) && !tried.has(d.id));
+        if (booting.length === 0) return outcomes;
+        for (const d of booting) waited.add(d.id);
         await Promise.all(booting.map((d) => this.until(d.id, (s) => !BOOTING.includes(s), BOOT_SETTLE_MS)));
-        for (const d of booting) tried.delete(d.id);
         continue;
       }
       for (const d of boxes) tried.add(d.id);
       this.deps.log.warn({ reason, boxes: boxes.length, graceMs }, 'evicting every devbox of this server');
+      const byId = new Map(boxes.map((d) => [d.id, d]));
       const deadlineMs = Date.now() + graceMs;
       // Announced together, so every owner hears of it before the first suspend starts.
       const scheduled = await Promise.all(boxes.map((d) => this.schedule(d, reason, deadlineMs)));
       await limited(scheduled, SUSPEND_CONCURRENCY, async (e) => {
-        const o = await this.evict(boxes.find((d) => d.id === e.devboxId)!, reason, Math.max(0, e.deadlineMs - Date.now()));
+        const o = await this.evict(byId.get(e.devboxId)!, reason, Math.max(0, e.deadlineMs - Date.now()));
         outcomes.push(o);
         report(o);
       });

@@ -78,6 +78,8 @@ export interface PressureEvictorDeps {
  */
 export class PressureEvictor {
   private busy = false;
+  /** When "nothing to evict" was last logged: pressure without boxes would log it every window. */
+  private quietLoggedAt = 0;
 
   constructor(private readonly deps: PressureEvictorDeps) {}
 
@@ -94,7 +96,10 @@ export class PressureEvictor {
       }
       const victim = await this.pick();
       if (!victim) {
-        log.warn({ psi: line, available }, 'memory pressure, but no devbox of this server to evict');
+        if (Date.now() - this.quietLoggedAt > 60_000) {
+          this.quietLoggedAt = Date.now();
+          log.warn({ psi: line, available }, 'memory pressure, but no devbox of this server to evict');
+        }
         return;
       }
       log.warn({ psi: line, available, devbox: victim.id }, 'memory pressure: evicting a devbox');

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs and builds what devboxd needs on the host (idempotent; fast when everything is present):
 # Debian packages for the base image build (mmdebstrap) and the native helpers (a C toolchain), then
-# `make -C native`; nftables, iproute2 and conntrack (cutting a box's connections) for box networking. Runs as root on Debian 12.
+# `make -C native`; nftables, iproute2 and conntrack (cutting a box's connections) for box networking;
+# openssl (the SSH port's self-signed TLS pair) and openssh-client (the SSH tests' stock client). Runs as root on Debian 12.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # command -> Debian package providing it
-declare -A need=([mmdebstrap]=mmdebstrap [gcc]=gcc [make]=make [flock]=util-linux [du]=coreutils [mkfs.ext4]=e2fsprogs [nft]=nftables [ip]=iproute2 [conntrack]=conntrack)
+declare -A need=([mmdebstrap]=mmdebstrap [gcc]=gcc [make]=make [flock]=util-linux [du]=coreutils [mkfs.ext4]=e2fsprogs [nft]=nftables [ip]=iproute2 [conntrack]=conntrack [openssl]=openssl [ssh]=openssh-client)
 missing=()
 for cmd in "${!need[@]}"; do
   command -v "$cmd" >/dev/null 2>&1 || missing+=("${need[$cmd]}")

@@ -1,6 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { loadNetworkConfig, type NetworkConfig } from './network-config.js';
+import { loadSshConfig, type SshConfig } from './ssh-config.js';
 
 /** Every setting devboxd reads, parsed once at start and passed in; nothing reads process.env elsewhere. */
 export interface Config {
@@ -64,6 +65,8 @@ export interface Config {
    * API at `api.<this>`); null: any `{port}-{key}.tunnel.*` host name.
    */
   tunnelDomain: string | null;
+  /** The SSH front (DEVBOXD_SSH_PORT, DEVBOXD_SSH_PLAIN_PORT, DEVBOXD_SSH_DOMAIN, ...); see ssh-config.ts. */
+  ssh: SshConfig;
 }
 
 const MiB = 1024 * 1024;
@@ -138,5 +141,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     boxServicesPort: int('DEVBOXD_BOX_SERVICES_PORT', env.DEVBOXD_BOX_SERVICES_PORT, 1023, 1, 65535),
     network: loadNetworkConfig(env, (name, def, min, max) => int(name, env[name], def, min, max)),
     tunnelDomain,
+    ssh: loadSshConfig(env, env.DEVBOXD_HOST || '127.0.0.1', (name, def, min, max) => int(name, env[name], def, min, max)),
   });
 }

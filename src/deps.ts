@@ -37,6 +37,7 @@ import { MODULE_SCHEMAS } from './resources/index.js';
 import { networkPolicyExtensions } from './resources/network-policies/devbox-extensions.js';
 import { NetworkPolicyService } from './resources/network-policies/network-policy-service.js';
 import { TunnelFront, TunnelService, WAKE_TIMEOUT_MS } from './resources/tunnels/index.js';
+import { SshFront, SshKeyService } from './resources/ssh/index.js';
 
 /** The composition root: every store, driver and service is built once, here, with explicit arguments. */
 export interface Deps {
@@ -69,6 +70,8 @@ export interface Deps {
   boxServices: BoxServices;
   /** Tunnels: enable/remove and the view (service); the traffic on the main port, ahead of the API (front). */
   tunnels: { service: TunnelService; front: TunnelFront };
+  /** SSH: create_ssh_key (keys) and the SSH front on its own ports (front.listen() at start). */
+  ssh: { keys: SshKeyService; front: SshFront };
   /** Stops background work and closes what was opened, in reverse order. Devboxes keep running. */
   close(): Promise<void>;
 }
@@ -124,10 +127,21 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     log: logger.child({ component: 'gateway' }),
   });
   boxServices.route(GATEWAY_PREFIX, gateway.proxy.handle);
+  // The SSH front reaches the box services through thunks, called once a connection logs in.
+  const sshFront = new SshFront({
+    config: config.ssh,
+    domain: config.ssh.domain ?? config.tunnelDomain,
+    dataDir: config.dataDir,
+    devboxById: (id) => devboxStore.getById(id),
+    sandboxOf: (id) => lifecycle.active.get(id)?.sandbox,
+    environmentOf: (d) => devboxes.environmentOf(d),
+    busy: (id, delta) => devboxes.busy(id, delta),
+    log: logger.child({ component: 'ssh' }),
+  });
   const lifecycle = new Lifecycle(devboxStore, runtime, events, logger.child({ component: 'lifecycle' }), {
     bootSteps: [egress.bootStep, boxLink.bootStep, fileMountsStep, boxProcesses.bootStep],
     onRunning: [boxProcesses.onRunning],
-    onStopped: [egress.onStopped, boxLink.onStopped, boxProcesses.onStopped, mcp.devbox.onStopped, gateway.devbox.onStopped],
+    onStopped: [egress.onStopped, boxLink.onStopped, boxProcesses.onStopped, mcp.devbox.onStopped, gateway.devbox.onStopped, sshFront.onStopped],
   });
   const tunnels = new TunnelService(store, sealer, () => devboxes);
   const devboxes = new DevboxService(store, lifecycle, events, logger.child({ component: 'devboxes' }), {
@@ -218,7 +232,9 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     gateway,
     boxServices,
     tunnels: { service: tunnels, front: tunnelFront },
+    ssh: { keys: new SshKeyService(devboxes, { served: sshFront.enabled, domain: config.ssh.domain ?? config.tunnelDomain }), front: sshFront },
     async close() {
+      await sshFront.close();
       tunnelFront.close();
       await boxServices.close();
       await gateway.proxy.close();

@@ -1,0 +1,132 @@
+import type { ServerChannel, Session } from 'ssh2';
+import type { Logger } from '../../lib/logger.js';
+import type { BoxProcess, Sandbox } from '../../runtime/driver.js';
+
+/** After the command exits, its pipes get this long to drain (a background child may hold them open). */
+const DRAIN_GRACE_MS = 300;
+/** A process whose client went away gets SIGHUP, then SIGKILL after this long. */
+const HANGUP_GRACE_MS = 2000;
+/** Variables a client may set (`SendEnv`), as Debian's sshd accepts by default: the locale and the terminal. */
+const ENV_NAME = /^(LANG|LC_[A-Z]+|TERM|COLORTERM)$/;
+const MAX_ENV_VALUE = 1024;
+/** Signals a client may send (RFC 4254 6.9 names them without `SIG`). */
+const SIGNALS = new Set(['ABRT', 'ALRM', 'FPE', 'HUP', 'ILL', 'INT', 'KILL', 'PIPE', 'QUIT', 'SEGV', 'TERM', 'USR1', 'USR2']);
+
+/** What one session channel runs in: the box's sandbox, its user and the environment its processes get. */
+export interface SessionTarget {
+  sandbox: Sandbox;
+  /** The box's environment (its variables and secrets), as executions get it. */
+  env: Record<string, string>;
+  /** Bytes moved: the connection is not idle. */
+  activity(): void;
+  log: Logger;
+}
+
+interface Tty {
+  term: string;
+  cols: number;
+  rows: number;
+}
+
+/**
+ * One SSH session channel: `exec` runs the command with the user's shell (`bash -c`), `shell` a login shell,
+ * both as the box user in the box's home, stdio streamed both ways with back-pressure (the SSH window on one
+ * side, the box's pipes on the other). `pty-req` sets the terminal type and size; `env` takes the locale
+ * and the terminal; `signal` signals the command's process group. The exit status (or signal) goes back
+ * to the client as `exit-status` (`exit-signal`).
+ */
+export function serveSession(session: Session, target: SessionTarget): void {
+  let tty: Tty | null = null;
+  const env: Record<string, string> = {};
+  let proc: BoxProcess | null = null;
+
+  session.on('pty', (accept, reject, info) => {
+    if (proc) return reject?.();
+    tty = { term: String(info.term || 'xterm'), cols: info.cols, rows: info.rows };
+    accept?.();
+  });
+  session.on('window-change', (accept, _reject, info) => {
+    if (tty) Object.assign(tty, { cols: info.cols, rows: info.rows });
+    accept?.();
+  });
+  session.on('env', (accept, reject, info) => {
+    if (!ENV_NAME.test(info.key) || String(info.val).length > MAX_ENV_VALUE) return reject?.();
+    env[info.key] = String(info.val);
+    accept?.();
+  });
+  session.on('signal', (accept, reject, info) => {
+    const name = String(info.name).replace(/^SIG/, '');
+    if (!proc || !SIGNALS.has(name)) return reject?.();
+    proc.signal(`SIG${name}` as NodeJS.Signals, true);
+    accept?.();
+  });
+  const start = (channel: ServerChannel, argv: string[]) => {
+    const extra: Record<string, string> = { ...env };
+    if (tty) extra.TERM = tty.term;
+    try {
+      proc = target.sandbox.spawn({ argv, env: { ...target.env, ...extra } });
+    } catch (err) {
+      channel.stderr.write(`devboxd: the devbox cannot start a process: ${(err as Error).message}\r\n`);
+      channel.exit(255);
+      channel.end();
+      return;
+    }
+    run(channel, proc, target);
+  };
+  session.on('exec', (accept, reject, info) => {
+    if (proc) return reject?.();
+    start(accept(), ['bash', '-c', info.command]);
+  });
+  session.on('shell', (accept, reject) => {
+    if (proc) return reject?.();
+    start(accept(), ['bash', '-l']);
+  });
+}
+
+/** Streams a channel and a box process into each other until the process ends or the client goes. */
+function run(channel: ServerChannel, proc: BoxProcess, target: SessionTarget): void {
+  const onData = () => target.activity();
+  channel.on('data', onData);
+  proc.stdout.on('data', onData);
+  proc.stderr.on('data', onData);
+  proc.stdin.on('error', () => undefined);
+  channel.on('error', () => undefined);
+  channel.pipe(proc.stdin);
+  proc.stdout.pipe(channel, { end: false });
+  proc.stderr.pipe(channel.stderr, { end: false });
+
+  let exited = false;
+  const drained = Promise.all([ended(proc.stdout), ended(proc.stderr)]);
+  void proc.exited.then(async (exit) => {
+    exited = true;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([drained, new Promise<void>((r) => (timer = setTimeout(r, DRAIN_GRACE_MS)))]);
+    clearTimeout(timer);
+    proc.stdout.unpipe(channel);
+    proc.stderr.unpipe(channel.stderr);
+    proc.stdout.destroy();
+    proc.stderr.destroy();
+    if (exit.exitCode !== null) channel.exit(exit.exitCode);
+    else if (exit.signal) channel.exit(exit.signal.replace(/^SIG/, ''), false, '');
+    else channel.exit(255);
+    channel.end();
+  });
+  // The client went away: the command hangs up, as it would when sshd closes its terminal.
+  channel.once('close', () => {
+    if (exited) return;
+    proc.signal('SIGHUP', true);
+    const kill = setTimeout(() => {
+      if (!exited) proc.signal('SIGKILL', true);
+    }, HANGUP_GRACE_MS);
+    void proc.exited.then(() => clearTimeout(kill));
+  });
+}
+
+function ended(stream: NodeJS.ReadableStream): Promise<void> {
+  return new Promise((resolve) => {
+    stream.once('end', resolve);
+    stream.once('close', resolve);
+    stream.once('error', () => resolve());
+  });
+}
+

@@ -1,0 +1,178 @@
+/**
+ * SSH into boxes (issue 13, item 4), with the stock OpenSSH client: `create_ssh_key` through the official SDK,
+ * then `ssh` with the SDK's ProxyCommand (`openssl s_client -servername %h`) to the server's TLS port runs
+ * commands and an interactive shell in the box as its user; a wrong key, a key of another box and a key the
+ * user removed are refused; a suspended box is refused with a message; the key still works after a server
+ * restart; the plain port takes the devbox id as user name. Traffic goes only to 127.0.0.1.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type Runloop from '@runloop/api-client';
+import ssh2 from 'ssh2';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+
+let server: TestServer;
+let api: Runloop;
+let tlsPort: number;
+let plainPort: number;
+const keyDir = fs.mkdtempSync(path.join(os.tmpdir(), 'devboxd-ssh-keys-'));
+
+async function freePort(): Promise<number> {
+  const s = net.createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as net.AddressInfo).port;
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+/** Writes a private key to a 0600 file, as ssh insists. */
+function keyFile(name: string, privateKey: string): string {
+  const file = path.join(keyDir, name);
+  fs.writeFileSync(file, privateKey.endsWith('\n') ? privateKey : `${privateKey}\n`, { mode: 0o600 });
+  return file;
+}
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** The stock client: `ssh -F /dev/null -i key -o ProxyCommand='openssl s_client …' user@host args`. */
+function ssh(key: string, target: string, args: string[], opts: { input?: string; plain?: boolean; extra?: string[] } = {}): Promise<Run> {
+  const base = ['-F', '/dev/null', '-i', key, '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '-o', 'BatchMode=yes', '-o', 'ConnectTimeout=20'];
+  const route = opts.plain
+    ? ['-p', String(plainPort)]
+    : ['-o', `ProxyCommand=openssl s_client -quiet -servername %h -connect 127.0.0.1:${tlsPort} 2>/dev/null`];
+  const child = spawn('ssh', [...base, ...route, ...(opts.extra ?? []), target, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  child.stdin.end(opts.input ?? '');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  return new Promise((resolve) =>
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    }),
+  );
+}
+
+before(async () => {
+  tlsPort = await freePort();
+  plainPort = await freePort();
+  server = await startTestServer({ DEVBOXD_SSH_PORT: String(tlsPort), DEVBOXD_SSH_PLAIN_PORT: String(plainPort) });
+  api = server.client();
+});
+
+after(async () => {
+  await server?.stop();
+  fs.rmSync(keyDir, { recursive: true, force: true });
+});
+
+describe('ssh into a box', () => {
+  let boxA: string;
+  let boxB: string;
+  let keyA: string;
+  let target: string;
+
+  before(async () => {
+    const [a, b] = await Promise.all([
+      api.devboxes.createAndAwaitRunning({ name: 'ssh-a', environment_variables: { GREETING: 'hello from a' } }),
+      api.devboxes.createAndAwaitRunning({ name: 'ssh-b' }),
+    ]);
+    boxA = a.id;
+    boxB = b.id;
+  });
+
+  test('create_ssh_key returns a private key, the box user and a host name for the box', async () => {
+    const k = await api.devboxes.createSSHKey(boxA);
+    assert.equal(k.id, boxA);
+    assert.equal(k.ssh_user, 'user');
+    assert.match(k.ssh_private_key, /^-----BEGIN OPENSSH PRIVATE KEY-----\n/);
+    assert.equal(k.url, `${boxA.replace('_', '-')}.ssh.127.0.0.1`);
+    keyA = keyFile('a', k.ssh_private_key);
+    target = `${k.ssh_user}@${k.url}`;
+    // The public half is in the box, owned by the user, private to them.
+    const r = await api.devboxes.executeAndAwaitCompletion(boxA, { command: 'stat -c "%a %U" ~/.ssh ~/.ssh/authorized_keys; grep -c ssh-ed25519 ~/.ssh/authorized_keys' });
+    assert.equal(r.stdout, '700 user\n600 user\n1\n');
+  });
+
+  test('ssh runs a command in the box as its user, with its environment, stdin and exit status', async () => {
+    const r = await ssh(keyA, target, ['id -un; hostname; echo "$GREETING"; pwd']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, 'user\nssh-a\nhello from a\n/home/user\n');
+    const counted = await ssh(keyA, target, ['wc -c; echo oops >&2; exit 7'], { input: 'x'.repeat(100_000) });
+    assert.equal(counted.code, 7);
+    assert.equal(counted.stdout.trim(), '100000');
+    assert.match(counted.stderr, /oops/);
+  });
+
+  test('an interactive shell with -tt runs what the here-doc types', async () => {
+    const r = await ssh(keyA, target, [], { extra: ['-tt'], input: 'echo "sum=$((6*7))"\necho "user=$(id -un)"\nexit 3\n' });
+    assert.equal(r.code, 3, r.stderr);
+    assert.match(r.stdout, /sum=42/);
+    assert.match(r.stdout, /user=user/);
+  });
+
+  test('a wrong key is refused', async () => {
+    const stranger = keyFile('stranger', ssh2.utils.generateKeyPairSync('ed25519').private);
+    const r = await ssh(stranger, target, ['echo in']);
+    assert.equal(r.code, 255);
+    assert.equal(r.stdout, '');
+    assert.match(r.stderr, /Permission denied \(publickey\)/);
+  });
+
+  test("box A's key does not reach box B, whose own key does", async () => {
+    const urlB = `user@${boxB.replace('_', '-')}.ssh.127.0.0.1`;
+    const refused = await ssh(keyA, urlB, ['hostname']);
+    assert.equal(refused.code, 255);
+    assert.match(refused.stderr, /Permission denied/);
+    const kB = await api.devboxes.createSSHKey(boxB);
+    const ok = await ssh(keyFile('b', kB.ssh_private_key), `${kB.ssh_user}@${kB.url}`, ['hostname']);
+    assert.equal(ok.stdout, 'ssh-b\n', ok.stderr);
+  });
+
+  test('the plain port takes the devbox id as user name', async () => {
+    const r = await ssh(keyA, `${boxA}@127.0.0.1`, ['id -un; hostname'], { plain: true });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, 'user\nssh-a\n');
+    const wrongBox = await ssh(keyA, `${boxB}@127.0.0.1`, ['true'], { plain: true });
+    assert.equal(wrongBox.code, 255);
+  });
+
+  test('a name that names no box is refused with a message', async () => {
+    const r = await ssh(keyA, 'user@dbx-000000000nosuchbox00.ssh.127.0.0.1', ['true']);
+    assert.equal(r.code, 255);
+    assert.match(r.stderr, /no devbox dbx-000000000nosuchbox00/);
+  });
+
+  test('the same key works after a server restart', async () => {
+    await server.restart();
+    const r = await ssh(keyA, target, ['hostname']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, 'ssh-a\n');
+  });
+
+  test('a key the user removes from authorized_keys stops working', async () => {
+    await api.devboxes.executeAndAwaitCompletion(boxA, { command: 'sed -i "/devboxd:/d" ~/.ssh/authorized_keys' });
+    const r = await ssh(keyA, target, ['true']);
+    assert.equal(r.code, 255);
+    assert.match(r.stderr, /Permission denied/);
+  });
+
+  test('a suspended box is refused with a message saying so', async () => {
+    const k = await api.devboxes.createSSHKey(boxB);
+    await api.devboxes.suspend(boxB);
+    await api.devboxes.awaitSuspended(boxB);
+    const r = await ssh(keyFile('b2', k.ssh_private_key), `${k.ssh_user}@${k.url}`, ['true']);
+    assert.equal(r.code, 255);
+    assert.match(r.stderr, /is suspended: resume it/);
+  });
+});

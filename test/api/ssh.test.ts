@@ -6,15 +6,14 @@
  * restart; the plain port takes the devbox id as user name. Traffic goes only to 127.0.0.1.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type Runloop from '@runloop/api-client';
 import ssh2 from 'ssh2';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { freePort, ssh as run, writeKey } from '../helpers/ssh-client.js';
 
 let server: TestServer;
 let api: Runloop;
@@ -22,47 +21,10 @@ let tlsPort: number;
 let plainPort: number;
 const keyDir = fs.mkdtempSync(path.join(os.tmpdir(), 'devboxd-ssh-keys-'));
 
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as net.AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
-
-/** Writes a private key to a 0600 file, as ssh insists. */
-function keyFile(name: string, privateKey: string): string {
-  const file = path.join(keyDir, name);
-  fs.writeFileSync(file, privateKey.endsWith('\n') ? privateKey : `${privateKey}\n`, { mode: 0o600 });
-  return file;
-}
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** The stock client: `ssh -F /dev/null -i key -o ProxyCommand='openssl s_client …' user@host args`. */
-function ssh(key: string, target: string, args: string[], opts: { input?: string; plain?: boolean; extra?: string[] } = {}): Promise<Run> {
-  const base = ['-F', '/dev/null', '-i', key, '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '-o', 'BatchMode=yes', '-o', 'ConnectTimeout=20'];
-  const route = opts.plain
-    ? ['-p', String(plainPort)]
-    : ['-o', `ProxyCommand=openssl s_client -quiet -servername %h -connect 127.0.0.1:${tlsPort} 2>/dev/null`];
-  const child = spawn('ssh', [...base, ...route, ...(opts.extra ?? []), target, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-  child.stdin.end(opts.input ?? '');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-  return new Promise((resolve) =>
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    }),
-  );
-}
+/** The stock client against this file's server. */
+const ssh = (key: string, target: string, args: string[], opts: { input?: string; plain?: boolean; extra?: string[] } = {}) =>
+  run({ key, target, args, port: opts.plain ? plainPort : tlsPort, ...opts });
+const keyFile = (name: string, privateKey: string) => writeKey(keyDir, name, privateKey);
 
 before(async () => {
   tlsPort = await freePort();

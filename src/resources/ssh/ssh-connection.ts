@@ -1,5 +1,5 @@
 import type { Duplex } from 'node:stream';
-import ssh2, { type AuthContext, type Connection, type ParsedKey } from 'ssh2';
+import ssh2, { type AuthContext, type Connection, type ParsedKey, type ServerChannel } from 'ssh2';
 import type { Logger } from '../../lib/logger.js';
 import type { Sandbox } from '../../runtime/driver.js';
 import { authorizedKeys } from './authorized-keys.js';
@@ -9,6 +9,8 @@ import { serveSession } from './box-session.js';
 const MAX_AUTH_TRIES = 6;
 /** Session channels open at once on one connection (sshd's MaxSessions). */
 const MAX_SESSIONS = 10;
+/** A refused connection is closed after this long if it opens no session to show the reason on. */
+const REFUSAL_MS = 5000;
 
 /** The box a connection logs into, resolved when it authenticates. */
 export interface BoxTarget {
@@ -23,8 +25,8 @@ export interface ConnectionOptions {
   banner?: string;
   /** The box a user name logs into, or null (unknown box, not running, wrong user). */
   boxFor(username: string): Promise<BoxTarget | null>;
-  /** Called once authenticated; false refuses the connection (the box's connection cap). */
-  admit(box: BoxTarget, end: () => void): boolean;
+  /** Called once authenticated: null admits the connection, a message refuses it (the box's connection cap). */
+  admit(box: BoxTarget, end: () => void): string | null;
   idleTimeoutMs: number;
   log: Logger;
 }
@@ -73,7 +75,8 @@ function handle(client: Connection, o: ConnectionOptions): void {
 
   client.on('ready', () => {
     const target = box!;
-    if (!o.admit(target, () => client.end())) return void client.end();
+    const refusal = o.admit(target, () => client.end());
+    if (refusal) return refuse(client, refusal);
     const idle = setTimeout(() => client.end(), o.idleTimeoutMs);
     client.once('close', () => clearTimeout(idle));
     const activity = () => idle.refresh();
@@ -86,5 +89,26 @@ function handle(client: Connection, o: ConnectionOptions): void {
       session.once('close', () => sessions--);
       serveSession(session, { sandbox: target.sandbox, env: target.env, activity, log: o.log });
     });
+  });
+}
+
+/** Refuses a logged-in connection with a message its first session shows on stderr (exit status 255). */
+function refuse(client: Connection, message: string): void {
+  const timer = setTimeout(() => client.end(), REFUSAL_MS);
+  client.once('close', () => clearTimeout(timer));
+  client.on('session', (accept) => {
+    const session = accept();
+    const answer = (open: () => ServerChannel) => {
+      const channel = open();
+      channel.stderr.write(`devboxd: ${message}\r\n`);
+      channel.exit(255);
+      channel.end();
+      // The client leaves once it has shown the message; a disconnect sent first would cut it off.
+      channel.once('close', () => client.end());
+    };
+    session.on('pty', (ok) => ok?.());
+    session.on('env', (ok) => ok?.());
+    session.on('exec', (open) => answer(open));
+    session.on('shell', (open) => answer(open));
   });
 }

@@ -167,12 +167,10 @@ export class SshFront {
   }
 
   /** A logged-in connection: under the box's cap, counted as activity of the box until it closes. */
-  private admit(socket: net.Socket, box: BoxTarget, end: () => void): boolean {
+  private admit(socket: net.Socket, box: BoxTarget, end: () => void): string | null {
     const set = this.byBox.get(box.id) ?? new Set<() => void>();
-    if (set.size >= this.deps.config.maxConnectionsPerDevbox) {
-      this.deps.log.warn({ devbox: box.id }, 'ssh connection refused: the box has its most connections');
-      return false;
-    }
+    const max = this.deps.config.maxConnectionsPerDevbox;
+    if (set.size >= max) return `devbox ${box.id} has ${max} SSH connections open, the most it may (DEVBOXD_SSH_MAX_CONNECTIONS_PER_DEVBOX); close one and retry`;
     this.byBox.set(box.id, set);
     set.add(end);
     this.deps.busy(box.id, 1);
@@ -181,7 +179,7 @@ export class SshFront {
       if (set.size === 0 && this.byBox.get(box.id) === set) this.byBox.delete(box.id);
       this.deps.busy(box.id, -1);
     });
-    return true;
+    return null;
   }
 
   private failed(s: net.Socket, err: unknown): void {

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import tls from 'node:tls';
 import { after, before, describe, test } from 'node:test';
 import type Runloop from '@runloop/api-client';
 import ssh2 from 'ssh2';
@@ -76,11 +77,57 @@ describe('ssh into a box', () => {
     assert.match(counted.stderr, /oops/);
   });
 
-  test('an interactive shell with -tt runs what the here-doc types', async () => {
-    const r = await ssh(keyA, target, [], { extra: ['-tt'], input: 'echo "sum=$((6*7))"\necho "user=$(id -un)"\nexit 3\n' });
+  test('an interactive shell with -tt runs what the here-doc types, on a terminal of the box', async () => {
+    const r = await ssh(keyA, target, [], { extra: ['-tt'], input: 'echo "sum=$((6*7))"\necho "user=$(id -un) term=$TERM"\ntty; stty size\nexit 3\n' });
     assert.equal(r.code, 3, r.stderr);
     assert.match(r.stdout, /sum=42/);
-    assert.match(r.stdout, /user=user/);
+    assert.match(r.stdout, /user=user term=\S+/);
+    assert.match(r.stdout, /\/dev\/pts\/\d+\r\n/);
+    // ssh's own stdin is no terminal here, so it asks for no size: the box's terminal is 80x24.
+    assert.match(r.stdout, /\r\n24 80\r\n/);
+  });
+
+  test('a terminal session takes its size, resizes, and ^C reaches the foreground command (ssh2 client)', async () => {
+    const k = await api.devboxes.createSSHKey(boxA);
+    const url = k.url;
+    const client = new ssh2.Client();
+    const sock = tls.connect({ host: '127.0.0.1', port: tlsPort, servername: url, rejectUnauthorized: false });
+    await new Promise<void>((resolve, reject) => {
+      client.once('ready', () => resolve()).once('error', reject);
+      client.connect({ sock, username: k.ssh_user, privateKey: k.ssh_private_key });
+    });
+    try {
+      const stream = await new Promise<ssh2.ClientChannel>((resolve, reject) =>
+        client.shell({ term: 'xterm-256color', cols: 100, rows: 30 }, (err, ch) => (err ? reject(err) : resolve(ch))),
+      );
+      let screen = '';
+      stream.on('data', (d: Buffer) => (screen += d.toString()));
+      const waitFor = async (re: RegExp, from: number) => {
+        const deadline = Date.now() + 15_000;
+        while (!re.test(screen.slice(from))) {
+          if (Date.now() > deadline) assert.fail(`no ${re} on the terminal; it shows:\n${screen.slice(from)}`);
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      };
+      const type = async (line: string, re: RegExp) => {
+        const from = screen.length;
+        stream.write(line);
+        await waitFor(re, from);
+      };
+      await type('echo "size=$(stty size) term=$TERM"\n', /size=30 100 term=xterm-256color/);
+      stream.setWindow(40, 120, 0, 0);
+      await new Promise((r) => setTimeout(r, 300));
+      await type('echo "size=$(stty size)"\n', /size=40 120/);
+      await type('sleep 300\n', /sleep 300/);
+      await new Promise((r) => setTimeout(r, 500));
+      stream.write('\x03');
+      await type('echo "after=$?"\n', /after=130/);
+      const exit = new Promise<number>((resolve) => stream.once('exit', (code: number) => resolve(code)));
+      stream.write('exit 5\n');
+      assert.equal(await exit, 5);
+    } finally {
+      client.end();
+    }
   });
 
   test('a wrong key is refused', async () => {

@@ -12,6 +12,9 @@ const MAX_ENV_VALUE = 1024;
 /** Signals a client may send (RFC 4254 6.9 names them without `SIG`). */
 const SIGNALS = new Set(['ABRT', 'ALRM', 'FPE', 'HUP', 'ILL', 'INT', 'KILL', 'PIPE', 'QUIT', 'SEGV', 'TERM', 'USR1', 'USR2']);
 
+/** A terminal dimension the kernel takes: a client without a terminal of its own sends 0 (80x24 then). */
+const dim = (n: number, def: number) => (Number.isInteger(n) && n >= 1 ? Math.min(n, 65535) : def);
+
 /** What one session channel runs in: the box's sandbox, its user and the environment its processes get. */
 export interface SessionTarget {
   sandbox: Sandbox;
@@ -31,9 +34,10 @@ interface Tty {
 /**
  * One SSH session channel: `exec` runs the command with the user's shell (`bash -c`), `shell` a login shell,
  * both as the box user in the box's home, stdio streamed both ways with back-pressure (the SSH window on one
- * side, the box's pipes on the other). `pty-req` sets the terminal type and size; `env` takes the locale
- * and the terminal; `signal` signals the command's process group. The exit status (or signal) goes back
- * to the client as `exit-status` (`exit-signal`).
+ * side, the box's pipes on the other). After `pty-req` the command runs on a terminal of the box (its own
+ * devpts) of the asked size and type, `window-change` resizes it, and `signal` reaches the terminal's
+ * foreground group (without a terminal: the command's process group); `env` takes the locale and the
+ * terminal type. The exit status (or signal) goes back to the client as `exit-status` (`exit-signal`).
  */
 export function serveSession(session: Session, target: SessionTarget): void {
   let tty: Tty | null = null;
@@ -42,11 +46,14 @@ export function serveSession(session: Session, target: SessionTarget): void {
 
   session.on('pty', (accept, reject, info) => {
     if (proc) return reject?.();
-    tty = { term: String(info.term || 'xterm'), cols: info.cols, rows: info.rows };
+    tty = { term: String(info.term || 'xterm'), cols: dim(info.cols, 80), rows: dim(info.rows, 24) };
     accept?.();
   });
   session.on('window-change', (accept, _reject, info) => {
-    if (tty) Object.assign(tty, { cols: info.cols, rows: info.rows });
+    if (tty) {
+      Object.assign(tty, { cols: dim(info.cols, tty.cols), rows: dim(info.rows, tty.rows) });
+      proc?.resize(tty.cols, tty.rows);
+    }
     accept?.();
   });
   session.on('env', (accept, reject, info) => {
@@ -57,21 +64,21 @@ export function serveSession(session: Session, target: SessionTarget): void {
   session.on('signal', (accept, reject, info) => {
     const name = String(info.name).replace(/^SIG/, '');
     if (!proc || !SIGNALS.has(name)) return reject?.();
-    proc.signal(`SIG${name}` as NodeJS.Signals, true);
+    proc.signal(`SIG${name}` as NodeJS.Signals, tty ? 'foreground' : true);
     accept?.();
   });
   const start = (channel: ServerChannel, argv: string[]) => {
     const extra: Record<string, string> = { ...env };
     if (tty) extra.TERM = tty.term;
     try {
-      proc = target.sandbox.spawn({ argv, env: { ...target.env, ...extra } });
+      proc = target.sandbox.spawn({ argv, env: { ...target.env, ...extra }, ...(tty ? { tty: { cols: tty.cols, rows: tty.rows } } : {}) });
     } catch (err) {
       channel.stderr.write(`devboxd: the devbox cannot start a process: ${(err as Error).message}\r\n`);
       channel.exit(255);
       channel.end();
       return;
     }
-    run(channel, proc, target);
+    run(channel, proc, target, tty !== null);
   };
   session.on('exec', (accept, reject, info) => {
     if (proc) return reject?.();
@@ -84,7 +91,7 @@ export function serveSession(session: Session, target: SessionTarget): void {
 }
 
 /** Streams a channel and a box process into each other until the process ends or the client goes. */
-function run(channel: ServerChannel, proc: BoxProcess, target: SessionTarget): void {
+function run(channel: ServerChannel, proc: BoxProcess, target: SessionTarget, onTty: boolean): void {
   const onData = () => target.activity();
   channel.on('data', onData);
   proc.stdout.on('data', onData);
@@ -114,6 +121,7 @@ function run(channel: ServerChannel, proc: BoxProcess, target: SessionTarget): v
   // The client went away: the command hangs up, as it would when sshd closes its terminal.
   channel.once('close', () => {
     if (exited) return;
+    if (onTty) proc.signal('SIGHUP', 'foreground');
     proc.signal('SIGHUP', true);
     const kill = setTimeout(() => {
       if (!exited) proc.signal('SIGKILL', true);

@@ -61,10 +61,17 @@ describe('ssh into a box', () => {
     assert.match(k.ssh_private_key, /^-----BEGIN OPENSSH PRIVATE KEY-----\n/);
     assert.equal(k.url, `${boxA.replace('_', '-')}.ssh.127.0.0.1`);
     keyA = keyFile('a', k.ssh_private_key);
+    // Never replayed from the database (which would then hold the private key): each call makes a new pair.
+    const again = await api.devboxes.createSSHKey(boxA, { headers: { 'x-request-id': 'ssh-key-once' } });
+    const third = await api.devboxes.createSSHKey(boxA, { headers: { 'x-request-id': 'ssh-key-once' } });
+    assert.notEqual(again.ssh_private_key, third.ssh_private_key);
+    for (const f of fs.readdirSync(server.dataDir).filter((n) => n.startsWith('devboxd.db'))) {
+      assert.equal(fs.readFileSync(path.join(server.dataDir, f)).includes('OPENSSH PRIVATE KEY'), false, `${f} holds a private key`);
+    }
     target = `${k.ssh_user}@${k.url}`;
     // The public half is in the box, owned by the user, private to them.
     const r = await api.devboxes.executeAndAwaitCompletion(boxA, { command: 'stat -c "%a %U" ~/.ssh ~/.ssh/authorized_keys; grep -c ssh-ed25519 ~/.ssh/authorized_keys' });
-    assert.equal(r.stdout, '700 user\n600 user\n1\n');
+    assert.equal(r.stdout, '700 user\n600 user\n3\n');
   });
 
   test('ssh runs a command in the box as its user, with its environment, stdin and exit status', async () => {
@@ -146,6 +153,15 @@ describe('ssh into a box', () => {
     const kB = await api.devboxes.createSSHKey(boxB);
     const ok = await ssh(keyFile('b', kB.ssh_private_key), `${kB.ssh_user}@${kB.url}`, ['hostname']);
     assert.equal(ok.stdout, 'ssh-b\n', ok.stderr);
+  });
+
+  test('a box whose user is root is reached as root', async () => {
+    const box = await api.devboxes.createAndAwaitRunning({ name: 'ssh-root', launch_parameters: { user_parameters: { username: 'root', uid: 0 } } });
+    const k = await api.devboxes.createSSHKey(box.id);
+    assert.equal(k.ssh_user, 'root');
+    const r = await ssh(keyFile('root', k.ssh_private_key), `${k.ssh_user}@${k.url}`, ['id -u; echo ~']);
+    assert.equal(r.stdout, '0\n/root\n', r.stderr);
+    await api.devboxes.shutdown(box.id);
   });
 
   test('the plain port takes the devbox id as user name', async () => {

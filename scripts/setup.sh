@@ -15,6 +15,8 @@ done
 # PostgreSQL server binaries: `npm test` runs the store contract suite and API suites on a throwaway
 # cluster of its own (test/helpers/postgres.ts); the server itself only needs it with DEVBOXD_DATABASE_URL.
 compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null || missing+=(postgresql)
+# The SSH tests copy sftp-server into a box (the base image has none) to show sftp and scp through the SSH port.
+[ -x /usr/lib/openssh/sftp-server ] || missing+=(openssh-sftp-server)
 # Static linking of the helpers needs libc.a.
 [ -f /usr/lib/x86_64-linux-gnu/libc.a ] || [ -f /usr/lib/aarch64-linux-gnu/libc.a ] || missing+=(libc6-dev)
 if [ ${#missing[@]} -gt 0 ]; then

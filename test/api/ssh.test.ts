@@ -3,9 +3,11 @@
  * then `ssh` with the SDK's ProxyCommand (`openssl s_client -servername %h`) to the server's TLS port runs
  * commands and an interactive shell in the box as its user; a wrong key, a key of another box and a key the
  * user removed are refused; a suspended box is refused with a message; the key still works after a server
- * restart; the plain port takes the devbox id as user name. Traffic goes only to 127.0.0.1.
+ * restart; the plain port takes the devbox id as user name; sftp and scp work with the box's own sftp-server.
+ * Traffic goes only to 127.0.0.1.
  */
 import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,7 +16,7 @@ import { after, before, describe, test } from 'node:test';
 import type Runloop from '@runloop/api-client';
 import ssh2 from 'ssh2';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { freePort, ssh as run, writeKey } from '../helpers/ssh-client.js';
+import { freePort, ssh as run, sshTool, writeKey } from '../helpers/ssh-client.js';
 
 let server: TestServer;
 let api: Runloop;
@@ -159,9 +161,32 @@ describe('ssh into a box', () => {
     const box = await api.devboxes.createAndAwaitRunning({ name: 'ssh-root', launch_parameters: { user_parameters: { username: 'root', uid: 0 } } });
     const k = await api.devboxes.createSSHKey(box.id);
     assert.equal(k.ssh_user, 'root');
-    const r = await ssh(keyFile('root', k.ssh_private_key), `${k.ssh_user}@${k.url}`, ['id -u; echo ~']);
+    const key = keyFile('root', k.ssh_private_key);
+    const host = `${k.ssh_user}@${k.url}`;
+    const r = await ssh(key, host, ['id -u; echo ~']);
     assert.equal(r.stdout, '0\n/root\n', r.stderr);
+
+    // sftp and scp run the box's own sftp-server: root installs one (the host's, which needs only libc).
+    await api.devboxes.uploadFile(box.id, { path: '/usr/lib/openssh/sftp-server', file: fs.createReadStream('/usr/lib/openssh/sftp-server') });
+    await api.devboxes.executeAndAwaitCompletion(box.id, { command: 'chmod 755 /usr/lib/openssh/sftp-server' });
+    const local = path.join(keyDir, 'payload.bin');
+    const payload = crypto.randomBytes(300_000);
+    fs.writeFileSync(local, payload);
+    const back = path.join(keyDir, 'back.bin');
+    const sftp = await sshTool('sftp', { key, port: tlsPort, args: ['-b', '-', host], input: `put ${local} up.bin\nget up.bin ${back}\n` });
+    assert.equal(sftp.code, 0, sftp.stderr);
+    assert.ok(fs.readFileSync(back).equals(payload));
+    const scp = await sshTool('scp', { key, port: tlsPort, args: [local, `${host}:scp.bin`] });
+    assert.equal(scp.code, 0, scp.stderr);
+    const sum = await api.devboxes.executeAndAwaitCompletion(box.id, { command: 'sha256sum < scp.bin' });
+    assert.equal(sum.stdout!.split(' ')[0], crypto.createHash('sha256').update(payload).digest('hex'));
     await api.devboxes.shutdown(box.id);
+  });
+
+  test('sftp to a box without an sftp-server says what to install', async () => {
+    const r = await sshTool('sftp', { key: keyA, port: tlsPort, args: ['-b', '-', target], input: 'ls\n' });
+    assert.notEqual(r.code, 0);
+    assert.match(r.stderr, /no sftp-server; install it in the box/);
   });
 
   test('the plain port takes the devbox id as user name', async () => {

@@ -46,6 +46,15 @@ export function startSsh(o: SshOptions): ChildProcess {
   return child;
 }
 
+/** `sftp` or `scp` with the options `startSsh` gives ssh, through the TLS port; `args` name the files and host. */
+export function sshTool(program: 'sftp' | 'scp', o: { key: string; port: number; args: string[]; input?: string }): Promise<SshRun> {
+  const base = ['-F', '/dev/null', '-i', o.key, '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '-o', 'BatchMode=yes'];
+  const route = ['-o', `ProxyCommand=openssl s_client -quiet -servername %h -connect 127.0.0.1:${o.port} 2>/dev/null`];
+  const child = spawn(program, [...base, ...route, ...o.args], { stdio: ['pipe', 'pipe', 'pipe'] });
+  child.stdin!.end(o.input ?? '');
+  return finished(child);
+}
+
 /** Runs the stock client to its end (killed after 60 s). */
 export function ssh(o: SshOptions): Promise<SshRun> {
   const child = startSsh(o);

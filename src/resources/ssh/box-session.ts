@@ -12,6 +12,13 @@ const MAX_ENV_VALUE = 1024;
 /** Signals a client may send (RFC 4254 6.9 names them without `SIG`). */
 const SIGNALS = new Set(['ABRT', 'ALRM', 'FPE', 'HUP', 'ILL', 'INT', 'KILL', 'PIPE', 'QUIT', 'SEGV', 'TERM', 'USR1', 'USR2']);
 
+/** Where Debian, Fedora and Alpine put sftp-server; without one the client is told what to install. */
+const SFTP_SERVER = `for p in /usr/lib/openssh/sftp-server /usr/libexec/openssh/sftp-server /usr/lib/ssh/sftp-server /usr/libexec/sftp-server; do
+  [ -x "$p" ] && exec "$p"
+done
+echo "devboxd: this devbox has no sftp-server; install it in the box (Debian: apt-get install openssh-sftp-server)" >&2
+exit 127`;
+
 /** A terminal dimension the kernel takes: a client without a terminal of its own sends 0 (80x24 then). */
 const dim = (n: number, def: number) => (Number.isInteger(n) && n >= 1 ? Math.min(n, 65535) : def);
 
@@ -37,7 +44,8 @@ interface Tty {
  * side, the box's pipes on the other). After `pty-req` the command runs on a terminal of the box (its own
  * devpts) of the asked size and type, `window-change` resizes it, and `signal` reaches the terminal's
  * foreground group (without a terminal: the command's process group); `env` takes the locale and the
- * terminal type. The exit status (or signal) goes back to the client as `exit-status` (`exit-signal`).
+ * terminal type; the `sftp` subsystem runs the box's own sftp-server. The exit status (or signal) goes back to
+ * the client as `exit-status` (`exit-signal`).
  */
 export function serveSession(session: Session, target: SessionTarget): void {
   let tty: Tty | null = null;
@@ -87,6 +95,12 @@ export function serveSession(session: Session, target: SessionTarget): void {
   session.on('shell', (accept, reject) => {
     if (proc) return reject?.();
     start(accept(), ['bash', '-l']);
+  });
+  // sftp (and scp, which speaks it since OpenSSH 9.0): the box's own sftp-server, when it has one.
+  session.on('subsystem', (accept, reject, info) => {
+    if (proc || info.name !== 'sftp') return reject?.();
+    tty = null;
+    start(accept(), ['sh', '-c', SFTP_SERVER]);
   });
 }
 

@@ -34,7 +34,7 @@ export interface ConnectionOptions {
 /**
  * One SSH connection over `socket` (a TLS stream or plain TCP): public-key authentication against the box
  * user's `authorized_keys`, read from the box at connect time (no other method), then session channels
- * served in the box. Port forwarding, agent and X11 forwarding and subsystems (sftp) are refused. An ssh2
+ * served in the box. Port forwarding and agent and X11 forwarding are refused. An ssh2
  * Server per connection carries this connection's banner; it never listens itself.
  */
 export function serveConnection(socket: Duplex, o: ConnectionOptions): void {

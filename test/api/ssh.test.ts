@@ -145,6 +145,15 @@ describe('ssh into a box', () => {
     assert.equal(r.code, 255);
     assert.equal(r.stdout, '');
     assert.match(r.stderr, /Permission denied \(publickey\)/);
+    // Passwords (and every other method) are refused without a look.
+    const client = new ssh2.Client();
+    const sock = tls.connect({ host: '127.0.0.1', port: tlsPort, servername: target.split('@')[1], rejectUnauthorized: false });
+    const err = await new Promise<Error>((resolve) => {
+      client.once('ready', () => resolve(new Error('logged in'))).once('error', resolve);
+      client.connect({ sock, username: 'user', password: 'user', tryKeyboard: true });
+    });
+    client.end();
+    assert.match(err.message, /All configured authentication methods failed/);
   });
 
   test("box A's key does not reach box B, whose own key does", async () => {

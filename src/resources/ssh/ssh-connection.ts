@@ -53,7 +53,9 @@ function handle(client: Connection, o: ConnectionOptions): void {
     if (++failures >= MAX_AUTH_TRIES) client.end();
   };
   const authenticate = async (ctx: AuthContext) => {
-    if (ctx.method !== 'publickey') return ctx.reject(['publickey']);
+    // `none` is how a client asks which methods there are; any other method than a key counts as a failure.
+    if (ctx.method === 'none') return ctx.reject(['publickey']);
+    if (ctx.method !== 'publickey') return fail(ctx);
     const target = await o.boxFor(ctx.username);
     if (!target) return fail(ctx);
     // One read of the box's file per connection and box; a client offers several keys in a row.

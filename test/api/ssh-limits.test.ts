@@ -1,11 +1,12 @@
 /**
- * The SSH front's bounds, on a server with small ones: a connection that does not log in within the
+ * The SSH front's bounds, on a server with small ones (and the operator's TLS pair): a connection that does not log in within the
  * handshake deadline is closed; a box takes at most DEVBOXD_SSH_MAX_CONNECTIONS_PER_DEVBOX logged-in
  * connections (the next one is told why); a session that moves no byte for the idle timeout is closed and
  * its command hung up; a box that stops ends its connections; an SSH session keeps a box with after_idle
  * from idling. Traffic goes only to 127.0.0.1.
  */
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -26,8 +27,13 @@ const keyDir = fs.mkdtempSync(path.join(os.tmpdir(), 'devboxd-ssh-limits-'));
 
 before(async () => {
   port = await freePort();
+  // The operator's own TLS pair, instead of the self-signed one the server would make.
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=ssh.operator.test',
+    '-keyout', path.join(keyDir, 'tls.key'), '-out', path.join(keyDir, 'tls.crt')], { stdio: 'ignore' });
   server = await startTestServer({
     DEVBOXD_SSH_PORT: String(port),
+    DEVBOXD_SSH_TLS_CERT: path.join(keyDir, 'tls.crt'),
+    DEVBOXD_SSH_TLS_KEY: path.join(keyDir, 'tls.key'),
     DEVBOXD_SSH_MAX_CONNECTIONS_PER_DEVBOX: '2',
     DEVBOXD_SSH_HANDSHAKE_TIMEOUT_MS: String(HANDSHAKE_MS),
     DEVBOXD_SSH_IDLE_TIMEOUT_S: String(IDLE_S),
@@ -56,6 +62,13 @@ function closedAfter(socket: net.Socket): Promise<number> {
 }
 
 describe('ssh limits', () => {
+  test("the TLS port serves the operator's certificate", async () => {
+    const t = tls.connect({ host: '127.0.0.1', port, servername: 'x.ssh.operator.test', rejectUnauthorized: false });
+    await new Promise<void>((resolve, reject) => t.once('secureConnect', () => resolve()).once('error', reject));
+    assert.equal(t.getPeerCertificate().subject.CN, 'ssh.operator.test');
+    t.destroy();
+  });
+
   test('a connection that does not log in within the deadline is closed', async () => {
     const silentTcp = closedAfter(net.connect({ host: '127.0.0.1', port }));
     const t = tls.connect({ host: '127.0.0.1', port, servername: 'dbx-0000000000000000000000.ssh.127.0.0.1', rejectUnauthorized: false });

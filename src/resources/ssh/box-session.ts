@@ -81,6 +81,7 @@ export function serveSession(session: Session, target: SessionTarget): void {
     try {
       proc = target.sandbox.spawn({ argv, env: { ...target.env, ...extra }, ...(tty ? { tty: { cols: tty.cols, rows: tty.rows } } : {}) });
     } catch (err) {
+      target.log.warn({ err }, 'ssh session could not start its process');
       channel.stderr.write(`devboxd: the devbox cannot start a process: ${(err as Error).message}\r\n`);
       channel.exit(255);
       channel.end();

@@ -2,6 +2,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadNetworkConfig, type NetworkConfig } from './network-config.js';
 import { loadSshConfig, type SshConfig } from './ssh-config.js';
+import { loadEvictionConfig, type EvictionConfig } from './resources/evictions/eviction-config.js';
 
 /** Every setting devboxd reads, parsed once at start and passed in; nothing reads process.env elsewhere. */
 export interface Config {
@@ -67,6 +68,8 @@ export interface Config {
   tunnelDomain: string | null;
   /** The SSH front (DEVBOXD_SSH_PORT, DEVBOXD_SSH_PLAIN_PORT, DEVBOXD_SSH_DOMAIN, ...); see ssh-config.ts. */
   ssh: SshConfig;
+  /** Evictions: drain at SIGTERM, on memory pressure (DEVBOXD_EVICT_*); see resources/evictions/eviction-config.ts. */
+  eviction: EvictionConfig;
 }
 
 const MiB = 1024 * 1024;
@@ -142,5 +145,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     network: loadNetworkConfig(env, (name, def, min, max) => int(name, env[name], def, min, max)),
     tunnelDomain,
     ssh: loadSshConfig(env, env.DEVBOXD_HOST || '127.0.0.1', (name, def, min, max) => int(name, env[name], def, min, max)),
+    eviction: loadEvictionConfig(env, (name, def, min, max) => int(name, env[name], def, min, max), (message) => new ConfigError(message)),
   });
 }

@@ -38,6 +38,7 @@ import { networkPolicyExtensions } from './resources/network-policies/devbox-ext
 import { NetworkPolicyService } from './resources/network-policies/network-policy-service.js';
 import { TunnelFront, TunnelService, WAKE_TIMEOUT_MS } from './resources/tunnels/index.js';
 import { SshFront, SshKeyService } from './resources/ssh/index.js';
+import { buildEvictions, type EvictionModule } from './resources/evictions/index.js';
 
 /** The composition root: every store, driver and service is built once, here, with explicit arguments. */
 export interface Deps {
@@ -72,6 +73,8 @@ export interface Deps {
   tunnels: { service: TunnelService; front: TunnelFront };
   /** SSH: create_ssh_key (keys) and the SSH front on its own ports (front.listen() at start). */
   ssh: { keys: SshKeyService; front: SshFront };
+  /** Evictions: the watch stream's source, drains (`devboxd drain`, SIGTERM with DEVBOXD_EVICT_ON_SHUTDOWN=suspend), memory pressure. */
+  evictions: EvictionModule;
   /** Stops background work and closes what was opened, in reverse order. Devboxes keep running. */
   close(): Promise<void>;
 }
@@ -141,7 +144,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   const lifecycle = new Lifecycle(devboxStore, runtime, events, logger.child({ component: 'lifecycle' }), {
     bootSteps: [egress.bootStep, boxLink.bootStep, fileMountsStep, boxProcesses.bootStep],
     onRunning: [boxProcesses.onRunning],
-    onStopped: [egress.onStopped, boxLink.onStopped, boxProcesses.onStopped, mcp.devbox.onStopped, gateway.devbox.onStopped, sshFront.onStopped],
+    onStopped: [egress.onStopped, boxLink.onStopped, boxProcesses.onStopped, mcp.devbox.onStopped, gateway.devbox.onStopped, (id) => evictions.service.stopped(id), sshFront.onStopped],
   });
   const tunnels = new TunnelService(store, sealer, () => devboxes);
   const devboxes = new DevboxService(store, lifecycle, events, logger.child({ component: 'devboxes' }), {
@@ -192,6 +195,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     wakeTimeoutMs: WAKE_TIMEOUT_MS,
     log: logger.child({ component: 'tunnels' }),
   });
+  const evictions = buildEvictions({ store, lifecycle, events, suspend: (d) => suspend.suspendIdle(d), node, config: config.eviction, log: logger.child({ component: 'evictions' }) });
   const supervisor = new Supervisor(devboxStore, runtime, lifecycle, logger.child({ component: 'supervisor' }), node, (d) => suspend.suspendIdle(d));
   // Snapshots caught in progress and devboxes caught suspending are settled by their jobs, before the layer
   // collection and the supervisor's reconcile look at them.
@@ -210,6 +214,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   await executions.reconcileOutput();
   await mcp.reconcile();
   supervisor.start();
+  await evictions.start();
   return {
     store,
     node,
@@ -233,8 +238,10 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     boxServices,
     tunnels: { service: tunnels, front: tunnelFront },
     ssh: { keys: new SshKeyService(devboxes, { served: sshFront.enabled, domain: config.ssh.domain ?? config.tunnelDomain }), front: sshFront },
+    evictions,
     async close() {
       await sshFront.close();
+      evictions.close();
       tunnelFront.close();
       await boxServices.close();
       await gateway.proxy.close();

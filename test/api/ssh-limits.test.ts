@@ -1,9 +1,10 @@
 /**
- * The SSH front's bounds, on a server with small ones (and the operator's TLS pair): a connection that does not log in within the
- * handshake deadline is closed; a box takes at most DEVBOXD_SSH_MAX_CONNECTIONS_PER_DEVBOX logged-in
- * connections (the next one is told why); a session that moves no byte for the idle timeout is closed and
- * its command hung up; a box that stops ends its connections; an SSH session keeps a box with after_idle
- * from idling. Traffic goes only to 127.0.0.1.
+ * The SSH front's bounds, on a server with small ones (and the operator's TLS pair): a connection that does
+ * not log in within the handshake deadline is closed; past the total cap a connection is closed at once; a
+ * box takes at most DEVBOXD_SSH_MAX_CONNECTIONS_PER_DEVBOX logged-in connections (the next one is told why);
+ * a session that moves no byte for the idle timeout is closed and its command hung up; a box that stops
+ * ends its connections; an SSH session keeps a box with after_idle from idling. Traffic goes only to
+ * 127.0.0.1.
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -35,6 +36,7 @@ before(async () => {
     DEVBOXD_SSH_TLS_CERT: path.join(keyDir, 'tls.crt'),
     DEVBOXD_SSH_TLS_KEY: path.join(keyDir, 'tls.key'),
     DEVBOXD_SSH_MAX_CONNECTIONS_PER_DEVBOX: '2',
+    DEVBOXD_SSH_MAX_CONNECTIONS: '4',
     DEVBOXD_SSH_HANDSHAKE_TIMEOUT_MS: String(HANDSHAKE_MS),
     DEVBOXD_SSH_IDLE_TIMEOUT_S: String(IDLE_S),
   });
@@ -76,6 +78,24 @@ describe('ssh limits', () => {
     for (const ms of [await silentTcp, await silentSsh]) {
       assert.ok(ms >= HANDSHAKE_MS - 500 && ms < HANDSHAKE_MS + 5000, `closed after ${ms} ms`);
     }
+  });
+
+  test('past DEVBOXD_SSH_MAX_CONNECTIONS a new connection is closed at once', async () => {
+    const held = await Promise.all(
+      [0, 1, 2, 3].map(() => new Promise<net.Socket>((resolve) => {
+        const s = net.connect({ host: '127.0.0.1', port }, () => resolve(s));
+        s.on('error', () => undefined);
+      })),
+    );
+    await new Promise((r) => setTimeout(r, 200));
+    const ms = await closedAfter(net.connect({ host: '127.0.0.1', port }));
+    assert.ok(ms < 1000, `closed after ${ms} ms`);
+    for (const s of held) s.destroy();
+    await new Promise((r) => setTimeout(r, 200));
+    // Room again once they are gone.
+    const t = tls.connect({ host: '127.0.0.1', port, servername: 'x.ssh.operator.test', rejectUnauthorized: false });
+    await new Promise<void>((resolve, reject) => t.once('secureConnect', () => resolve()).once('error', reject));
+    t.destroy();
   });
 
   test('a box takes a bounded number of connections; the next one is told why', async () => {

@@ -15,6 +15,7 @@ import tls from 'node:tls';
 import { after, before, describe, test } from 'node:test';
 import type Runloop from '@runloop/api-client';
 import ssh2 from 'ssh2';
+import { newKeyPair } from '../../src/resources/ssh/key-pair.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { freePort, ssh as run, sshTool, writeKey } from '../helpers/ssh-client.js';
 
@@ -140,7 +141,7 @@ describe('ssh into a box', () => {
   });
 
   test('a wrong key is refused', async () => {
-    const stranger = keyFile('stranger', ssh2.utils.generateKeyPairSync('ed25519').private);
+    const stranger = keyFile('stranger', newKeyPair('stranger').private);
     const r = await ssh(stranger, target, ['echo in']);
     assert.equal(r.code, 255);
     assert.equal(r.stdout, '');

@@ -3,6 +3,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import ssh2, { type ParsedKey } from 'ssh2';
+import { newKeyPair } from './key-pair.js';
 
 const run = promisify(execFile);
 
@@ -15,7 +16,7 @@ export async function loadHostKey(dir: string): Promise<ParsedKey> {
   await fs.mkdir(dir, { recursive: true, mode: 0o700 });
   let pem = await fs.readFile(file, 'utf8').catch(() => null);
   if (pem === null) {
-    pem = ssh2.utils.generateKeyPairSync('ed25519', { comment: 'devboxd host key' }).private;
+    pem = newKeyPair('devboxd host key').private;
     await writeOnce(file, pem);
     pem = await fs.readFile(file, 'utf8');
   }

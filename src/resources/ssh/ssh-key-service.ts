@@ -1,8 +1,8 @@
-import ssh2 from 'ssh2';
 import { ERRORS } from '../../platform/errors.js';
 import type { DevboxService } from '../devboxes/devbox-service.js';
 import { installKey } from './authorized-keys.js';
 import { baseDomain, sshHostName } from './host-name.js';
+import { newKeyPair } from './key-pair.js';
 
 /** A key made for a box: the private half goes to the client once and is kept nowhere. */
 export interface SshKey {
@@ -37,7 +37,7 @@ export class SshKeyService {
   async create(accountId: string, id: string, requestHost: string): Promise<SshKey> {
     const { devbox, sandbox } = await this.devboxes.requireRunning(accountId, id);
     if (!this.opts.served) throw ERRORS.badState('this server serves no SSH (set DEVBOXD_SSH_PORT); no key was made');
-    const pair = ssh2.utils.generateKeyPairSync('ed25519', { comment: `devboxd:${devbox.id}` });
+    const pair = newKeyPair(`devboxd:${devbox.id}`);
     this.devboxes.busy(devbox.id, 1);
     try {
       await installKey(sandbox, pair.public);

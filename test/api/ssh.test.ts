@@ -227,6 +227,13 @@ describe('ssh into a box', () => {
     assert.match(r.stderr, /Permission denied/);
   });
 
+  test('a key that cannot be installed (the user broke ~/.ssh) is a 400 saying so', async () => {
+    await api.devboxes.executeAndAwaitCompletion(boxA, { command: 'rm -rf ~/.ssh && echo not-a-dir > ~/.ssh' });
+    const err = await api.devboxes.createSSHKey(boxA).then(() => null, (e: { status?: number; message?: string }) => e);
+    assert.equal(err?.status, 400);
+    assert.match(err?.message ?? '', /could not be installed in ~\/\.ssh\/authorized_keys/);
+  });
+
   test('a suspended box is refused with a message saying so', async () => {
     const k = await api.devboxes.createSSHKey(boxB);
     await api.devboxes.suspend(boxB);

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { loadNetworkConfig, type NetworkConfig } from './network-config.js';
 import { loadSshConfig, type SshConfig } from './ssh-config.js';
 import { loadEvictionConfig, type EvictionConfig } from './resources/evictions/eviction-config.js';
+import { loadBlobConfig, type BlobConfig } from './platform/blob/config.js';
 
 /** Every setting devboxd reads, parsed once at start and passed in; nothing reads process.env elsewhere. */
 export interface Config {
@@ -70,6 +71,8 @@ export interface Config {
   ssh: SshConfig;
   /** Evictions: drain at SIGTERM, on memory pressure (DEVBOXD_EVICT_*); see resources/evictions/eviction-config.ts. */
   eviction: EvictionConfig;
+  /** Where blobs live: DEVBOXD_BLOB_BACKEND (fs, s3) and the DEVBOXD_S3_* settings; see platform/blob/config.ts. */
+  blob: BlobConfig;
 }
 
 const MiB = 1024 * 1024;
@@ -146,5 +149,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     tunnelDomain,
     ssh: loadSshConfig(env, env.DEVBOXD_HOST || '127.0.0.1', (name, def, min, max) => int(name, env[name], def, min, max)),
     eviction: loadEvictionConfig(env, (name, def, min, max) => int(name, env[name], def, min, max), (message) => new ConfigError(message)),
+    blob: loadBlobConfig(env),
   });
 }

@@ -14,7 +14,7 @@ import { DevboxLog } from './resources/executions/devbox-log.js';
 import { ExecutionService } from './resources/executions/execution-service.js';
 import { OutputBudget } from './resources/executions/output-budget.js';
 import { OutputStorage } from './resources/executions/output-storage.js';
-import { FsBlobStore } from './platform/blob/fs-blob-store.js';
+import { openBlobStore } from './platform/blob/open.js';
 import { FileService } from './resources/files/file-service.js';
 import { buildAgentGateway, GATEWAY_PREFIX, type AgentGateway } from './resources/gateway-configs/index.js';
 import { secretExtensions } from './resources/secrets/devbox-extensions.js';
@@ -82,6 +82,8 @@ export interface Deps {
 /** `runtime` replaces the shipped driver (fast tests pass a stub; never the server itself). */
 export async function buildDeps(config: Config, logger: Logger, opts: { runtime?: RuntimeDriver } = {}): Promise<Deps> {
   const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, modules: MODULE_SCHEMAS });
+  // The blob store (local files or S3) is opened before anything runs: an unreachable bucket stops the start here.
+  const blobs = await openBlobStore(config.blob, config.dataDir, logger.child({ component: 'blobs' }));
   const node = config.nodeName;
   const runtime =
     opts.runtime ??
@@ -158,8 +160,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   });
 
   const devboxLog = new DevboxLog(store.logs, logger.child({ component: 'devbox-log' }));
-  // The blob store is chosen here (local files; S3 later): execution output's sealed segments live in it.
-  const blobs = await FsBlobStore.open(path.join(config.dataDir, 'blobs'));
+  // Execution output's sealed segments live in the blob store.
   const outputs = new OutputBudget(new OutputStorage(path.join(config.dataDir, 'executions'), blobs), {
     streamMaxBytes: config.executionOutputMaxBytes,
     boxMaxBytes: config.executionOutputBoxMaxBytes,

@@ -100,13 +100,17 @@ describe('ssh limits', () => {
 
   test('a box takes a bounded number of connections; the next one is told why', async () => {
     const b = await boxWithKey();
-    const holders = [0, 1].map(() => startSsh({ key: b.key, target: b.target, port, args: ['echo ready; sleep 3'] }));
+    // Two sessions that stay (a tick a second keeps them from idling) until the test ends them.
+    const holders = [0, 1].map(() => startSsh({ key: b.key, target: b.target, port, args: ['echo ready; while :; do sleep 1; echo .; done'] }));
+    const ended = holders.map(finished);
     await Promise.all(holders.map((h) => new Promise<void>((resolve) => h.stdout!.once('data', () => resolve()))));
     const refused = await run({ key: b.key, target: b.target, port, args: ['echo in'] });
     assert.equal(refused.code, 255);
     assert.equal(refused.stdout, '');
     assert.match(refused.stderr, /has 2 SSH connections open, the most it may/);
-    for (const h of await Promise.all(holders.map(finished))) assert.equal(h.code, 0, h.stderr);
+    for (const h of holders) h.kill('SIGTERM');
+    await Promise.all(ended);
+    await new Promise((r) => setTimeout(r, 500));
     const again = await run({ key: b.key, target: b.target, port, args: ['echo in'] });
     assert.equal(again.stdout, 'in\n', again.stderr);
   });
@@ -138,13 +142,14 @@ describe('ssh limits', () => {
   });
 
   test('an ssh session keeps a box with after_idle from idling', async () => {
-    const b = await boxWithKey({ launch_parameters: { after_idle: { idle_time_seconds: 3, on_idle: 'shutdown' } } });
-    const r = await run({ key: b.key, target: b.target, port, args: ['for i in 1 2 3 4 5 6 7; do echo $i; sleep 1; done'] });
+    // The session lasts 10 s, the box idles out after 6 s without activity: only the session keeps it.
+    const b = await boxWithKey({ launch_parameters: { after_idle: { idle_time_seconds: 6, on_idle: 'shutdown' } } });
+    const r = await run({ key: b.key, target: b.target, port, args: ['for i in $(seq 10); do echo $i; sleep 1; done'] });
     assert.equal(r.code, 0, r.stderr);
-    assert.equal(r.stdout, '1\n2\n3\n4\n5\n6\n7\n');
+    assert.equal(r.stdout, '1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n');
     assert.equal((await api.devboxes.retrieve(b.id)).status, 'running');
     // With the session over, the box idles out as usual.
-    const deadline = Date.now() + 15_000;
+    const deadline = Date.now() + 20_000;
     let box = await api.devboxes.retrieve(b.id);
     while (box.status === 'running' && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 500));

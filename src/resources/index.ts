@@ -18,6 +18,7 @@ import { TUNNELS_SCHEMA, tunnelRoutes } from './tunnels/index.js';
 import { EVICTIONS_SCHEMA, evictionRoutes } from './evictions/index.js';
 import { objectRoutes } from './objects/routes/index.js';
 import { OBJECTS_SCHEMA } from './objects/schema.js';
+import { sshRoutes } from './ssh/index.js';
 
 /**
  * The tables of resource modules that migrate their own (`<module>/schema.ts`), applied in this order after
@@ -42,4 +43,5 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   await app.register(tunnelRoutes, { tunnels: deps.tunnels.service });
   await app.register(objectRoutes, { objects: deps.objects });
   await app.register(evictionRoutes, { evictions: deps.evictions.service });
+  await app.register(sshRoutes, { keys: deps.ssh.keys });
 }

@@ -1,6 +1,10 @@
 import os from 'node:os';
 import path from 'node:path';
 import { loadNetworkConfig, type NetworkConfig } from './network-config.js';
+import { loadObjectConfig, type ObjectConfig } from './resources/objects/config.js';
+import { loadSshConfig, type SshConfig } from './ssh-config.js';
+import { loadEvictionConfig, type EvictionConfig } from './resources/evictions/eviction-config.js';
+import { loadBlobConfig, type BlobConfig } from './platform/blob/config.js';
 
 /** Every setting devboxd reads, parsed once at start and passed in; nothing reads process.env elsewhere. */
 export interface Config {
@@ -59,6 +63,8 @@ export interface Config {
   boxServicesPort: number;
   /** Box networking and egress (DEVBOXD_NETWORK, DEVBOXD_BOX_SUBNET, DEVBOXD_EGRESS_DENY, ...); see network-config.ts. */
   network: NetworkConfig;
+  /** Storage objects (DEVBOXD_OBJECT_MAX_BYTES, DEVBOXD_PUBLIC_URL, ...); see resources/objects/config.ts. */
+  objects: ObjectConfig;
   /**
    * DEVBOXD_TUNNEL_DOMAIN: tunnels answer host names `{port}-{key}.tunnel.<this>` (what the SDK builds from an
    * API at `api.<this>`); null: any `{port}-{key}.tunnel.*` host name.
@@ -66,6 +72,12 @@ export interface Config {
   tunnelDomain: string | null;
   /** DEVBOXD_PTY_IDLE_TTL: seconds a PTY session (its shell) outlives its last client. */
   ptyIdleTtlSeconds: number;
+  /** The SSH front (DEVBOXD_SSH_PORT, DEVBOXD_SSH_PLAIN_PORT, DEVBOXD_SSH_DOMAIN, ...); see ssh-config.ts. */
+  ssh: SshConfig;
+  /** Evictions: drain at SIGTERM, on memory pressure (DEVBOXD_EVICT_*); see resources/evictions/eviction-config.ts. */
+  eviction: EvictionConfig;
+  /** Where blobs live: DEVBOXD_BLOB_BACKEND (fs, s3) and the DEVBOXD_S3_* settings; see platform/blob/config.ts. */
+  blob: BlobConfig;
 }
 
 const MiB = 1024 * 1024;
@@ -139,7 +151,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secretKeyPrevious,
     boxServicesPort: int('DEVBOXD_BOX_SERVICES_PORT', env.DEVBOXD_BOX_SERVICES_PORT, 1023, 1, 65535),
     network: loadNetworkConfig(env, (name, def, min, max) => int(name, env[name], def, min, max)),
+    objects: loadObjectConfig(env, (name, def, min, max) => int(name, env[name], def, min, max)),
     tunnelDomain,
     ptyIdleTtlSeconds: int('DEVBOXD_PTY_IDLE_TTL', env.DEVBOXD_PTY_IDLE_TTL, 600, 1, 7 * 24 * 3600),
+    ssh: loadSshConfig(env, env.DEVBOXD_HOST || '127.0.0.1', (name, def, min, max) => int(name, env[name], def, min, max)),
+    eviction: loadEvictionConfig(env, (name, def, min, max) => int(name, env[name], def, min, max), (message) => new ConfigError(message)),
+    blob: loadBlobConfig(env),
   });
 }

@@ -14,7 +14,7 @@ import { DevboxLog } from './resources/executions/devbox-log.js';
 import { ExecutionService } from './resources/executions/execution-service.js';
 import { OutputBudget } from './resources/executions/output-budget.js';
 import { OutputStorage } from './resources/executions/output-storage.js';
-import { FsBlobStore } from './platform/blob/fs-blob-store.js';
+import { openBlobStore } from './platform/blob/open.js';
 import { FileService } from './resources/files/file-service.js';
 import { buildAgentGateway, GATEWAY_PREFIX, type AgentGateway } from './resources/gateway-configs/index.js';
 import { secretExtensions } from './resources/secrets/devbox-extensions.js';
@@ -38,6 +38,11 @@ import { networkPolicyExtensions } from './resources/network-policies/devbox-ext
 import { NetworkPolicyService } from './resources/network-policies/network-policy-service.js';
 import { TunnelFront, TunnelService, WAKE_TIMEOUT_MS } from './resources/tunnels/index.js';
 import { PtyFront, PtySessions, PtyTunnels, ptyStopListener } from './resources/pty/index.js';
+import { objectMountExtensions } from './resources/objects/devbox-extensions.js';
+import { EXPIRE_JOB, ObjectService } from './resources/objects/object-service.js';
+import { Presigner } from './resources/objects/presign.js';
+import { SshFront, SshKeyService } from './resources/ssh/index.js';
+import { buildEvictions, type EvictionModule } from './resources/evictions/index.js';
 
 /** The composition root: every store, driver and service is built once, here, with explicit arguments. */
 export interface Deps {
@@ -58,6 +63,8 @@ export interface Deps {
   sealer: Sealer;
   secrets: SecretService;
   networkPolicies: NetworkPolicyService;
+  /** Storage objects: records, their blobs, presigned upload and download URLs, object mounts. */
+  objects: ObjectService;
   /** MCP configs, the box tokens and the MCP hub (served to boxes at /mcp on the box-services link). */
   mcp: McpModule;
   /** Bounds the read_file_contents / write_file_contents requests held in memory at once. */
@@ -72,6 +79,10 @@ export interface Deps {
   tunnels: { service: TunnelService; front: TunnelFront };
   /** PTY tunnels (create_pty_tunnel), the terminal sessions, and their endpoints on the tunnel host names. */
   pty: { tunnels: PtyTunnels; sessions: PtySessions; front: PtyFront };
+  /** SSH: create_ssh_key (keys) and the SSH front on its own ports (front.listen() at start). */
+  ssh: { keys: SshKeyService; front: SshFront };
+  /** Evictions: the watch stream's source, drains (`devboxd drain`, SIGTERM with DEVBOXD_EVICT_ON_SHUTDOWN=suspend), memory pressure. */
+  evictions: EvictionModule;
   /** Stops background work and closes what was opened, in reverse order. Devboxes keep running. */
   close(): Promise<void>;
 }
@@ -79,6 +90,8 @@ export interface Deps {
 /** `runtime` replaces the shipped driver (fast tests pass a stub; never the server itself). */
 export async function buildDeps(config: Config, logger: Logger, opts: { runtime?: RuntimeDriver } = {}): Promise<Deps> {
   const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, modules: MODULE_SCHEMAS });
+  // The blob store (local files or S3) is opened before anything runs: an unreachable bucket stops the start here.
+  const blobs = await openBlobStore(config.blob, config.dataDir, logger.child({ component: 'blobs' }));
   const node = config.nodeName;
   const runtime =
     opts.runtime ??
@@ -94,9 +107,8 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
 
   const accounts = new AccountService(store);
   const keyLog = logger.child({ component: 'secrets' });
-  const sealer = new Sealer(
-    openKeySource({ dataDir: config.dataDir, secretKey: config.secretKey, previousKeys: config.secretKeyPrevious, warn: (msg) => keyLog.warn(msg) }),
-  );
+  const keys = openKeySource({ dataDir: config.dataDir, secretKey: config.secretKey, previousKeys: config.secretKeyPrevious, warn: (msg) => keyLog.warn(msg) });
+  const sealer = new Sealer(keys);
   const secrets = new SecretService(store, sealer, logger.child({ component: 'secrets' }));
   await secrets.checkKeys();
   const secretsForBoxes = secretExtensions(secrets, store, logger.child({ component: 'secrets' }));
@@ -120,6 +132,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   boxServices.start();
   boxServices.route('/mcp', mcp.hub.handle);
   const boxLink = boxServicesExtensions(() => boxServices);
+  const objectMounts = objectMountExtensions(() => objects, config.objects);
   const gateway = buildAgentGateway(store, {
     secrets: () => secrets,
     sealer: () => sealer,
@@ -127,10 +140,21 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     log: logger.child({ component: 'gateway' }),
   });
   boxServices.route(GATEWAY_PREFIX, gateway.proxy.handle);
+  // The SSH front reaches the box services through thunks, called once a connection logs in.
+  const sshFront = new SshFront({
+    config: config.ssh,
+    domain: config.ssh.domain ?? config.tunnelDomain,
+    dataDir: config.dataDir,
+    devboxById: (id) => devboxStore.getById(id),
+    sandboxOf: (id) => lifecycle.active.get(id)?.sandbox,
+    environmentOf: (d) => devboxes.environmentOf(d),
+    busy: (id, delta) => devboxes.busy(id, delta),
+    log: logger.child({ component: 'ssh' }),
+  });
   const lifecycle = new Lifecycle(devboxStore, runtime, events, logger.child({ component: 'lifecycle' }), {
-    bootSteps: [egress.bootStep, boxLink.bootStep, fileMountsStep, boxProcesses.bootStep],
+    bootSteps: [egress.bootStep, boxLink.bootStep, fileMountsStep, objectMounts.bootStep, boxProcesses.bootStep],
     onRunning: [boxProcesses.onRunning],
-    onStopped: [egress.onStopped, boxLink.onStopped, boxProcesses.onStopped, mcp.devbox.onStopped, gateway.devbox.onStopped,
+    onStopped: [egress.onStopped, boxLink.onStopped, boxProcesses.onStopped, mcp.devbox.onStopped, gateway.devbox.onStopped, (id) => evictions.service.stopped(id), sshFront.onStopped,
       ptyStopListener(() => ptySessions, () => ptyTunnels, (id) => devboxStore.getById(id))],
   });
   const tunnels = new TunnelService(store, sealer, () => devboxes);
@@ -138,15 +162,14 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     maxCpuCores: config.maxCpuCores,
     maxMemoryGiB: config.maxMemoryGiB,
   }, node, {
-    resolvers: [secretsForBoxes.resolver, egress.resolver, mcp.devbox.resolver, unknownBlueprints, snapshotLayersResolver(() => snapshots), gateway.devbox.resolver, tunnels.resolver],
+    resolvers: [secretsForBoxes.resolver, egress.resolver, mcp.devbox.resolver, unknownBlueprints, snapshotLayersResolver(() => snapshots), gateway.devbox.resolver, tunnels.resolver, objectMounts.resolver],
     environment: [secretsForBoxes.environment, mcp.devbox.environment, gateway.devbox.environment],
     enrichers: [mcp.devbox.enricher, gateway.devbox.enricher, tunnels.enricher],
     shutdownGuards: [snapshotShutdownGuard(() => snapshots)],
   });
 
   const devboxLog = new DevboxLog(store.logs, logger.child({ component: 'devbox-log' }));
-  // The blob store is chosen here (local files; S3 later): execution output's sealed segments live in it.
-  const blobs = await FsBlobStore.open(path.join(config.dataDir, 'blobs'));
+  // Execution output's sealed segments live in the blob store.
   const outputs = new OutputBudget(new OutputStorage(path.join(config.dataDir, 'executions'), blobs), {
     streamMaxBytes: config.executionOutputMaxBytes,
     boxMaxBytes: config.executionOutputBoxMaxBytes,
@@ -165,7 +188,10 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     [CAPTURE_JOB]: { run: (job) => snapshots.settleCapture(job.subjectId), exhausted: (job, err) => snapshots.captureFailed(job.subjectId, err) },
     [SUSPEND_JOB]: { run: (job) => suspend.settleSuspend(job.subjectId), exhausted: (job, err) => suspend.suspendFailed(job.subjectId, err) },
     [RESUME_JOB]: { run: (job) => suspend.settleResume(job.subjectId), exhausted: (job, err) => suspend.resumeFailed(job.subjectId, err) },
+    [EXPIRE_JOB]: (job) => objects.expire(job.subjectId),
   }, logger.child({ component: 'jobs' }));
+  // Presigned URLs are signed under a key derived from the master key this server held first (see presign.ts).
+  const objects = new ObjectService(store, blobs, new Presigner(keys.first.key), () => jobs, config.objects, logger.child({ component: 'objects' }));
   const snapshots = new SnapshotService(store.snapshots, devboxStore, devboxes, runtime, logger.child({ component: 'snapshots' }), jobs, {
     layersDir: path.join(config.dataDir, 'layers'),
     node,
@@ -185,10 +211,12 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   const ptyTunnels = new PtyTunnels(() => devboxes);
   const ptySessions = new PtySessions(lifecycle, () => devboxes, config.ptyIdleTtlSeconds * 1000, logger.child({ component: 'pty' }));
   const ptyFront = new PtyFront({ tunnels: ptyTunnels, sessions: ptySessions, devboxById: (id) => devboxStore.getById(id), domain: config.tunnelDomain, log: logger.child({ component: 'pty' }) });
+  const evictions = buildEvictions({ store, lifecycle, events, suspend: (d) => suspend.suspendIdle(d), node, config: config.eviction, log: logger.child({ component: 'evictions' }) });
   const supervisor = new Supervisor(devboxStore, runtime, lifecycle, logger.child({ component: 'supervisor' }), node, (d) => suspend.suspendIdle(d));
   // Snapshots caught in progress and devboxes caught suspending are settled by their jobs, before the layer
   // collection and the supervisor's reconcile look at them.
   await jobs.resume();
+  await objects.reconcile();
   await snapshots.reconcile();
   await suspend.reconcile(node);
   snapshots.startCollector();
@@ -203,6 +231,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   await executions.reconcileOutput();
   await mcp.reconcile();
   supervisor.start();
+  await evictions.start();
   return {
     store,
     node,
@@ -219,6 +248,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     sealer,
     secrets,
     networkPolicies,
+    objects,
     mcp,
     fileContentsGate: fairGate(config.fileContentsConcurrency, config.fileContentsQueue),
     fileTransferGate: fairGate(config.fileTransferConcurrency, config.fileTransferQueue),
@@ -226,7 +256,11 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     boxServices,
     tunnels: { service: tunnels, front: tunnelFront },
     pty: { tunnels: ptyTunnels, sessions: ptySessions, front: ptyFront },
+    ssh: { keys: new SshKeyService(devboxes, { served: sshFront.enabled, domain: config.ssh.domain ?? config.tunnelDomain }), front: sshFront },
+    evictions,
     async close() {
+      await sshFront.close();
+      evictions.close();
       tunnelFront.close();
       await boxServices.close();
       await gateway.proxy.close();

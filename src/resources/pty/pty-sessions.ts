@@ -1,6 +1,6 @@
 import type { Logger } from '../../lib/logger.js';
-import { ERRORS } from '../../platform/errors.js';
-import type { BoxProcess, ProcessExit, Sandbox } from '../../runtime/driver.js';
+import { DomainError, ERRORS } from '../../platform/errors.js';
+import { SandboxError, type BoxProcess, type ProcessExit, type Sandbox } from '../../runtime/driver.js';
 import type { DevboxService } from '../devboxes/devbox-service.js';
 import type { Lifecycle } from '../devboxes/lifecycle.js';
 import type { Devbox } from '../devboxes/types.js';
@@ -82,7 +82,7 @@ export class PtySessions {
     }
     if (existing) this.drop(existing, 1000, 'the shell exited');
     if (this.countOf(d.id) >= MAX_PER_BOX) throw ERRORS.badState(`devbox ${d.id} has ${MAX_PER_BOX} PTY sessions: close one first`);
-    const env = await this.devboxes().environmentOf(d);
+    const { env, argv } = await this.shellOf(d);
     // Another connect may have started the same session while the environment was read.
     const raced = this.get(d.id, name);
     if (raced && !raced.exit) return { session: raced, created: false };
@@ -90,7 +90,13 @@ export class PtySessions {
     if (d.status !== 'running' || !box) throw ERRORS.devboxNotRunning(d.id, d.status);
     const devboxId = d.id;
     const { cols, rows } = size ?? DEFAULT_SIZE;
-    const proc = box.sandbox.spawn({ argv: ['bash', '-l'], env, tty: { cols, rows } });
+    let proc: BoxProcess;
+    try {
+      proc = box.sandbox.spawn({ argv, env, tty: { cols, rows } });
+    } catch (err) {
+      if (err instanceof SandboxError) throw ERRORS.devboxNotRunning(d.id, 'stopping'); // it went meanwhile
+      throw err;
+    }
     const session: PtySession = { devboxId, name, cols, rows, proc, sandbox: box.sandbox, client: null, exit: null, inFlight: 0, idleTimer: undefined };
     this.sessions.set(keyOf(devboxId, name), session);
     proc.stdout.pause(); // read once a client takes it
@@ -116,6 +122,20 @@ export class PtySessions {
     });
     this.armIdle(session);
     return { session, created: true };
+  }
+
+  /**
+   * A login shell with the box's environment. An environment that cannot be made (a bound secret that does
+   * not open) starts no shell: a stand-in shows the reason (names, never values) on the terminal and exits
+   * 126, as executions do.
+   */
+  private async shellOf(d: Devbox): Promise<{ env: Record<string, string>; argv: string[] }> {
+    try {
+      return { env: await this.devboxes().environmentOf(d), argv: ['bash', '-l'] };
+    } catch (err) {
+      if (!(err instanceof DomainError)) throw err;
+      return { env: d.environment, argv: ['sh', '-c', 'printf "devboxd: %s\\r\\n" "$1"; exit 126', 'devboxd', err.message] };
+    }
   }
 
   /** Whether a client is attached: one that said goodbye is not, even before its connection closed. */

@@ -98,7 +98,7 @@ before(async () => {
   server = await startTestServer({ DEVBOXD_PTY_IDLE_TTL: '60' });
   serverPort = Number(new URL(server.url).port);
   api = server.client();
-  boxId = (await api.devboxes.createAndAwaitRunning({})).id;
+  boxId = (await api.devboxes.createAndAwaitRunning({ environment_variables: { PTY_ENV: 'from-the-box' } })).id;
 });
 after(async () => {
   await server?.stop();
@@ -159,6 +159,9 @@ describe('a PTY session', () => {
 
     const term = await Terminal.open(first.connect_url!, t.auth_token);
     await term.type('echo hi; tty\n', /hi\r?\n\/dev\/pts\/\d+/);
+    // The box user, in its home, with the box's environment.
+    await term.type('echo "who=$(id -un) at=$PWD env=$PTY_ENV"\n', /who=\S+ at=\S+ env=\S+/);
+    assert.match(term.text, /who=user at=\/home\/user env=from-the-box/);
     await term.type('stty size\n', /30 100/);
 
     await pty.control('main', { action: 'resize', cols: 132, rows: 43 });

@@ -11,7 +11,8 @@
  * symlinks) come on top. Owners come out canonical (box id + BOX_ID_BASE), set-id bits kept.
  *
  * Then, as host root, over a tree in which nothing runs any more (no path in it changes under the walk),
- * never following a symlink: `.wh.NAME` becomes a character device 0/0 NAME (overlayfs's whiteout),
+ * never following a symlink: `.wh.NAME` becomes a character device 0/0 NAME (overlayfs's whiteout; an opaque
+ * mark when the layer has a directory NAME of its own),
  * `.wh..wh..opq` the `trusted.overlay.opaque` mark of its directory, other `.wh..wh.` files are dropped.
  *
  * usage: ociunpack DIR     (DIR: an empty directory; DIR.stage is made for the mount root and removed)
@@ -79,10 +80,9 @@ static void stage_top(const char *name) {
 static void __attribute__((noreturn)) run_tar(const char *dir, const char *stage, int ready_fd, int go_fd) {
   progname = "ociunpack(tar)";
   if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) die(1, "pdeathsig");
-  if (unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) die(1, "unshare");
-  char c = 'u';
-  if (write(ready_fd, &c, 1) != 1 || read(go_fd, &c, 1) != 1) die(1, "sync with the parent");
-  if (setresgid(0, 0, 0) != 0 || setgroups(0, NULL) != 0 || setresuid(0, 0, 0) != 0) die(1, "become the namespace's root");
+  /* The mount namespace is made and assembled as host root (the data dir is searchable by it alone) and
+   * stays owned by the host's user namespace: tar, in a user namespace of its own, can change no mount. */
+  if (unshare(CLONE_NEWNS) != 0) die(1, "unshare mount namespace");
   must_mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL);
   must_mount("tmpfs", stage, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=64k");
   if (chdir(stage) != 0) die(1, "chdir stage");
@@ -90,12 +90,16 @@ static void __attribute__((noreturn)) run_tar(const char *dir, const char *stage
   static const char *tops[] = {"bin", "sbin", "lib", "lib64", "lib32", "libx32"};
   for (size_t i = 0; i < sizeof tops / sizeof tops[0]; i++) stage_top(tops[i]);
   if (mkdir("x", 0755) != 0) die(1, "mkdir x");
-  /* By path: an fd of the parent's namespace names a mount this namespace only has a copy of. */
   must_mount(dir, "x", NULL, MS_BIND, NULL);
   if (syscall(SYS_pivot_root, ".", ".") != 0) die(1, "pivot_root");
   if (umount2(".", MNT_DETACH) != 0) die(1, "detach the host root");
   if (chdir("/") != 0) die(1, "chdir /");
   must_mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL);
+  /* Pivoted, not chrooted: a process whose root is its namespace's root may make a user namespace. */
+  if (unshare(CLONE_NEWUSER) != 0) die(1, "unshare user namespace");
+  char c = 'u';
+  if (write(ready_fd, &c, 1) != 1 || read(go_fd, &c, 1) != 1) die(1, "sync with the parent");
+  if (setresgid(0, 0, 0) != 0 || setgroups(0, NULL) != 0 || setresuid(0, 0, 0) != 0) die(1, "become the namespace's root");
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) die(1, "no_new_privs");
   umask(0);
   /* --ignore-zeros reads the stream to its end, so the caller hashes every byte of the blob. */
@@ -143,8 +147,12 @@ static void convert(char *path) {
   if (!*name || strcmp(name, ".") == 0 || strcmp(name, "..") == 0) return;
   char target[PATH_MAX];
   if ((size_t)snprintf(target, sizeof target, "%s/%s", path, name) >= sizeof target) die(1, "path too long");
-  /* An entry of the same layer wins over its whiteout (whiteouts hide only what lies below). */
-  if (lstat(target, &st) == 0) return;
+  /* The layer deletes NAME below and makes it anew (whiteouts hide only what lies below): a new file hides
+   * the old entry by itself; a new directory must be opaque, or the old one's entries would show through. */
+  if (lstat(target, &st) == 0) {
+    if (S_ISDIR(st.st_mode) && lsetxattr(target, "trusted.overlay.opaque", "y", 1, 0) != 0) die(1, "mark %s opaque", target);
+    return;
+  }
   if (mknod(target, S_IFCHR | 0600, makedev(0, 0)) != 0) die(1, "whiteout %s", target);
   if (lchown(target, BOX_ID_BASE, BOX_ID_BASE) != 0) die(1, "chown %s", target);
 }

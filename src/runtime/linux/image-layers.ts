@@ -9,13 +9,13 @@
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
-import { rename, rm } from 'node:fs/promises';
+import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Duplex, PassThrough, Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { SandboxError } from '../driver.js';
-import type { LayerDescriptor } from '../oci/manifest.js';
+import type { Descriptor, LayerDescriptor } from '../oci/manifest.js';
 import type { LayerSink } from '../oci/pull.js';
 import type { RuntimeLogger } from './logger.js';
 import { native, type DataPaths } from './paths.js';
@@ -120,6 +120,20 @@ export class ImageLayers implements LayerSink {
     }
   }
 
+  /** The config blob `desc` names, from `<layers>/.configs` or fetched (verified by the fetcher) and kept. */
+  async config(desc: Descriptor, fetch: () => Promise<Buffer>): Promise<Buffer> {
+    const dir = join(this.paths.layers, '.configs');
+    const file = join(dir, `${desc.digest.replace(':', '-')}.json`);
+    const kept = await readFile(file).catch(() => null);
+    if (kept && kept.length === desc.size) return kept;
+    const body = await fetch();
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const tmp = `${file}.${randomBytes(4).toString('hex')}.tmp`;
+    await writeFile(tmp, body, { mode: 0o600 });
+    await rename(tmp, file);
+    return body;
+  }
+
   private async make(id: string, desc: LayerDescriptor, fetch: () => Promise<Readable>, signal: AbortSignal): Promise<string> {
     if (desc.size > this.limits.maxLayerBytes) throw new SandboxError('failed', `layer ${desc.digest} is ${desc.size} bytes (at most ${this.limits.maxLayerBytes})`);
     const tmp = join(this.paths.layers, `.tmp-${id}-${randomBytes(4).toString('hex')}`);
@@ -138,6 +152,8 @@ export class ImageLayers implements LayerSink {
       return id;
     } catch (err) {
       await rm(tmp, { recursive: true, force: true }).catch(() => undefined);
+      // ociunpack's mount point, left when it was killed mid-unpack.
+      await rm(`${tmp}.stage`, { recursive: true, force: true }).catch(() => undefined);
       if (err instanceof SandboxError || signal.aborted) throw err;
       throw new SandboxError('failed', `layer ${desc.digest}: ${(err as Error).message}`);
     }

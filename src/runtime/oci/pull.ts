@@ -6,13 +6,17 @@
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { SandboxError, type PulledImage, type PullOptions } from '../driver.js';
-import { parseImageConfig, parseManifest, pickPlatform, type LayerDescriptor } from './manifest.js';
+import { parseImageConfig, parseManifest, pickPlatform, type Descriptor, type LayerDescriptor } from './manifest.js';
 import { formatReference, parseReference } from './reference.js';
 import type { RegistryClient } from './registry.js';
 
-/** Where layers go: `ensure` returns the layer id for a descriptor, calling `fetch` only when it lacks it. */
+/**
+ * Where layers go: `ensure` returns the layer id for a descriptor, calling `fetch` only when it lacks it;
+ * `config` keeps verified config blobs by digest the same way, so a cached pull fetches no blob at all.
+ */
 export interface LayerSink {
   ensure(desc: LayerDescriptor, fetch: () => Promise<Readable>, signal?: AbortSignal): Promise<{ id: string; fetched: boolean }>;
+  config(desc: Descriptor, fetch: () => Promise<Buffer>): Promise<Buffer>;
 }
 
 /** Layers fetched at once for one pull. */
@@ -41,7 +45,8 @@ export async function pullImage(client: RegistryClient, sink: LayerSink, default
     if (manifest.kind !== 'image') throw new SandboxError('failed', `the index of ${name} names another index`);
   }
   progress(`manifest ${digest}: ${manifest.layers.length} layers`);
-  const config = parseImageConfig(await session.blobBytes(manifest.config));
+  const configDesc = manifest.config;
+  const config = parseImageConfig(await sink.config(configDesc, () => session.blobBytes(configDesc)));
   const layers = manifest.layers;
   const ids: string[] = new Array<string>(layers.length);
   let next = 0;

@@ -218,6 +218,8 @@ export const sha256 = (b: Buffer | string): string => `sha256:${createHash('sha2
 /** A registry serving what a test put in it: `put` adds a blob under its true digest (or a given one). */
 export interface FakeRegistry extends Running {
   log: string[];
+  /** Blobs (by digest) sent only in part, then never finished: a registry that stalls. */
+  stalled: Set<string>;
   blob(data: Buffer, digest?: string): { mediaType: string; digest: string; size: number };
   manifest(repo: string, ref: string, doc: object, mediaType: string): string;
 }
@@ -226,6 +228,7 @@ export async function startFakeRegistry(): Promise<FakeRegistry> {
   const blobs = new Map<string, Buffer>();
   const manifests = new Map<string, { body: Buffer; mediaType: string }>();
   const log: string[] = [];
+  const stalled = new Set<string>();
   const server = createServer((req, res) => {
     log.push(`${req.method} ${req.url}`);
     const m = /^\/v2\/(.+)\/(manifests|blobs)\/([^/]+)$/.exec(req.url ?? '');
@@ -236,6 +239,7 @@ export async function startFakeRegistry(): Promise<FakeRegistry> {
     if (m[2] === 'blobs') {
       const b = blobs.get(m[3]!);
       if (!b) res.writeHead(404).end('{"errors":[{"code":"BLOB_UNKNOWN"}]}');
+      else if (stalled.has(m[3]!)) res.writeHead(200, { 'content-length': b.length }).write(b.subarray(0, b.length >> 1));
       else res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': b.length }).end(b);
       return;
     }
@@ -247,6 +251,7 @@ export async function startFakeRegistry(): Promise<FakeRegistry> {
   return {
     host: `127.0.0.1:${port}`,
     log,
+    stalled,
     blob(data, digest) {
       const d = digest ?? sha256(data);
       blobs.set(d, data);
@@ -264,9 +269,11 @@ export async function startFakeRegistry(): Promise<FakeRegistry> {
 }
 
 /** Puts a one-layer image (the layer a gzipped tar of `entries`) in a fake registry; returns its manifest digest. */
-export function fakeImage(reg: FakeRegistry, repo: string, tag: string, layer: Buffer, opts: { layerDigest?: string; config?: object } = {}): string {
+export function fakeImage(reg: FakeRegistry, repo: string, tag: string, layer: Buffer, opts: { layerDigest?: string; config?: object; zstd?: boolean } = {}): string {
   const config = reg.blob(Buffer.from(JSON.stringify({ architecture: 'amd64', os: 'linux', config: { Env: ['FROM_FAKE=1'] }, ...opts.config })));
-  const l = reg.blob(gzipSync(layer), opts.layerDigest);
+  const l = opts.zstd
+    ? { ...reg.blob(execFileSync('zstd', ['-q', '-c'], { input: layer })), mediaType: 'application/vnd.oci.image.layer.v1.tar+zstd' }
+    : reg.blob(gzipSync(layer), opts.layerDigest);
   return reg.manifest(repo, tag, {
     schemaVersion: 2,
     mediaType: 'application/vnd.oci.image.manifest.v1+json',

@@ -10,7 +10,11 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { isImageLayer, type Sandbox } from '../../src/runtime/driver.js';
 import { LinuxDriver } from '../../src/runtime/linux/driver.js';
-import { imageLayerId } from '../../src/runtime/linux/image-layers.js';
+import { ImageLayers, imageLayerId } from '../../src/runtime/linux/image-layers.js';
+import { DataPaths } from '../../src/runtime/linux/paths.js';
+import { pullImage } from '../../src/runtime/oci/pull.js';
+import { RegistryClient } from '../../src/runtime/oci/registry.js';
+import { randomBytes } from 'node:crypto';
 import { buildImage, fakeImage, pushImage, sha256, startFakeRegistry, startFront, startRegistry, type FakeRegistry, type Front, type Running } from '../helpers/registry.js';
 import { ROOT } from '../helpers/server.js';
 import { makeTar } from '../helpers/tar.js';
@@ -224,4 +228,62 @@ describe('hostile registries', () => {
     const layerUrl = `GET /v2/busy/layer/blobs/${pulls[0]!.layers[0]!.replace('oci-sha256-', 'sha256:')}`;
     assert.equal(gets.get(layerUrl), 1, fake.log.join('\n'));
   });
+
+  it('unpacks zstd layers', async () => {
+    const digest = fakeImage(fake, 'packed/zstd', '1', makeTar([{ name: 'z', data: 'zstd\n' }]), { zstd: true });
+    const img = await driver.pullImage(`${fake.host}/packed/zstd:1`);
+    assert.equal(img.digest, digest);
+    assert.equal(readFileSync(join(work, 'data/layers', img.layers[0]!, 'z'), 'utf8'), 'zstd\n');
+  });
 });
+
+describe('bounds', () => {
+  const small = (): { pull: (ref: string, signal?: AbortSignal) => Promise<unknown>; dir: string } => {
+    const dir = join(work, `bounded-${Math.random().toString(36).slice(2)}`);
+    const client = new RegistryClient({ insecure: ['127.0.0.1'], idleTimeoutMs: 500 });
+    const layers = new ImageLayers(new DataPaths(dir), quiet, { maxLayerBytes: 2 * MiB, maxUnpackedBytes: 1 * MiB });
+    return { pull: (ref, signal) => pullImage(client, layers, 'docker.io', ref, { signal }), dir };
+  };
+  const leftovers = (dir: string): string[] => (existsSync(join(dir, 'layers')) ? readdirSync(join(dir, 'layers')).filter((n) => n !== '.configs') : []);
+
+  it('refuses a layer that unpacks past the bound (a gzip bomb) and keeps nothing', async () => {
+    fakeImage(fake, 'bomb/zeros', '1', makeTar([{ name: 'zeros', data: Buffer.alloc(8 * MiB) }]));
+    const { pull, dir } = small();
+    await assert.rejects(pull(`${fake.host}/bomb/zeros:1`), /unpacks to more than 1048576 bytes/);
+    assert.deepEqual(leftovers(dir), []);
+  });
+
+  it('refuses a layer whose manifest size is past the bound, without fetching it', async () => {
+    const big = makeTar([{ name: 'random', data: randomBytes(3 * MiB) }]);
+    const digest = fakeImage(fake, 'big/layer', '1', big);
+    fake.log.length = 0;
+    const { pull } = small();
+    await assert.rejects(pull(`${fake.host}/big/layer:1`), /at most 2097152/);
+    assert.equal(fake.log.filter((l) => l.includes('/blobs/') && !l.includes(digest)).length, 1, 'only the config');
+  });
+
+  it('gives up on a registry that stalls mid-blob, and on an abort, leaving nothing', async () => {
+    fakeImage(fake, 'slow/layer', '1', makeTar([{ name: 's', data: randomBytes(64 * 1024) }]));
+    const { pull, dir } = small();
+    const layerDigest = await layerOf(`${fake.host}/slow/layer:1`);
+    fake.stalled.add(layerDigest);
+    const started = Date.now();
+    await assert.rejects(pull(`${fake.host}/slow/layer:1`), /timeout|did not answer|terminated|closed/i);
+    assert.ok(Date.now() - started < 5000);
+    assert.deepEqual(leftovers(dir), []);
+    const ctl = new AbortController();
+    setTimeout(() => ctl.abort(new Error('pull cancelled')), 100);
+    await assert.rejects(pull(`${fake.host}/slow/layer:1`, ctl.signal), /pull cancelled/);
+    assert.deepEqual(leftovers(dir), []);
+    fake.stalled.delete(layerDigest);
+  });
+});
+
+/** The digest of the first layer of a fake registry's image. */
+async function layerOf(ref: string): Promise<string> {
+  const [host, rest] = [ref.slice(0, ref.indexOf('/')), ref.slice(ref.indexOf('/') + 1)];
+  const [repo, tag] = rest.split(':');
+  const res = await fetch(`http://${host}/v2/${repo}/manifests/${tag}`);
+  return ((await res.json()) as { layers: { digest: string }[] }).layers[0]!.digest;
+}
+

@@ -97,6 +97,7 @@ export class ImageLayers implements LayerSink {
   async ensure(desc: LayerDescriptor, fetch: () => Promise<Readable>, signal?: AbortSignal): Promise<{ id: string; fetched: boolean }> {
     const id = imageLayerId(desc.digest);
     if (existsSync(this.paths.layer(id))) return { id, fetched: false };
+    if (signal?.aborted) throw signal.reason;
     let job = this.jobs.get(id);
     if (!job) {
       const controller = new AbortController();
@@ -112,8 +113,11 @@ export class ImageLayers implements LayerSink {
     };
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      if (signal?.aborted) throw signal.reason;
-      await (signal ? Promise.race([j.promise, new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }))]) : j.promise);
+      // The last pull to give up waits for the work to stop, so nothing of it is left when the pull rejects.
+      const aborted = new Promise<never>((_, reject) =>
+        signal?.addEventListener('abort', () => (j.waiters === 0 ? void j.promise.catch(() => undefined).finally(() => reject(signal.reason)) : reject(signal.reason)), { once: true }),
+      );
+      await (signal ? Promise.race([j.promise, aborted]) : j.promise);
       return { id, fetched: true };
     } finally {
       signal?.removeEventListener('abort', onAbort);

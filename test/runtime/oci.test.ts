@@ -154,6 +154,31 @@ describe('a box on image layers', () => {
   });
 });
 
+describe('a box on image layers, many of them', () => {
+  it('boots on 40 layers, each idmapped into the box (owners are root, not nobody), with a setuid file that gains nothing', async () => {
+    const layers = Array.from({ length: 40 }, (_, i) =>
+      makeTar([
+        ...(i === 0 ? [{ name: 'bin/', type: 'dir' as const }, { name: 'bin/busybox', data: readFileSync('/bin/busybox'), mode: 0o4755 }, { name: 'bin/sh', type: 'symlink' as const, linkname: 'busybox' }] : []),
+        { name: `f${i}`, data: `${i}\n` },
+      ]),
+    );
+    fakeImage(fake, 'many/layers', '1', layers);
+    const img = await driver.pullImage(`${fake.host}/many/layers:1`);
+    assert.equal(img.layers.length, 40);
+    const box = await driver.create({
+      id: 'oci-box-40',
+      hostname: 'oci40',
+      layers: img.layers,
+      limits: { cpuCores: 1, memoryBytes: 256 * MiB, diskBytes: 1024 * MiB, pids: 256 },
+      user: { name: 'user', uid: 1000 },
+    });
+    boxes.push(box);
+    // busybox is setuid root here, yet the box user stays uid 1000 (no_new_privs), and root is box root only.
+    const r = await run(box, '/bin/busybox cat /f0 /f39; /bin/busybox stat -c "%u %g %a" /f0 /f39 /bin/busybox; /bin/busybox id -u');
+    assert.equal(r.out, '0\n39\n0 0 644\n0 0 644\n0 0 4755\n1000\n', r.err);
+  });
+});
+
 describe('hostile registries', () => {
   it('refuses a layer whose bytes are not its digest and keeps nothing of it', async () => {
     const fakeDigest = sha256('something else');

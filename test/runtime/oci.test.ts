@@ -143,6 +143,18 @@ describe('a box on image layers', () => {
     assert.equal(r.out, 'keep\nkeep\nopq: new\nopq2: fresh\n1000\nhome=/home/user\nhome-ok\nuser:x:1000:1000:user:/home/user:/bin/bash\nwritable\n');
     const root = await run(box, 'id -u; echo root > /data/by-root && cat /data/by-root', true);
     assert.equal(root.out, '0\nroot\n', root.err);
+    // What a build step does: a snapshot of the box becomes a layer over the image's, and a box stands on both.
+    await box.snapshot('oci-step-1');
+    const next = await driver.create({
+      id: 'oci-box-2',
+      hostname: 'oci2',
+      layers: ['oci-step-1', ...img.layers],
+      limits: { cpuCores: 1, memoryBytes: 256 * MiB, diskBytes: 1024 * MiB, pids: 256 },
+      user: { name: 'user', uid: 1000 },
+    });
+    boxes.push(next);
+    const r2 = await run(next, 'cat /data/by-root; ls /data; test -e /usr/bin/apt && echo DEBIAN; ls "$HOME/x"');
+    assert.equal(r2.out, 'root\nby-root\nkeep\n/home/user/x\n', r2.err);
   });
 });
 

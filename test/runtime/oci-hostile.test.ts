@@ -87,6 +87,13 @@ describe('hostile registries', () => {
     assert.deepEqual(layerDirs('data'), before, 'no layer, no temp dir left');
   });
 
+  it('refuses an image of more than 127 layers before fetching any blob', async () => {
+    fakeImage(fake, 'many/too-many', '1', Array.from({ length: 128 }, (_, i) => makeTar([{ name: `f${i}`, data: `${i}` }])));
+    fake.log.length = 0;
+    await assert.rejects(driver.pullImage(`${fake.host}/many/too-many:1`), /has 128 layers \(at most 127\)/);
+    assert.deepEqual(fake.log.filter((l) => l.includes('/blobs/')), []);
+  });
+
   it('picks linux/amd64 from an index', async () => {
     const arm = fakeImage(fake, 'multi/arch', 'arm', makeTar([{ name: 'arch', data: 'arm64\n' }]));
     const amd = fakeImage(fake, 'multi/arch', 'amd', makeTar([{ name: 'arch', data: 'amd64\n' }]));

@@ -1,6 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { loadNetworkConfig, type NetworkConfig } from './network-config.js';
+import { loadEvictionConfig, type EvictionConfig } from './resources/evictions/eviction-config.js';
 
 /** Every setting devboxd reads, parsed once at start and passed in; nothing reads process.env elsewhere. */
 export interface Config {
@@ -64,6 +65,8 @@ export interface Config {
    * API at `api.<this>`); null: any `{port}-{key}.tunnel.*` host name.
    */
   tunnelDomain: string | null;
+  /** Evictions: drain at SIGTERM, on memory pressure (DEVBOXD_EVICT_*); see resources/evictions/eviction-config.ts. */
+  eviction: EvictionConfig;
   /** Registries images are pulled from (DEVBOXD_REGISTRY_*); see src/runtime/oci/. */
   registry: RegistrySettings;
 }
@@ -166,6 +169,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     boxServicesPort: int('DEVBOXD_BOX_SERVICES_PORT', env.DEVBOXD_BOX_SERVICES_PORT, 1023, 1, 65535),
     network: loadNetworkConfig(env, (name, def, min, max) => int(name, env[name], def, min, max)),
     tunnelDomain,
+    eviction: loadEvictionConfig(env, (name, def, min, max) => int(name, env[name], def, min, max), (message) => new ConfigError(message)),
     registry: loadRegistry(env),
   });
 }

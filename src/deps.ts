@@ -37,6 +37,7 @@ import { MODULE_SCHEMAS } from './resources/index.js';
 import { networkPolicyExtensions } from './resources/network-policies/devbox-extensions.js';
 import { NetworkPolicyService } from './resources/network-policies/network-policy-service.js';
 import { TunnelFront, TunnelService, WAKE_TIMEOUT_MS } from './resources/tunnels/index.js';
+import { buildEvictions, type EvictionModule } from './resources/evictions/index.js';
 
 /** The composition root: every store, driver and service is built once, here, with explicit arguments. */
 export interface Deps {
@@ -69,6 +70,8 @@ export interface Deps {
   boxServices: BoxServices;
   /** Tunnels: enable/remove and the view (service); the traffic on the main port, ahead of the API (front). */
   tunnels: { service: TunnelService; front: TunnelFront };
+  /** Evictions: the watch stream's source, drains (`devboxd drain`, SIGTERM with DEVBOXD_EVICT_ON_SHUTDOWN=suspend), memory pressure. */
+  evictions: EvictionModule;
   /** Stops background work and closes what was opened, in reverse order. Devboxes keep running. */
   close(): Promise<void>;
 }
@@ -132,7 +135,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   const lifecycle = new Lifecycle(devboxStore, runtime, events, logger.child({ component: 'lifecycle' }), {
     bootSteps: [egress.bootStep, boxLink.bootStep, fileMountsStep, boxProcesses.bootStep],
     onRunning: [boxProcesses.onRunning],
-    onStopped: [egress.onStopped, boxLink.onStopped, boxProcesses.onStopped, mcp.devbox.onStopped, gateway.devbox.onStopped],
+    onStopped: [egress.onStopped, boxLink.onStopped, boxProcesses.onStopped, mcp.devbox.onStopped, gateway.devbox.onStopped, (id) => evictions.service.stopped(id)],
   });
   const tunnels = new TunnelService(store, sealer, () => devboxes);
   const devboxes = new DevboxService(store, lifecycle, events, logger.child({ component: 'devboxes' }), {
@@ -183,6 +186,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     wakeTimeoutMs: WAKE_TIMEOUT_MS,
     log: logger.child({ component: 'tunnels' }),
   });
+  const evictions = buildEvictions({ store, lifecycle, events, suspend: (d) => suspend.suspendIdle(d), node, config: config.eviction, log: logger.child({ component: 'evictions' }) });
   const supervisor = new Supervisor(devboxStore, runtime, lifecycle, logger.child({ component: 'supervisor' }), node, (d) => suspend.suspendIdle(d));
   // Snapshots caught in progress and devboxes caught suspending are settled by their jobs, before the layer
   // collection and the supervisor's reconcile look at them.
@@ -201,6 +205,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   await executions.reconcileOutput();
   await mcp.reconcile();
   supervisor.start();
+  await evictions.start();
   return {
     store,
     node,
@@ -223,7 +228,9 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     gateway,
     boxServices,
     tunnels: { service: tunnels, front: tunnelFront },
+    evictions,
     async close() {
+      evictions.close();
       tunnelFront.close();
       await boxServices.close();
       await gateway.proxy.close();

@@ -1,7 +1,9 @@
 import os from 'node:os';
 import path from 'node:path';
 import { loadNetworkConfig, type NetworkConfig } from './network-config.js';
+import { loadSshConfig, type SshConfig } from './ssh-config.js';
 import { loadEvictionConfig, type EvictionConfig } from './resources/evictions/eviction-config.js';
+import { loadBlobConfig, type BlobConfig } from './platform/blob/config.js';
 
 /** Every setting devboxd reads, parsed once at start and passed in; nothing reads process.env elsewhere. */
 export interface Config {
@@ -65,8 +67,12 @@ export interface Config {
    * API at `api.<this>`); null: any `{port}-{key}.tunnel.*` host name.
    */
   tunnelDomain: string | null;
+  /** The SSH front (DEVBOXD_SSH_PORT, DEVBOXD_SSH_PLAIN_PORT, DEVBOXD_SSH_DOMAIN, ...); see ssh-config.ts. */
+  ssh: SshConfig;
   /** Evictions: drain at SIGTERM, on memory pressure (DEVBOXD_EVICT_*); see resources/evictions/eviction-config.ts. */
   eviction: EvictionConfig;
+  /** Where blobs live: DEVBOXD_BLOB_BACKEND (fs, s3) and the DEVBOXD_S3_* settings; see platform/blob/config.ts. */
+  blob: BlobConfig;
   /** Registries images are pulled from (DEVBOXD_REGISTRY_*); see src/runtime/oci/. */
   registry: RegistrySettings;
 }
@@ -169,7 +175,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     boxServicesPort: int('DEVBOXD_BOX_SERVICES_PORT', env.DEVBOXD_BOX_SERVICES_PORT, 1023, 1, 65535),
     network: loadNetworkConfig(env, (name, def, min, max) => int(name, env[name], def, min, max)),
     tunnelDomain,
+    ssh: loadSshConfig(env, env.DEVBOXD_HOST || '127.0.0.1', (name, def, min, max) => int(name, env[name], def, min, max)),
     eviction: loadEvictionConfig(env, (name, def, min, max) => int(name, env[name], def, min, max), (message) => new ConfigError(message)),
+    blob: loadBlobConfig(env),
     registry: loadRegistry(env),
   });
 }

@@ -14,7 +14,7 @@ import { DevboxLog } from './resources/executions/devbox-log.js';
 import { ExecutionService } from './resources/executions/execution-service.js';
 import { OutputBudget } from './resources/executions/output-budget.js';
 import { OutputStorage } from './resources/executions/output-storage.js';
-import { FsBlobStore } from './platform/blob/fs-blob-store.js';
+import { openBlobStore } from './platform/blob/open.js';
 import { FileService } from './resources/files/file-service.js';
 import { buildAgentGateway, GATEWAY_PREFIX, type AgentGateway } from './resources/gateway-configs/index.js';
 import { secretExtensions } from './resources/secrets/devbox-extensions.js';
@@ -37,6 +37,7 @@ import { MODULE_SCHEMAS } from './resources/index.js';
 import { networkPolicyExtensions } from './resources/network-policies/devbox-extensions.js';
 import { NetworkPolicyService } from './resources/network-policies/network-policy-service.js';
 import { TunnelFront, TunnelService, WAKE_TIMEOUT_MS } from './resources/tunnels/index.js';
+import { SshFront, SshKeyService } from './resources/ssh/index.js';
 import { buildEvictions, type EvictionModule } from './resources/evictions/index.js';
 
 /** The composition root: every store, driver and service is built once, here, with explicit arguments. */
@@ -70,6 +71,8 @@ export interface Deps {
   boxServices: BoxServices;
   /** Tunnels: enable/remove and the view (service); the traffic on the main port, ahead of the API (front). */
   tunnels: { service: TunnelService; front: TunnelFront };
+  /** SSH: create_ssh_key (keys) and the SSH front on its own ports (front.listen() at start). */
+  ssh: { keys: SshKeyService; front: SshFront };
   /** Evictions: the watch stream's source, drains (`devboxd drain`, SIGTERM with DEVBOXD_EVICT_ON_SHUTDOWN=suspend), memory pressure. */
   evictions: EvictionModule;
   /** Stops background work and closes what was opened, in reverse order. Devboxes keep running. */
@@ -79,6 +82,8 @@ export interface Deps {
 /** `runtime` replaces the shipped driver (fast tests pass a stub; never the server itself). */
 export async function buildDeps(config: Config, logger: Logger, opts: { runtime?: RuntimeDriver } = {}): Promise<Deps> {
   const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, modules: MODULE_SCHEMAS });
+  // The blob store (local files or S3) is opened before anything runs: an unreachable bucket stops the start here.
+  const blobs = await openBlobStore(config.blob, config.dataDir, logger.child({ component: 'blobs' }));
   const node = config.nodeName;
   const runtime =
     opts.runtime ??
@@ -132,10 +137,21 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     log: logger.child({ component: 'gateway' }),
   });
   boxServices.route(GATEWAY_PREFIX, gateway.proxy.handle);
+  // The SSH front reaches the box services through thunks, called once a connection logs in.
+  const sshFront = new SshFront({
+    config: config.ssh,
+    domain: config.ssh.domain ?? config.tunnelDomain,
+    dataDir: config.dataDir,
+    devboxById: (id) => devboxStore.getById(id),
+    sandboxOf: (id) => lifecycle.active.get(id)?.sandbox,
+    environmentOf: (d) => devboxes.environmentOf(d),
+    busy: (id, delta) => devboxes.busy(id, delta),
+    log: logger.child({ component: 'ssh' }),
+  });
   const lifecycle = new Lifecycle(devboxStore, runtime, events, logger.child({ component: 'lifecycle' }), {
     bootSteps: [egress.bootStep, boxLink.bootStep, fileMountsStep, boxProcesses.bootStep],
     onRunning: [boxProcesses.onRunning],
-    onStopped: [egress.onStopped, boxLink.onStopped, boxProcesses.onStopped, mcp.devbox.onStopped, gateway.devbox.onStopped, (id) => evictions.service.stopped(id)],
+    onStopped: [egress.onStopped, boxLink.onStopped, boxProcesses.onStopped, mcp.devbox.onStopped, gateway.devbox.onStopped, (id) => evictions.service.stopped(id), sshFront.onStopped],
   });
   const tunnels = new TunnelService(store, sealer, () => devboxes);
   const devboxes = new DevboxService(store, lifecycle, events, logger.child({ component: 'devboxes' }), {
@@ -149,8 +165,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   });
 
   const devboxLog = new DevboxLog(store.logs, logger.child({ component: 'devbox-log' }));
-  // The blob store is chosen here (local files; S3 later): execution output's sealed segments live in it.
-  const blobs = await FsBlobStore.open(path.join(config.dataDir, 'blobs'));
+  // Execution output's sealed segments live in the blob store.
   const outputs = new OutputBudget(new OutputStorage(path.join(config.dataDir, 'executions'), blobs), {
     streamMaxBytes: config.executionOutputMaxBytes,
     boxMaxBytes: config.executionOutputBoxMaxBytes,
@@ -228,8 +243,10 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     gateway,
     boxServices,
     tunnels: { service: tunnels, front: tunnelFront },
+    ssh: { keys: new SshKeyService(devboxes, { served: sshFront.enabled, domain: config.ssh.domain ?? config.tunnelDomain }), front: sshFront },
     evictions,
     async close() {
+      await sshFront.close();
       evictions.close();
       tunnelFront.close();
       await boxServices.close();

@@ -16,6 +16,7 @@ import { SECRETS_SCHEMA } from './secrets/schema.js';
 import { snapshotRoutes } from './snapshots/routes/index.js';
 import { TUNNELS_SCHEMA, tunnelRoutes } from './tunnels/index.js';
 import { EVICTIONS_SCHEMA, evictionRoutes } from './evictions/index.js';
+import { sshRoutes } from './ssh/index.js';
 
 /**
  * The tables of resource modules that migrate their own (`<module>/schema.ts`), applied in this order after
@@ -39,4 +40,5 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   await app.register(networkPolicyRoutes, { policies: deps.networkPolicies });
   await app.register(tunnelRoutes, { tunnels: deps.tunnels.service });
   await app.register(evictionRoutes, { evictions: deps.evictions.service });
+  await app.register(sshRoutes, { keys: deps.ssh.keys });
 }

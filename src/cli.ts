@@ -23,7 +23,10 @@ const USAGE = `usage:
   devboxd drain [--grace-seconds N]     suspend every devbox the server on this data dir runs (disks kept, so
                                         owners can resume them): each is announced on the eviction watch
                                         stream N seconds (default DEVBOXD_EVICT_GRACE_SECONDS) before its
-                                        suspend; exits 0 once all are suspended`;
+                                        suspend; exits 0 once all are suspended
+  devboxd objects publish OBJECT_ID     make a storage object public: listed by list_public, readable and
+                                        mountable by every account (only its owner deletes it)
+  devboxd objects unpublish OBJECT_ID   make it private to its account again`;
 
 /**
  * The operator CLI; account commands open the same database the server uses (DEVBOXD_DATABASE_URL, else
@@ -97,6 +100,17 @@ export async function runCli(argv: string[]): Promise<number> {
       const r = await rotateKey(store, { dataDir: config.dataDir, secretKey: config.secretKey, previousKeys: config.secretKeyPrevious, newKey });
       process.stdout.write(`re-encrypted ${r.resealed} secrets; every secret is now sealed under key ${r.keyId}\n`);
       for (const note of r.notes) process.stdout.write(`${note}\n`);
+      return 0;
+    });
+  }
+  if (cmd === 'objects' && (sub === 'publish' || sub === 'unpublish') && arg) {
+    return withStore(config, async (store) => {
+      const { SqlObjectStore } = await import('./resources/objects/sql-object-store.js');
+      if (!(await new SqlObjectStore(store.db).setPublic(arg, sub === 'publish'))) {
+        process.stderr.write(`no object ${arg}\n`);
+        return 1;
+      }
+      process.stdout.write(`object ${arg} is now ${sub === 'publish' ? 'public' : 'private'}\n`);
       return 0;
     });
   }

@@ -1,6 +1,8 @@
 import os from 'node:os';
 import path from 'node:path';
 import { loadNetworkConfig, type NetworkConfig } from './network-config.js';
+import { loadObjectConfig, type ObjectConfig } from './resources/objects/config.js';
+import { loadSshConfig, type SshConfig } from './ssh-config.js';
 import { loadEvictionConfig, type EvictionConfig } from './resources/evictions/eviction-config.js';
 import { loadBlobConfig, type BlobConfig } from './platform/blob/config.js';
 
@@ -61,15 +63,47 @@ export interface Config {
   boxServicesPort: number;
   /** Box networking and egress (DEVBOXD_NETWORK, DEVBOXD_BOX_SUBNET, DEVBOXD_EGRESS_DENY, ...); see network-config.ts. */
   network: NetworkConfig;
+  /** Storage objects (DEVBOXD_OBJECT_MAX_BYTES, DEVBOXD_PUBLIC_URL, ...); see resources/objects/config.ts. */
+  objects: ObjectConfig;
   /**
    * DEVBOXD_TUNNEL_DOMAIN: tunnels answer host names `{port}-{key}.tunnel.<this>` (what the SDK builds from an
    * API at `api.<this>`); null: any `{port}-{key}.tunnel.*` host name.
    */
   tunnelDomain: string | null;
+  /** The SSH front (DEVBOXD_SSH_PORT, DEVBOXD_SSH_PLAIN_PORT, DEVBOXD_SSH_DOMAIN, ...); see ssh-config.ts. */
+  ssh: SshConfig;
   /** Evictions: drain at SIGTERM, on memory pressure (DEVBOXD_EVICT_*); see resources/evictions/eviction-config.ts. */
   eviction: EvictionConfig;
   /** Where blobs live: DEVBOXD_BLOB_BACKEND (fs, s3) and the DEVBOXD_S3_* settings; see platform/blob/config.ts. */
   blob: BlobConfig;
+  /** Registries images are pulled from (DEVBOXD_REGISTRY_*); see src/runtime/oci/. */
+  registry: RegistrySettings;
+}
+
+export interface RegistrySettings {
+  /** DEVBOXD_REGISTRY_DEFAULT: the registry of references that name none (`python:3.12`); default Docker Hub. */
+  defaultRegistry: string;
+  /** DEVBOXD_REGISTRY_INSECURE: comma-separated `host` or `host:port` reached over plain http. */
+  insecure: string[];
+  /** DEVBOXD_REGISTRY_MAX_LAYER_BYTES: largest layer blob (compressed) pulled. */
+  maxLayerBytes: number;
+  /** DEVBOXD_REGISTRY_MAX_UNPACKED_BYTES: largest layer once decompressed. */
+  maxUnpackedBytes: number;
+}
+
+const REGISTRY_HOST = /^[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(:[0-9]{1,5})?$/;
+
+function loadRegistry(env: NodeJS.ProcessEnv): RegistrySettings {
+  const defaultRegistry = (env.DEVBOXD_REGISTRY_DEFAULT || 'docker.io').trim();
+  if (!REGISTRY_HOST.test(defaultRegistry)) throw new ConfigError(`DEVBOXD_REGISTRY_DEFAULT must be host or host:port, got "${defaultRegistry}"`);
+  const insecure = (env.DEVBOXD_REGISTRY_INSECURE ?? '').split(',').map((h) => h.trim()).filter(Boolean);
+  for (const h of insecure) if (!REGISTRY_HOST.test(h)) throw new ConfigError(`DEVBOXD_REGISTRY_INSECURE entries must be host or host:port, got "${h}"`);
+  return {
+    defaultRegistry,
+    insecure,
+    maxLayerBytes: int('DEVBOXD_REGISTRY_MAX_LAYER_BYTES', env.DEVBOXD_REGISTRY_MAX_LAYER_BYTES, 8 * 1024 * MiB, MiB, 2 ** 50),
+    maxUnpackedBytes: int('DEVBOXD_REGISTRY_MAX_UNPACKED_BYTES', env.DEVBOXD_REGISTRY_MAX_UNPACKED_BYTES, 32 * 1024 * MiB, MiB, 2 ** 50),
+  };
 }
 
 const MiB = 1024 * 1024;
@@ -143,8 +177,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secretKeyPrevious,
     boxServicesPort: int('DEVBOXD_BOX_SERVICES_PORT', env.DEVBOXD_BOX_SERVICES_PORT, 1023, 1, 65535),
     network: loadNetworkConfig(env, (name, def, min, max) => int(name, env[name], def, min, max)),
+    objects: loadObjectConfig(env, (name, def, min, max) => int(name, env[name], def, min, max)),
     tunnelDomain,
+    ssh: loadSshConfig(env, env.DEVBOXD_HOST || '127.0.0.1', (name, def, min, max) => int(name, env[name], def, min, max)),
     eviction: loadEvictionConfig(env, (name, def, min, max) => int(name, env[name], def, min, max), (message) => new ConfigError(message)),
     blob: loadBlobConfig(env),
+    registry: loadRegistry(env),
   });
 }

@@ -37,6 +37,10 @@ import { MODULE_SCHEMAS } from './resources/index.js';
 import { networkPolicyExtensions } from './resources/network-policies/devbox-extensions.js';
 import { NetworkPolicyService } from './resources/network-policies/network-policy-service.js';
 import { TunnelFront, TunnelService, WAKE_TIMEOUT_MS } from './resources/tunnels/index.js';
+import { objectMountExtensions } from './resources/objects/devbox-extensions.js';
+import { EXPIRE_JOB, ObjectService } from './resources/objects/object-service.js';
+import { Presigner } from './resources/objects/presign.js';
+import { SshFront, SshKeyService } from './resources/ssh/index.js';
 import { buildEvictions, type EvictionModule } from './resources/evictions/index.js';
 
 /** The composition root: every store, driver and service is built once, here, with explicit arguments. */
@@ -58,6 +62,8 @@ export interface Deps {
   sealer: Sealer;
   secrets: SecretService;
   networkPolicies: NetworkPolicyService;
+  /** Storage objects: records, their blobs, presigned upload and download URLs, object mounts. */
+  objects: ObjectService;
   /** MCP configs, the box tokens and the MCP hub (served to boxes at /mcp on the box-services link). */
   mcp: McpModule;
   /** Bounds the read_file_contents / write_file_contents requests held in memory at once. */
@@ -70,6 +76,8 @@ export interface Deps {
   boxServices: BoxServices;
   /** Tunnels: enable/remove and the view (service); the traffic on the main port, ahead of the API (front). */
   tunnels: { service: TunnelService; front: TunnelFront };
+  /** SSH: create_ssh_key (keys) and the SSH front on its own ports (front.listen() at start). */
+  ssh: { keys: SshKeyService; front: SshFront };
   /** Evictions: the watch stream's source, drains (`devboxd drain`, SIGTERM with DEVBOXD_EVICT_ON_SHUTDOWN=suspend), memory pressure. */
   evictions: EvictionModule;
   /** Stops background work and closes what was opened, in reverse order. Devboxes keep running. */
@@ -91,14 +99,18 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
       maxCommandsPerBox: config.maxExecutionsPerDevbox,
       maxCommands: config.maxExecutions,
       egress: config.network.enabled ? egressConfig(config) : undefined,
+      registry: {
+        defaultRegistry: config.registry.defaultRegistry,
+        insecure: config.registry.insecure,
+        limits: { maxLayerBytes: config.registry.maxLayerBytes, maxUnpackedBytes: config.registry.maxUnpackedBytes },
+      },
     });
   await runtime.prepare();
 
   const accounts = new AccountService(store);
   const keyLog = logger.child({ component: 'secrets' });
-  const sealer = new Sealer(
-    openKeySource({ dataDir: config.dataDir, secretKey: config.secretKey, previousKeys: config.secretKeyPrevious, warn: (msg) => keyLog.warn(msg) }),
-  );
+  const keys = openKeySource({ dataDir: config.dataDir, secretKey: config.secretKey, previousKeys: config.secretKeyPrevious, warn: (msg) => keyLog.warn(msg) });
+  const sealer = new Sealer(keys);
   const secrets = new SecretService(store, sealer, logger.child({ component: 'secrets' }));
   await secrets.checkKeys();
   const secretsForBoxes = secretExtensions(secrets, store, logger.child({ component: 'secrets' }));
@@ -122,6 +134,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   boxServices.start();
   boxServices.route('/mcp', mcp.hub.handle);
   const boxLink = boxServicesExtensions(() => boxServices);
+  const objectMounts = objectMountExtensions(() => objects, config.objects);
   const gateway = buildAgentGateway(store, {
     secrets: () => secrets,
     sealer: () => sealer,
@@ -129,17 +142,28 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     log: logger.child({ component: 'gateway' }),
   });
   boxServices.route(GATEWAY_PREFIX, gateway.proxy.handle);
+  // The SSH front reaches the box services through thunks, called once a connection logs in.
+  const sshFront = new SshFront({
+    config: config.ssh,
+    domain: config.ssh.domain ?? config.tunnelDomain,
+    dataDir: config.dataDir,
+    devboxById: (id) => devboxStore.getById(id),
+    sandboxOf: (id) => lifecycle.active.get(id)?.sandbox,
+    environmentOf: (d) => devboxes.environmentOf(d),
+    busy: (id, delta) => devboxes.busy(id, delta),
+    log: logger.child({ component: 'ssh' }),
+  });
   const lifecycle = new Lifecycle(devboxStore, runtime, events, logger.child({ component: 'lifecycle' }), {
-    bootSteps: [egress.bootStep, boxLink.bootStep, fileMountsStep, boxProcesses.bootStep],
+    bootSteps: [egress.bootStep, boxLink.bootStep, fileMountsStep, objectMounts.bootStep, boxProcesses.bootStep],
     onRunning: [boxProcesses.onRunning],
-    onStopped: [egress.onStopped, boxLink.onStopped, boxProcesses.onStopped, mcp.devbox.onStopped, gateway.devbox.onStopped, (id) => evictions.service.stopped(id)],
+    onStopped: [egress.onStopped, boxLink.onStopped, boxProcesses.onStopped, mcp.devbox.onStopped, gateway.devbox.onStopped, (id) => evictions.service.stopped(id), sshFront.onStopped],
   });
   const tunnels = new TunnelService(store, sealer, () => devboxes);
   const devboxes = new DevboxService(store, lifecycle, events, logger.child({ component: 'devboxes' }), {
     maxCpuCores: config.maxCpuCores,
     maxMemoryGiB: config.maxMemoryGiB,
   }, node, {
-    resolvers: [secretsForBoxes.resolver, egress.resolver, mcp.devbox.resolver, unknownBlueprints, snapshotLayersResolver(() => snapshots), gateway.devbox.resolver, tunnels.resolver],
+    resolvers: [secretsForBoxes.resolver, egress.resolver, mcp.devbox.resolver, unknownBlueprints, snapshotLayersResolver(() => snapshots), gateway.devbox.resolver, tunnels.resolver, objectMounts.resolver],
     environment: [secretsForBoxes.environment, mcp.devbox.environment, gateway.devbox.environment],
     enrichers: [mcp.devbox.enricher, gateway.devbox.enricher, tunnels.enricher],
     shutdownGuards: [snapshotShutdownGuard(() => snapshots)],
@@ -165,7 +189,10 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     [CAPTURE_JOB]: { run: (job) => snapshots.settleCapture(job.subjectId), exhausted: (job, err) => snapshots.captureFailed(job.subjectId, err) },
     [SUSPEND_JOB]: { run: (job) => suspend.settleSuspend(job.subjectId), exhausted: (job, err) => suspend.suspendFailed(job.subjectId, err) },
     [RESUME_JOB]: { run: (job) => suspend.settleResume(job.subjectId), exhausted: (job, err) => suspend.resumeFailed(job.subjectId, err) },
+    [EXPIRE_JOB]: (job) => objects.expire(job.subjectId),
   }, logger.child({ component: 'jobs' }));
+  // Presigned URLs are signed under a key derived from the master key this server held first (see presign.ts).
+  const objects = new ObjectService(store, blobs, new Presigner(keys.first.key), () => jobs, config.objects, logger.child({ component: 'objects' }));
   const snapshots = new SnapshotService(store.snapshots, devboxStore, devboxes, runtime, logger.child({ component: 'snapshots' }), jobs, {
     layersDir: path.join(config.dataDir, 'layers'),
     node,
@@ -187,6 +214,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   // Snapshots caught in progress and devboxes caught suspending are settled by their jobs, before the layer
   // collection and the supervisor's reconcile look at them.
   await jobs.resume();
+  await objects.reconcile();
   await snapshots.reconcile();
   await suspend.reconcile(node);
   snapshots.startCollector();
@@ -218,14 +246,17 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     sealer,
     secrets,
     networkPolicies,
+    objects,
     mcp,
     fileContentsGate: fairGate(config.fileContentsConcurrency, config.fileContentsQueue),
     fileTransferGate: fairGate(config.fileTransferConcurrency, config.fileTransferQueue),
     gateway,
     boxServices,
     tunnels: { service: tunnels, front: tunnelFront },
+    ssh: { keys: new SshKeyService(devboxes, { served: sshFront.enabled, domain: config.ssh.domain ?? config.tunnelDomain }), front: sshFront },
     evictions,
     async close() {
+      await sshFront.close();
       evictions.close();
       tunnelFront.close();
       await boxServices.close();

@@ -44,6 +44,7 @@ export const ROUTES: Record<string, RouteCase> = {
   'POST /v1/devboxes/{id}/resume': { needs: DEVBOX_WRITE },
   'POST /v1/devboxes/{id}/enable_tunnel': { needs: DEVBOX_WRITE, body: {} },
   'POST /v1/devboxes/{id}/remove_tunnel': { needs: DEVBOX_WRITE },
+  'POST /v1/devboxes/{id}/create_ssh_key': { needs: DEVBOX_WRITE },
   'GET /v1/devboxes/evictions/watch': { needs: DEVBOX_READ },
 
   'POST /v1/devboxes/{id}/execute': { needs: DEVBOX_WRITE, body: { command: 'true', command_id: 'c1' } },
@@ -105,6 +106,14 @@ export const ROUTES: Record<string, RouteCase> = {
   'GET /v1/network-policies/{id}': { needs: DEVBOX_READ },
   'POST /v1/network-policies/{id}': { needs: DEVBOX_WRITE, body: { description: 'x' } },
   'POST /v1/network-policies/{id}/delete': { needs: DEVBOX_WRITE },
+
+  'POST /v1/objects': { needs: [['RESOURCE_TYPE_OBJECTS', 'write']], body: { name: 'route-table.txt', content_type: 'text' } },
+  'GET /v1/objects': { needs: [['RESOURCE_TYPE_OBJECTS', 'read']] },
+  'GET /v1/objects/list_public': { needs: [['RESOURCE_TYPE_OBJECTS', 'read']] },
+  'GET /v1/objects/{id}': { needs: [['RESOURCE_TYPE_OBJECTS', 'read']] },
+  'GET /v1/objects/{id}/download': { needs: [['RESOURCE_TYPE_OBJECTS', 'read']] },
+  'POST /v1/objects/{id}/complete': { needs: [['RESOURCE_TYPE_OBJECTS', 'write']] },
+  'POST /v1/objects/{id}/delete': { needs: [['RESOURCE_TYPE_OBJECTS', 'write']] },
 };
 
 const BOUNDARY = 'devboxd-route-table';

@@ -5,6 +5,7 @@ import { DEVBOX_STATUSES } from '../types.js';
 import { ERRORS } from '../../../platform/errors.js';
 import { ArgString, Body, EnvironmentMap, Int, LIMITS, Metadata, Opt, OrNull, StringEnum, StringMap, Text } from '../../../platform/http/schemas/common.js';
 import { MAX_BYTES_KEYWORD } from '../../../platform/http/validation.js';
+import { MOUNTS_SERVED, MountsSchema } from './mounts.js';
 
 export const StatusSchema = StringEnum([...DEVBOX_STATUSES]);
 
@@ -104,7 +105,7 @@ export const CreateBodySchema = Body({
       maxProperties: 32,
     }),
   ),
-  mounts: Later,
+  mounts: Opt(MountsSchema),
   tunnel: Opt(TunnelParamsSchema),
 });
 
@@ -116,7 +117,7 @@ const isEmpty = (v: unknown) =>
 
 /** What each not-yet-available create parameter needs; a non-empty value is a 400 naming it. */
 const UNSUPPORTED: Array<[string, (b: CreateBody) => unknown, string]> = [
-  ['mounts', (b) => b.mounts, 'object, agent and code mounts'],
+  ['mounts', (b) => b.mounts?.filter((m) => !MOUNTS_SERVED.has(m.type)), 'code, agent and broker mounts'],
   ['code_mounts', (b) => b.code_mounts, 'code mounts'],
   ['launch_parameters.available_ports', (b) => b.launch_parameters?.available_ports, 'per-port exposure; tunnels reach every port'],
   ['launch_parameters.required_services', (b) => b.launch_parameters?.required_services, 'services'],

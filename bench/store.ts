@@ -50,51 +50,55 @@ if (BASE) {
   starters.unshift(['before', mod.startTestServer]);
 }
 
+// The baseline and the cluster go whatever happens (a server that fails to start would leave them running).
 const rows: string[] = [];
-for (const store of (process.env.BENCH_STORES ?? 'sqlite,postgres').split(',') as ('sqlite' | 'postgres')[]) {
-  const variants: { name: string; server: TestServer; ids: string[]; creates: number[]; got: Measured[]; bare: Measured[] }[] = [];
-  for (const [name, start] of starters) {
-    const env: Record<string, string> = { DEVBOXD_LOG_LEVEL: 'warn' };
-    if (store === 'postgres') env.DEVBOXD_DATABASE_URL = await pg.database();
-    variants.push({ name, server: await start(env), ids: [], creates: [], got: [], bare: [] });
-  }
-  // Creates alternate between the variants too.
-  for (const v of variants) {
-    const api = v.server.client({ maxRetries: 0 });
-    await api.devboxes.shutdown((await api.devboxes.createAndAwaitRunning({})).id); // warm-up
-  }
-  for (let i = 0; i < N; i++) {
+try {
+  for (const store of (process.env.BENCH_STORES ?? 'sqlite,postgres').split(',') as ('sqlite' | 'postgres')[]) {
+    const variants: { name: string; server: TestServer; ids: string[]; creates: number[]; got: Measured[]; bare: Measured[] }[] = [];
+    for (const [name, start] of starters) {
+      const env: Record<string, string> = { DEVBOXD_LOG_LEVEL: 'warn' };
+      if (store === 'postgres') env.DEVBOXD_DATABASE_URL = await pg.database();
+      variants.push({ name, server: await start(env), ids: [], creates: [], got: [], bare: [] });
+    }
+    // Creates alternate between the variants too.
     for (const v of variants) {
-      const t = performance.now();
-      const d = await v.server.client({ maxRetries: 0 }).devboxes.createAndAwaitRunning({});
-      v.creates.push(performance.now() - t);
-      v.ids.push(d.id);
+      const api = v.server.client({ maxRetries: 0 });
+      await api.devboxes.shutdown((await api.devboxes.createAndAwaitRunning({})).id); // warm-up
+    }
+    for (let i = 0; i < N; i++) {
+      for (const v of variants) {
+        const t = performance.now();
+        const d = await v.server.client({ maxRetries: 0 }).devboxes.createAndAwaitRunning({});
+        v.creates.push(performance.now() - t);
+        v.ids.push(d.id);
+      }
+    }
+    for (let round = 0; round < ROUNDS; round++) {
+      const order = variants.map((_, i) => variants[(i + round) % variants.length]!);
+      for (const v of order) {
+        // The bare route right before each server's GET: the share is read against the same moment.
+        v.bare.push(await measure(base.url, '/hello', base.pid));
+        v.got.push(await measure(v.server.url, `/v1/devboxes/${v.ids[0]}`, v.server.pid(), { authorization: `Bearer ${ADMIN_KEY}` }));
+      }
+    }
+    for (const v of variants) {
+      const api = v.server.client({ maxRetries: 0 });
+      for (const id of v.ids) await api.devboxes.shutdown(id);
+      await v.server.stop();
+      v.creates.sort((a, b) => a - b);
+      const byRps = v.got.map((g, i) => (100 * g.rps) / v.bare[i]!.rps);
+      const byCpu = v.got.map((g, i) => (100 * total(v.bare[i]!)) / total(g));
+      const cells = (xs: number[]) => `${xs.map((x) => x.toFixed(0)).join(', ')} → **${med(xs).toFixed(0)} %**`;
+      const cpu = (k: 'gen' | 'server' | 'pg') => med(v.got.map((g) => g[k])).toFixed(0);
+      rows.push(
+        `| ${store} | ${v.name} | ${percentile(v.creates, 50).toFixed(1)} / ${percentile(v.creates, 99).toFixed(1)} | ${v.got.map((g) => g.rps.toFixed(0)).join(', ')} | ${med(v.bare.map((b) => b.rps)).toFixed(0)} | ${med(v.got.map((g) => g.p50)).toFixed(2)} | ${cpu('gen')} / ${cpu('server')} / ${cpu('pg')} | ${cells(byRps)} | ${cells(byCpu)} |`,
+      );
     }
   }
-  for (let round = 0; round < ROUNDS; round++) {
-    const order = variants.map((_, i) => variants[(i + round) % variants.length]!);
-    for (const v of order) {
-      // The bare route right before each server's GET: the share is read against the same moment.
-      v.bare.push(await measure(base.url, '/hello', base.pid));
-      v.got.push(await measure(v.server.url, `/v1/devboxes/${v.ids[0]}`, v.server.pid(), { authorization: `Bearer ${ADMIN_KEY}` }));
-    }
-  }
-  for (const v of variants) {
-    const api = v.server.client({ maxRetries: 0 });
-    for (const id of v.ids) await api.devboxes.shutdown(id);
-    await v.server.stop();
-    v.creates.sort((a, b) => a - b);
-    const byRps = v.got.map((g, i) => (100 * g.rps) / v.bare[i]!.rps);
-    const byCpu = v.got.map((g, i) => (100 * total(v.bare[i]!)) / total(g));
-    const cells = (xs: number[]) => `${xs.map((x) => x.toFixed(0)).join(', ')} → **${med(xs).toFixed(0)} %**`;
-    const cpu = (k: 'gen' | 'server' | 'pg') => med(v.got.map((g) => g[k])).toFixed(0);
-    rows.push(
-      `| ${store} | ${v.name} | ${percentile(v.creates, 50).toFixed(1)} / ${percentile(v.creates, 99).toFixed(1)} | ${v.got.map((g) => g.rps.toFixed(0)).join(', ')} | ${med(v.bare.map((b) => b.rps)).toFixed(0)} | ${med(v.got.map((g) => g.p50)).toFixed(2)} | ${cpu('gen')} / ${cpu('server')} / ${cpu('pg')} | ${cells(byRps)} | ${cells(byCpu)} |`,
-    );
-  }
+} finally {
+  base.stop();
+  await pg.stop();
 }
-base.stop();
-await pg.stop();
 console.log(`\nGET: h2c, ${CONCURRENCY} concurrent, ${SECONDS} s a round, ${ROUNDS} rounds alternated; create: ${N} sequential; CPU µs per request: load generator / server / PostgreSQL (medians)\n`);
 console.log('| store | code | create p50 / p99 ms | GET req/s (each round) | bare req/s (median) | GET p50 ms | CPU µs/GET (gen / server / pg) | GET of bare, by req/s | by CPU |');
 console.log('|---|---|---|---|---|---|---|---|---|');

@@ -39,11 +39,13 @@ export class DevboxService {
     let layers: string[] = [];
     let blueprintId: string | null = null;
     const persists: NonNullable<CreateResolution['persist']>[] = [];
+    const viewParts: string[] = [];
     for (const resolve of this.ext.resolvers) {
       const r = await resolve(accountId, input);
       if (r?.layers) layers = r.layers;
       if (r?.blueprintId !== undefined) blueprintId = r.blueprintId;
       if (r?.persist) persists.push(r.persist);
+      if (r?.viewPart) viewParts.push(r.viewPart);
     }
     const now = Date.now();
     const d: Devbox = {
@@ -66,6 +68,7 @@ export class DevboxService {
       stateTransitions: [{ status: 'provisioning', transitionTimeMs: now }],
       keepAliveAtMs: now,
       node: this.node,
+      viewParts,
     };
     if (persists.length) {
       await this.db.transaction(async (tx) => {
@@ -189,8 +192,9 @@ export class DevboxService {
 
   /** Fields the view carries beyond the record, by wire name, from every enricher. */
   async enrichments(d: Devbox): Promise<Record<string, unknown>> {
-    // Concurrent: each enricher reads its own table, and a GET waits for all of them.
-    const parts = await Promise.all(this.ext.enrichers.map((enrich) => enrich(d)));
+    // Concurrent: each enricher reads its own table, and a GET waits for all of them; none reads for a part
+    // the box never had.
+    const parts = await Promise.all(this.ext.enrichers.map((e) => (d.viewParts && !d.viewParts.includes(e.part) ? e.none : e.enrich(d))));
     return Object.assign({}, ...parts) as Record<string, unknown>;
   }
 

@@ -69,7 +69,7 @@ describe('lifecycle', () => {
     const o = await create({ name: 'hello.txt', content_type: 'text', metadata: { k: 'v' } });
     assert.equal(o.state, 'UPLOADING');
     assert.deepEqual(o.metadata, { k: 'v' });
-    assert.match(o.upload_url!, /^http:\/\/localhost(:80)?\/presigned\/objects\/obj_\w+\?op=upload&expires=\d+&signature=[\w-]+$/);
+    assert.match(o.upload_url!, /^http:\/\/localhost(:80)?\/presigned\/objects\/obj_\w+\?op=upload&account=[\w-]+&expires=\d+&signature=[\w-]+$/);
     assert.equal(o.delete_after_time_ms, null);
     assert.equal((await put(o.upload_url!, 'hello world')).statusCode, 200);
     const done = await ok({ method: 'POST', url: `/v1/objects/${o.id}/complete`, payload: {} });
@@ -225,6 +225,29 @@ describe('lists, accounts, public objects', () => {
     assert.equal((await ok({ method: 'GET', url: `/v1/objects/${o.id}`, key: keyB })).upload_url, null);
     assert.equal((await get(await downloadUrl(o.id, '', keyB))).body, 'shared bytes');
     await bad({ method: 'POST', url: `/v1/objects/${o.id}/delete`, payload: {}, key: keyB }, 404, /not found/);
+  });
+
+  test("unpublishing cuts the download URLs another account minted meanwhile; the owner's keep working", async () => {
+    const o = await uploaded('once-shared.txt', 'once shared');
+    const cli = (sub: string) => execFileSync(process.execPath, [path.join(ROOT, 'bin/devboxd.js'), 'objects', sub, o.id], { env: { ...process.env, DEVBOXD_DATA_DIR: f.dataDir } });
+    cli('publish');
+    const theirs = await downloadUrl(o.id, '', keyB);
+    const mine = await downloadUrl(o.id);
+    assert.equal((await get(theirs)).body, 'once shared');
+    cli('unpublish');
+    await bad({ method: 'GET', url: local(theirs), key: null }, 403, /may no longer read/);
+    assert.equal((await get(mine)).body, 'once shared');
+    // The account is signed: naming the owner in another account's URL breaks the signature.
+    const forged = new URL(theirs);
+    forged.searchParams.set('account', new URL(mine).searchParams.get('account')!);
+    await bad({ method: 'GET', url: local(forged.toString()), key: null }, 403, /altered/);
+  });
+
+  test('duration_seconds is capped at 7 days (604800), above it a 400 naming the field', async () => {
+    const o = await uploaded('week.txt', 'a week');
+    const url = new URL(await downloadUrl(o.id, '?duration_seconds=604800'));
+    assert.ok(Number(url.searchParams.get('expires')) <= Math.ceil(Date.now() / 1000) + 604_800);
+    await bad({ method: 'GET', url: `/v1/objects/${o.id}/download?duration_seconds=604801` }, 400, /duration_seconds/);
   });
 });
 

@@ -6,7 +6,7 @@ import type { Page, PageQuery, Store } from '../../platform/store/types.js';
 import { newId } from '../../lib/ids.js';
 import type { Logger } from '../../lib/logger.js';
 import type { ObjectConfig } from './config.js';
-import type { PresignedOp, Presigner } from './presign.js';
+import type { PresignedOp, PresignedQuery, Presigner } from './presign.js';
 import { SqlObjectStore } from './sql-object-store.js';
 import { blobPrefixOf, isExpired, type ContentType, type ObjectListFilter, type StoredObject } from './types.js';
 
@@ -16,6 +16,8 @@ export const EXPIRE_JOB = 'object.expire';
 export const UPLOAD_URL_SECONDS = 3600;
 /** The API's default validity of a download URL. */
 export const DOWNLOAD_URL_SECONDS = 3600;
+/** The longest validity of a download URL: 7 days, as S3 caps its presigned URLs. */
+export const MAX_DOWNLOAD_URL_SECONDS = 604_800;
 
 export interface CreateObjectInput {
   name: string;
@@ -24,8 +26,7 @@ export interface CreateObjectInput {
   ttlMs?: number | null;
 }
 
-/** The query of a presigned request, as it came. */
-export type PresignedQuery = { op?: string; expires?: string; signature?: string };
+export type { PresignedQuery } from './presign.js';
 
 /**
  * Storage objects: a record per object and its bytes in the blob store. Uploads and downloads go through
@@ -142,13 +143,13 @@ export class ObjectService {
 
   uploadUrl(o: StoredObject, base: string): string | null {
     if (o.state !== 'UPLOADING') return null;
-    return this.presigner.url(this.config.publicUrl ?? base, 'upload', o.id, this.expiry(UPLOAD_URL_SECONDS, o));
+    return this.presigner.url(this.config.publicUrl ?? base, 'upload', o.id, o.accountId, this.expiry(UPLOAD_URL_SECONDS, o));
   }
 
   async downloadUrl(accountId: string, id: string, durationSeconds: number, base: string): Promise<string> {
     const o = await this.get(accountId, id);
     if (o.state !== 'READ_ONLY') throw ERRORS.badState(`object ${id} is ${o.state}: complete its upload before downloading it`);
-    return this.presigner.url(this.config.publicUrl ?? base, 'download', o.id, this.expiry(durationSeconds, o));
+    return this.presigner.url(this.config.publicUrl ?? base, 'download', o.id, accountId, this.expiry(durationSeconds, o));
   }
 
   /** A URL never outlives its object. */
@@ -163,6 +164,10 @@ export class ObjectService {
     if (why) throw ERRORS.forbidden(why);
     const o = await this.store.getById(id);
     if (!o || o.state === 'DELETED' || isExpired(o)) throw ERRORS.notFound('object', id);
+    // The minting account must still exist and may still read the object: unpublishing it, or removing
+    // the account, cuts the URLs it minted.
+    if (o.accountId !== q.account && !o.isPublic) throw ERRORS.forbidden(`the account that made this URL may no longer read object ${id}`);
+    if (!(await this.db.accounts.getAccount(q.account!))) throw ERRORS.forbidden('the account that made this URL no longer exists');
     if (op === 'upload' && o.state !== 'UPLOADING') throw ERRORS.conflict(`object ${id} is ${o.state}: its upload was completed`);
     if (op === 'download' && o.state !== 'READ_ONLY') throw ERRORS.badState(`object ${id} is ${o.state}, not READ_ONLY`);
     return o;

@@ -5,14 +5,14 @@ import { ERRORS } from '../../../platform/errors.js';
 import { clientGone } from '../../../platform/http/request-signal.js';
 import { EmptyObject, ERROR_RESPONSES } from '../../../platform/http/schemas/common.js';
 import type { ObjectService } from '../object-service.js';
-import { PRESIGNED_PREFIX } from '../presign.js';
+import { PRESIGNED_PREFIX, type PresignedQuery } from '../presign.js';
 import { parseRange } from './range.js';
 
 const Params = Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }) });
-const Query = Type.Object({ op: Type.Optional(Type.String()), expires: Type.Optional(Type.String()), signature: Type.Optional(Type.String()) });
+const Query = Type.Object({ op: Type.Optional(Type.String()), account: Type.Optional(Type.String()), expires: Type.Optional(Type.String()), signature: Type.Optional(Type.String()) });
 const Bytes = { description: 'the object, or the asked range', content: { 'application/octet-stream': { schema: Type.Unsafe<Readable>({ type: 'string', format: 'binary' }) } } };
 
-type Req = FastifyRequest<{ Params: { id: string }; Querystring: { op?: string; expires?: string; signature?: string } }>;
+type Req = FastifyRequest<{ Params: { id: string }; Querystring: PresignedQuery }>;
 
 /**
  * A refused upload leaves its body unread: an HTTP/1.1 connection cannot carry another request after it, so

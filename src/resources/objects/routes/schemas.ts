@@ -1,8 +1,9 @@
 import { Type } from 'typebox';
 import { Body, Int, Metadata, Opt, OrNull, pageSchema, PageQuerySchema, StringEnum, StringMap, Text } from '../../../platform/http/schemas/common.js';
+import { MAX_DOWNLOAD_URL_SECONDS } from '../object-service.js';
 import { CONTENT_TYPES, OBJECT_STATES, type StoredObject } from '../types.js';
 
-/** Ten years: the longest ttl_ms and download validity accepted. */
+/** Ten years: the longest ttl_ms accepted. */
 const MAX_MS = 315_360_000_000;
 
 export const CreateObjectBody = Body({
@@ -21,7 +22,7 @@ const filters = {
 export const ObjectListQuery = Type.Object({ ...PageQuerySchema.properties, ...filters }, { additionalProperties: false });
 
 export const DownloadQuery = Type.Object(
-  { duration_seconds: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_MS / 1000, default: 3600, description: 'validity of the URL' })) },
+  { duration_seconds: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_DOWNLOAD_URL_SECONDS, default: 3600, description: 'validity of the URL (at most 7 days)' })) },
   { additionalProperties: false },
 );
 

@@ -297,3 +297,40 @@ describe('validation', () => {
     await bad(boxWith([{ type: 'disk_mount' }]), 400, /mounts/);
   });
 });
+
+describe('per-account bounds', () => {
+  let g: FastApp;
+  before(async () => {
+    g = await buildFastApp({ env: { DEVBOXD_OBJECT_MAX_BYTES: '1000', DEVBOXD_OBJECT_ACCOUNT_MAX_BYTES: '1500', DEVBOXD_OBJECT_ACCOUNT_MAX_OBJECTS: '3' } });
+  });
+  after(() => g?.close());
+  const call = async <T = View>(opts: Call, status = 200): Promise<T> => {
+    const res = await g.call(opts);
+    assert.equal(res.statusCode, status, `${opts.method} ${opts.url}: ${res.body}`);
+    return res.json() as T;
+  };
+
+  test('bytes: uploaded (even never completed) and completed objects count; a PUT past what is left is a 413 naming the limit', async () => {
+    const a = await call({ method: 'POST', url: '/v1/objects', payload: { name: 'a', content_type: 'binary' } });
+    assert.equal((await g.call({ method: 'PUT', url: local(a.upload_url!), payload: Buffer.alloc(900), key: null })).statusCode, 200);
+    // A second PUT to the same object replaces its bytes: its own earlier bytes do not count.
+    assert.equal((await g.call({ method: 'PUT', url: local(a.upload_url!), payload: Buffer.alloc(1000), key: null })).statusCode, 200);
+    const b = await call({ method: 'POST', url: '/v1/objects', payload: { name: 'b', content_type: 'binary' } });
+    const full = await call<{ message: string }>({ method: 'PUT', url: local(b.upload_url!), payload: Buffer.alloc(600), key: null }, 413);
+    assert.match(full.message, /DEVBOXD_OBJECT_ACCOUNT_MAX_BYTES/);
+    assert.equal((await g.call({ method: 'PUT', url: local(b.upload_url!), payload: Buffer.alloc(500), key: null })).statusCode, 200);
+    // Deleting an object gives its bytes back.
+    await call({ method: 'POST', url: `/v1/objects/${a.id}/delete`, payload: {} });
+    assert.equal((await g.call({ method: 'PUT', url: local(b.upload_url!), payload: Buffer.alloc(1000), key: null })).statusCode, 200);
+    await call({ method: 'POST', url: `/v1/objects/${b.id}/delete`, payload: {} });
+  });
+
+  test('objects: a create past DEVBOXD_OBJECT_ACCOUNT_MAX_OBJECTS is a 403 naming it; a delete makes room', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await call({ method: 'POST', url: '/v1/objects', payload: { name: `n${i}`, content_type: 'text' } })).id);
+    const refused = await call<{ message: string }>({ method: 'POST', url: '/v1/objects', payload: { name: 'one too many', content_type: 'text' } }, 403);
+    assert.match(refused.message, /DEVBOXD_OBJECT_ACCOUNT_MAX_OBJECTS/);
+    await call({ method: 'POST', url: `/v1/objects/${ids[0]}/delete`, payload: {} });
+    await call({ method: 'POST', url: '/v1/objects', payload: { name: 'room again', content_type: 'text' } });
+  });
+});

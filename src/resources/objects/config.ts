@@ -9,6 +9,10 @@ export interface ObjectConfig {
    * the scheme (X-Forwarded-Proto, else http) and host of the request that asked for the URL.
    */
   publicUrl: string | null;
+  /** DEVBOXD_OBJECT_ACCOUNT_MAX_OBJECTS: most objects an account holds at once (a create past it gets 403). */
+  accountMaxObjects: number;
+  /** DEVBOXD_OBJECT_ACCOUNT_MAX_BYTES: most bytes an account's objects hold together (a PUT past it gets 413). */
+  accountMaxBytes: number;
   /** DEVBOXD_OBJECT_MOUNT_MAX_BYTES: most bytes an archive mounted into a box may unpack to (besides the box's disk). */
   mountMaxBytes: number;
   /** DEVBOXD_OBJECT_MOUNT_MAX_ENTRIES: most files and directories an archive mounted into a box may hold. */
@@ -35,6 +39,8 @@ export function loadObjectConfig(env: NodeJS.ProcessEnv, int: (name: string, def
   return {
     maxBytes: int('DEVBOXD_OBJECT_MAX_BYTES', 16 * GiB, 1, 2 ** 50),
     publicUrl,
+    accountMaxObjects: int('DEVBOXD_OBJECT_ACCOUNT_MAX_OBJECTS', 10_000, 1, 100_000_000),
+    accountMaxBytes: int('DEVBOXD_OBJECT_ACCOUNT_MAX_BYTES', 64 * GiB, 1, 2 ** 50),
     mountMaxBytes: int('DEVBOXD_OBJECT_MOUNT_MAX_BYTES', 8 * GiB, 1024, 2 ** 50),
     mountMaxEntries: int('DEVBOXD_OBJECT_MOUNT_MAX_ENTRIES', 100_000, 1, 100_000_000),
   };

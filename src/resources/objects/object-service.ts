@@ -62,6 +62,10 @@ export class ObjectService {
       isPublic: false,
       blobKey: null,
     };
+    const used = await this.store.usage(accountId);
+    if (used.objects >= this.config.accountMaxObjects) {
+      throw ERRORS.forbidden(`the account holds ${used.objects} objects, its limit (DEVBOXD_OBJECT_ACCOUNT_MAX_OBJECTS): delete some first`);
+    }
     if (o.deleteAfterTimeMs === null) {
       await this.store.insert(o);
       return o;
@@ -178,15 +182,18 @@ export class ObjectService {
    * cap the stream fails (413) and nothing is kept.
    */
   async receive(o: StoredObject, body: Readable, declaredLength: number | undefined, signal?: AbortSignal): Promise<number> {
-    const max = this.config.maxBytes;
-    if (declaredLength !== undefined && declaredLength > max) throw tooLarge(max);
+    // The bytes this object may take: the per-object cap, and what the account's other objects leave.
+    const left = this.config.accountMaxBytes - (await this.store.usage(o.accountId, o.id)).bytes;
+    const max = Math.max(0, Math.min(this.config.maxBytes, left));
+    const tooLarge = max === this.config.maxBytes ? objectTooLarge(max) : accountFull(this.config.accountMaxBytes, max);
+    if (declaredLength !== undefined && declaredLength > max) throw tooLarge;
     // Piped, not iterated: a refusal unpipes the request and leaves it open, so the 413 still reaches the
     // client (destroying an HTTP/1.1 request destroys its socket).
     let size = 0;
     const cap = new Transform({
       transform(chunk: Buffer, _enc, done) {
         size += chunk.length;
-        done(size > max ? tooLarge(max) : null, chunk);
+        done(size > max ? tooLarge : null, chunk);
       },
     });
     const cutOff = () => {
@@ -208,7 +215,7 @@ export class ObjectService {
       body.off('close', cutOff);
       body.off('error', cutOff);
     }
-    if (!(await this.store.attachBlob(o.id, key))) {
+    if (!(await this.store.attachBlob(o.id, key, stat.size))) {
       await this.blobs.delete(key);
       const now = await this.store.getById(o.id);
       if (!now || now.state === 'DELETED') throw ERRORS.notFound('object', o.id);
@@ -235,4 +242,6 @@ export class ObjectService {
   }
 }
 
-const tooLarge = (max: number) => ERRORS.tooLarge(`the object is larger than ${max} bytes (DEVBOXD_OBJECT_MAX_BYTES); nothing was kept`);
+const objectTooLarge = (max: number) => ERRORS.tooLarge(`the object is larger than ${max} bytes (DEVBOXD_OBJECT_MAX_BYTES); nothing was kept`);
+const accountFull = (limit: number, left: number) =>
+  ERRORS.tooLarge(`the account's objects may hold ${limit} bytes together (DEVBOXD_OBJECT_ACCOUNT_MAX_BYTES); ${left} are left, the upload is larger; nothing was kept`);

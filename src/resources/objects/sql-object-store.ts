@@ -87,12 +87,13 @@ export class SqlObjectStore {
 
   /**
    * Records the blob of a finished PUT while the object is UPLOADING, unless a PUT that started later (a
-   * greater key: put ids are time-ordered) already did; false when it did not apply.
+   * greater key: put ids are time-ordered) already did; false when it did not apply. Its size is kept, so
+   * bytes uploaded but never completed count against the account's storage.
    */
-  async attachBlob(id: string, key: string): Promise<boolean> {
+  async attachBlob(id: string, key: string, sizeBytes: number): Promise<boolean> {
     const { rowCount } = await this.db.query(
-      "UPDATE objects SET blob_key = ? WHERE id = ? AND state = 'UPLOADING' AND (blob_key IS NULL OR blob_key < ?)",
-      [key, id, key],
+      "UPDATE objects SET blob_key = ?, size_bytes = ? WHERE id = ? AND state = 'UPLOADING' AND (blob_key IS NULL OR blob_key < ?)",
+      [key, sizeBytes, id, key],
     );
     return rowCount > 0;
   }
@@ -104,6 +105,15 @@ export class SqlObjectStore {
       [sizeBytes, id, key],
     );
     return rowCount > 0;
+  }
+
+  /** The account's objects (any state but DELETED) and the bytes they hold, `except` one of them. */
+  async usage(accountId: string, except: string | null = null): Promise<{ objects: number; bytes: number }> {
+    const { rows } = await this.db.query<{ n: number | string; b: number | string | null }>(
+      "SELECT COUNT(*) AS n, SUM(size_bytes) AS b FROM objects WHERE account_id = ? AND state <> 'DELETED' AND id <> ?",
+      [accountId, except ?? ''],
+    );
+    return { objects: Number(rows[0]?.n ?? 0), bytes: Number(rows[0]?.b ?? 0) };
   }
 
   /** Marks the object DELETED (from any other state); false when it already was, or is gone. */

@@ -51,6 +51,7 @@ export const toView = (o: StoredObject, uploadUrl: string | null = null) => ({
   state: o.state,
   delete_after_time_ms: o.deleteAfterTimeMs,
   metadata: o.metadata,
-  size_bytes: o.sizeBytes,
+  // Set once a PUT finished (it counts against the account), shown once the object is complete.
+  size_bytes: o.state === 'UPLOADING' ? null : o.sizeBytes,
   upload_url: uploadUrl,
 });

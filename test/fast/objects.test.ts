@@ -298,10 +298,10 @@ describe('validation', () => {
   });
 });
 
-describe('per-account bounds', () => {
+describe('per-account bounds and uploads in flight', () => {
   let g: FastApp;
   before(async () => {
-    g = await buildFastApp({ env: { DEVBOXD_OBJECT_MAX_BYTES: '1000', DEVBOXD_OBJECT_ACCOUNT_MAX_BYTES: '1500', DEVBOXD_OBJECT_ACCOUNT_MAX_OBJECTS: '3' } });
+    g = await buildFastApp({ env: { DEVBOXD_OBJECT_MAX_BYTES: '1000', DEVBOXD_OBJECT_ACCOUNT_MAX_BYTES: '1500', DEVBOXD_OBJECT_ACCOUNT_MAX_OBJECTS: '3', DEVBOXD_OBJECT_UPLOADS_MAX: '2', DEVBOXD_OBJECT_UPLOAD_IDLE_MS: '400' } });
   });
   after(() => g?.close());
   const call = async <T = View>(opts: Call, status = 200): Promise<T> => {
@@ -331,6 +331,35 @@ describe('per-account bounds', () => {
     const refused = await call<{ message: string }>({ method: 'POST', url: '/v1/objects', payload: { name: 'one too many', content_type: 'text' } }, 403);
     assert.match(refused.message, /DEVBOXD_OBJECT_ACCOUNT_MAX_OBJECTS/);
     await call({ method: 'POST', url: `/v1/objects/${ids[0]}/delete`, payload: {} });
-    await call({ method: 'POST', url: '/v1/objects', payload: { name: 'room again', content_type: 'text' } });
+    ids.push((await call({ method: 'POST', url: '/v1/objects', payload: { name: 'room again', content_type: 'text' } })).id);
+    for (const id of ids.slice(1)) await call({ method: 'POST', url: `/v1/objects/${id}/delete`, payload: {} });
+  });
+
+  test('uploads in flight: one per object (a second is a 409), DEVBOXD_OBJECT_UPLOADS_MAX in all (429 + Retry-After), a stalled body is cut off', async () => {
+    const a = await call({ method: 'POST', url: '/v1/objects', payload: { name: 'slow-a', content_type: 'text' } });
+    const b = await call({ method: 'POST', url: '/v1/objects', payload: { name: 'slow-b', content_type: 'text' } });
+    const c = await call({ method: 'POST', url: '/v1/objects', payload: { name: 'slow-c', content_type: 'text' } });
+    const bodyA = new PassThrough();
+    const bodyB = new PassThrough();
+    const started = Date.now();
+    const slowA = g.call({ method: 'PUT', url: local(a.upload_url!), payload: bodyA, key: null });
+    const slowB = g.call({ method: 'PUT', url: local(b.upload_url!), payload: bodyB, key: null });
+    bodyA.write('some ');
+    bodyB.write('bytes ');
+    await new Promise((r) => setTimeout(r, 100));
+    const second = await g.call({ method: 'PUT', url: local(a.upload_url!), payload: 'other', key: null });
+    assert.equal(second.statusCode, 409, second.body);
+    assert.match(second.json<{ message: string }>().message, /already in flight/);
+    const third = await g.call({ method: 'PUT', url: local(c.upload_url!), payload: 'x', key: null });
+    assert.equal(third.statusCode, 429, third.body);
+    assert.ok(Number(third.headers['retry-after']) >= 1);
+    // Neither body sends more: both are cut off after the idle time, and their slots come back.
+    const [ra, rb] = await Promise.all([slowA, slowB]);
+    assert.ok(Date.now() - started >= 400);
+    for (const r of [ra, rb]) {
+      assert.equal(r.statusCode, 400, r.body);
+      assert.match(r.json<{ message: string }>().message, /DEVBOXD_OBJECT_UPLOAD_IDLE_MS/);
+    }
+    assert.equal((await g.call({ method: 'PUT', url: local(a.upload_url!), payload: 'at last', key: null })).statusCode, 200);
   });
 });

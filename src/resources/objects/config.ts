@@ -13,6 +13,10 @@ export interface ObjectConfig {
   accountMaxObjects: number;
   /** DEVBOXD_OBJECT_ACCOUNT_MAX_BYTES: most bytes an account's objects hold together (a PUT past it gets 413). */
   accountMaxBytes: number;
+  /** DEVBOXD_OBJECT_UPLOADS_MAX: uploads (PUTs) in flight on this server at once; one more gets 429 with Retry-After. */
+  uploadsMax: number;
+  /** DEVBOXD_OBJECT_UPLOAD_IDLE_MS: an upload whose body sends nothing this long is cut off (400), its bytes dropped. */
+  uploadIdleMs: number;
   /** DEVBOXD_OBJECT_MOUNT_MAX_BYTES: most bytes an archive mounted into a box may unpack to (besides the box's disk). */
   mountMaxBytes: number;
   /** DEVBOXD_OBJECT_MOUNT_MAX_ENTRIES: most files and directories an archive mounted into a box may hold. */
@@ -41,6 +45,8 @@ export function loadObjectConfig(env: NodeJS.ProcessEnv, int: (name: string, def
     publicUrl,
     accountMaxObjects: int('DEVBOXD_OBJECT_ACCOUNT_MAX_OBJECTS', 10_000, 1, 100_000_000),
     accountMaxBytes: int('DEVBOXD_OBJECT_ACCOUNT_MAX_BYTES', 64 * GiB, 1, 2 ** 50),
+    uploadsMax: int('DEVBOXD_OBJECT_UPLOADS_MAX', 64, 1, 100_000),
+    uploadIdleMs: int('DEVBOXD_OBJECT_UPLOAD_IDLE_MS', 60_000, 100, 3_600_000),
     mountMaxBytes: int('DEVBOXD_OBJECT_MOUNT_MAX_BYTES', 8 * GiB, 1024, 2 ** 50),
     mountMaxEntries: int('DEVBOXD_OBJECT_MOUNT_MAX_ENTRIES', 100_000, 1, 100_000_000),
   };

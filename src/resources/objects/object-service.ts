@@ -34,6 +34,11 @@ export type { PresignedQuery } from './presign.js';
  */
 export class ObjectService {
   readonly store: SqlObjectStore;
+  /**
+   * The objects with a PUT in flight on this server: one at a time per object (a second is a 409), and at
+   * most `uploadsMax` in all (429), so stalled uploads cannot pile up buffers and temp files without bound.
+   */
+  private readonly uploading = new Set<string>();
 
   constructor(
     private readonly db: Store,
@@ -182,6 +187,17 @@ export class ObjectService {
    * cap the stream fails (413) and nothing is kept.
    */
   async receive(o: StoredObject, body: Readable, declaredLength: number | undefined, signal?: AbortSignal): Promise<number> {
+    if (this.uploading.has(o.id)) throw ERRORS.conflict(`an upload to object ${o.id} is already in flight: wait for it to end, then PUT again`);
+    if (this.uploading.size >= this.config.uploadsMax) throw ERRORS.busy(`${this.uploading.size} uploads are in flight (DEVBOXD_OBJECT_UPLOADS_MAX): retry shortly`, 5);
+    this.uploading.add(o.id);
+    try {
+      return await this.receiveOne(o, body, declaredLength, signal);
+    } finally {
+      this.uploading.delete(o.id);
+    }
+  }
+
+  private async receiveOne(o: StoredObject, body: Readable, declaredLength: number | undefined, signal?: AbortSignal): Promise<number> {
     // The bytes this object may take: the per-object cap, and what the account's other objects leave.
     const left = this.config.accountMaxBytes - (await this.store.usage(o.accountId, o.id)).bytes;
     const max = Math.max(0, Math.min(this.config.maxBytes, left));
@@ -190,12 +206,22 @@ export class ObjectService {
     // Piped, not iterated: a refusal unpipes the request and leaves it open, so the 413 still reaches the
     // client (destroying an HTTP/1.1 request destroys its socket).
     let size = 0;
+    // A body that stops sending is cut off after the idle time: it would hold the upload's slot and buffers.
+    const idleMs = this.config.uploadIdleMs;
+    const idle = () => cap.destroy(ERRORS.invalid(`the upload sent nothing for ${idleMs} ms (DEVBOXD_OBJECT_UPLOAD_IDLE_MS); nothing was kept`));
+    const timer = setTimeout(idle, idleMs);
     const cap = new Transform({
       transform(chunk: Buffer, _enc, done) {
+        timer.refresh();
         size += chunk.length;
         done(size > max ? tooLarge : null, chunk);
       },
+      flush(done) {
+        clearTimeout(timer);
+        done();
+      },
     });
+    cap.once('close', () => clearTimeout(timer));
     const cutOff = () => {
       if (!body.readableEnded) cap.destroy(ERRORS.invalid('the upload was cut off before its end'));
     };

@@ -6,6 +6,7 @@ import type { Store } from './platform/store/types.js';
 import { startServer } from './main.js';
 import { MODULE_SCHEMAS } from './resources/index.js';
 import { pruneKeys, rotateKey } from './resources/secrets/rotate-key.js';
+import { SqlBlueprintStore } from './resources/blueprints/sql-blueprint-store.js';
 
 const USAGE = `usage:
   devboxd serve                         start the server (env: DEVBOXD_HOST, DEVBOXD_PORT, DEVBOXD_DATA_DIR, ...)
@@ -20,7 +21,10 @@ const USAGE = `usage:
                                         keys stay in the key file, retired, until --prune
   devboxd secrets rotate-key --prune    drop retired keys once nothing is sealed under them (checked under
                                         the database's write lock); with DEVBOXD_SECRET_KEY, checks that
-                                        DEVBOXD_SECRET_KEY_PREVIOUS can go`;
+                                        DEVBOXD_SECRET_KEY_PREVIOUS can go
+  devboxd blueprints publish ID         make a blueprint public: every account lists it (list_public), sees its
+                                        metadata (public/metadata) and may boot devboxes or build on it
+  devboxd blueprints unpublish ID       make it private to its account again`;
 
 /**
  * The operator CLI; account commands open the same database the server uses (DEVBOXD_DATABASE_URL, else
@@ -83,6 +87,16 @@ export async function runCli(argv: string[]): Promise<number> {
       const r = await rotateKey(store, { dataDir: config.dataDir, secretKey: config.secretKey, previousKeys: config.secretKeyPrevious, newKey });
       process.stdout.write(`re-encrypted ${r.resealed} secrets; every secret is now sealed under key ${r.keyId}\n`);
       for (const note of r.notes) process.stdout.write(`${note}\n`);
+      return 0;
+    });
+  }
+  if (cmd === 'blueprints' && (sub === 'publish' || sub === 'unpublish') && arg) {
+    return withStore(config, async (store) => {
+      if (!(await new SqlBlueprintStore(store.db).setPublic(arg, sub === 'publish'))) {
+        process.stderr.write(`no blueprint ${arg}\n`);
+        return 1;
+      }
+      process.stdout.write(`blueprint ${arg} is now ${sub === 'publish' ? 'public' : 'private'}\n`);
       return 0;
     });
   }

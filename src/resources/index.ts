@@ -16,13 +16,14 @@ import { SECRETS_SCHEMA } from './secrets/schema.js';
 import { snapshotRoutes } from './snapshots/routes/index.js';
 import { TUNNELS_SCHEMA, tunnelRoutes } from './tunnels/index.js';
 import { evictionRoutes } from './evictions/routes.js';
+import { BLUEPRINTS_SCHEMA, blueprintRoutes } from './blueprints/index.js';
 
 /**
  * The tables of resource modules that migrate their own (`<module>/schema.ts`), applied in this order after
  * the core schema. The core resources (accounts, devboxes, executions, snapshots) predate modules and keep
  * theirs in src/platform/store/{sqlite,postgres}/migrations.ts.
  */
-export const MODULE_SCHEMAS: readonly ModuleSchema[] = [SECRETS_SCHEMA, MCP_SCHEMA, GATEWAY_SCHEMA, NETWORK_POLICIES_SCHEMA, TUNNELS_SCHEMA];
+export const MODULE_SCHEMAS: readonly ModuleSchema[] = [SECRETS_SCHEMA, MCP_SCHEMA, GATEWAY_SCHEMA, NETWORK_POLICIES_SCHEMA, TUNNELS_SCHEMA, BLUEPRINTS_SCHEMA];
 
 /** Every resource's routes, each one hop from its path to the file that serves it. */
 export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
@@ -39,4 +40,5 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   await app.register(networkPolicyRoutes, { policies: deps.networkPolicies });
   await app.register(tunnelRoutes, { tunnels: deps.tunnels.service });
   await app.register(evictionRoutes, {});
+  await app.register(blueprintRoutes, { blueprints: deps.blueprints.service });
 }

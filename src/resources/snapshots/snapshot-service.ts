@@ -20,6 +20,8 @@ export interface SnapshotServiceOptions {
   layersDir?: string;
   /** DEVBOXD_NODE_NAME: recorded on each snapshot (its layer is here); reconcile touches only this node's. */
   node?: string;
+  /** Layers other modules keep (blueprints' images): never collected. */
+  layersInUse?: () => Promise<Iterable<string>>;
 }
 
 /**
@@ -214,6 +216,7 @@ export class SnapshotService {
     for (const s of await this.store.listByStatus(['in_progress', 'complete'])) for (const l of s.layers) used.add(l);
     const alive = DEVBOX_STATUSES.filter((st) => !TERMINAL.has(st));
     for (const d of await this.devboxStore.listByStatus(alive)) for (const l of d.layers) used.add(l);
+    for (const l of (await this.opts.layersInUse?.()) ?? []) used.add(l);
     return used;
   }
 

@@ -1,0 +1,169 @@
+/**
+ * Builds an image from a Dockerfile without Docker: each instruction that changes the filesystem runs in a
+ * real sandbox on the layers before it and leaves one layer; a step whose inputs (parent layer, instruction,
+ * expanded arguments and environment, user, directory, context digest) were built before reuses that layer.
+ */
+import { createHash } from 'node:crypto';
+import type { ResourceLimits, RuntimeDriver } from '../../runtime/driver.js';
+import type { ContextArchive } from './build-context.js';
+import { applyInstruction, SUPPORTED, type BuildInputs, type BuildState, type LayerStep } from './build-steps.js';
+import { DockerfileError, expand, parseDockerfile, splitWords, type Instruction } from './dockerfile.js';
+import { COPY_SCRIPT } from './copy-script.js';
+import { StepFailed, StepSandboxes, type StepBox, type StepIo } from './step-sandbox.js';
+import type { ImageConfig } from './types.js';
+
+/** The image a FROM names: its layers and configuration. */
+export interface BaseImage {
+  layers: string[];
+  image: ImageConfig;
+  /** The blueprint it is, when it is one. */
+  blueprintId: string | null;
+}
+
+export interface BuildRequest {
+  /** Names the build's sandboxes; unique per run. */
+  runId: string;
+  dockerfile: string;
+  /** Written after the Dockerfile's steps, before the setup commands. */
+  fileMounts: Record<string, string>;
+  setupCommands: string[];
+  inputs: BuildInputs;
+  limits: ResourceLimits;
+  context: ContextArchive | null;
+  resolveFrom(ref: string): Promise<BaseImage>;
+}
+
+export interface BuildResult {
+  layers: string[];
+  image: ImageConfig;
+  baseBlueprintId: string | null;
+  /** Steps run, and steps taken from the cache. */
+  built: number;
+  cached: number;
+}
+
+/** Layers built before, by the digest of their inputs (this node's layers). */
+export interface StepCache {
+  get(key: string): Promise<string | undefined>;
+  put(key: string, layer: string): Promise<void>;
+}
+
+export interface BuildLog {
+  info(message: string): void;
+  error(message: string): void;
+}
+
+export class BuildEngine {
+  constructor(
+    private readonly runtime: RuntimeDriver,
+    private readonly cache: StepCache,
+  ) {}
+
+  /** Runs the build; a failure throws StepFailed or DockerfileError with a message for the log. */
+  async build(req: BuildRequest, log: BuildLog, signal: AbortSignal): Promise<BuildResult> {
+    const io: StepIo = { line: (stream, text) => (stream === 'stderr' ? log.error(text) : log.info(text)) };
+    const boxes = new StepSandboxes(this.runtime, io);
+    const onAbort = () => void boxes.abort();
+    signal.addEventListener('abort', onAbort);
+    try {
+      return await this.steps(req, log, boxes, signal);
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      await boxes.abort();
+    }
+  }
+
+  private async steps(req: BuildRequest, log: BuildLog, boxes: StepSandboxes, signal: AbortSignal): Promise<BuildResult> {
+    const all = parseDockerfile(req.dockerfile);
+    for (const i of all) if (!SUPPORTED.has(i.keyword)) throw new DockerfileError(`line ${i.line}: unsupported instruction ${i.keyword}`);
+    // ARGs before FROM are for FROM; a stage sees them where it declares them again.
+    const globals: Record<string, string> = {};
+    let at = 0;
+    for (; all[at]?.keyword === 'ARG'; at++) {
+      for (const w of splitWords(expand(all[at]!.args, globals, { keepQuotes: true }))) {
+        const eq = w.indexOf('=');
+        const k = eq < 0 ? w : w.slice(0, eq);
+        globals[k] = req.inputs.buildArgs[k] ?? (eq < 0 ? '' : w.slice(eq + 1));
+      }
+    }
+    const from = all[at];
+    if (!from || from.keyword !== 'FROM') throw new DockerfileError('the Dockerfile must start with FROM (after any ARG)');
+    const fromWords = splitWords(expand(from.args, globals, { keepQuotes: true })).filter((w) => !w.startsWith('--platform'));
+    if (fromWords.length !== 1 && !(fromWords.length === 3 && fromWords[1]!.toUpperCase() === 'AS')) {
+      throw new DockerfileError(`line ${from.line}: FROM takes an image and an optional AS name`);
+    }
+    const later = all.slice(at + 1).find((i) => i.keyword === 'FROM');
+    if (later) throw new DockerfileError(`line ${later.line}: multi-stage builds (a second FROM) are not supported`);
+    log.info(`#0 FROM ${fromWords[0]}`);
+    const base = await req.resolveFrom(fromWords[0]!);
+    const state: BuildState = { layers: [...base.layers], image: structuredClone(base.image), args: {} };
+    const inputs: BuildInputs = { ...req.inputs, buildArgs: { ...globals, ...req.inputs.buildArgs } };
+
+    const plan: { ins: Instruction; label: string }[] = all.slice(at + 1).map((ins) => ({ ins, label: `${ins.keyword} ${ins.args}` }));
+    for (const [path, contents] of Object.entries(req.fileMounts)) {
+      plan.push({ ins: { keyword: 'FILE', args: path, json: null, line: 0 }, label: `file_mount ${path} (${Buffer.byteLength(contents)} bytes)` });
+    }
+    for (const cmd of req.setupCommands) plan.push({ ins: { keyword: 'RUN', args: cmd, json: null, line: 0 }, label: `RUN ${cmd}` });
+
+    let built = 0;
+    let cached = 0;
+    for (const [n, { ins, label }] of plan.entries()) {
+      if (signal.aborted) throw new StepFailed('the build was stopped');
+      const step: LayerStep | null =
+        ins.keyword === 'FILE'
+          ? { kind: 'file', path: ins.args, contents: req.fileMounts[ins.args]!, key: ['FILE', ins.args, sha256(req.fileMounts[ins.args]!)] }
+          : applyInstruction(ins, state, inputs);
+      const tag = `#${n + 1}`;
+      if (!step) {
+        log.info(`${tag} ${label}`);
+        continue;
+      }
+      if (step.kind === 'copy' && !req.context) throw new StepFailed(`${label}: no build context was given (build_context)`);
+      const key = sha256(JSON.stringify([state.layers[0] ?? 'base', step.key, step.kind === 'copy' ? req.context!.sha256 : null]));
+      const hit = await this.cache.get(key);
+      if (hit && (await this.runtime.layerExists(hit).catch(() => false))) {
+        log.info(`${tag} CACHED ${label}`);
+        state.layers.unshift(hit);
+        cached++;
+        continue;
+      }
+      log.info(`${tag} ${label}`);
+      const started = Date.now();
+      const layer = await boxes.run(`${req.runId}-${n + 1}`, state.layers, req.limits, (box) => this.runStep(box, step, req, label), true);
+      await this.cache.put(key, layer!);
+      state.layers.unshift(layer!);
+      built++;
+      log.info(`${tag} done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    }
+    if (state.image.user && state.image.user.uid < 0) state.image.user = await this.resolveUser(boxes, req, state);
+    return { layers: state.layers, image: state.image, baseBlueprintId: base.blueprintId, built, cached };
+  }
+
+  private async runStep(box: StepBox, step: LayerStep, req: BuildRequest, label: string): Promise<void> {
+    let code: number | null;
+    if (step.kind === 'run') code = await box.exec(step.argv, { env: step.env, user: step.user, cwd: step.cwd });
+    else if (step.kind === 'mkdir') code = await box.exec(['mkdir', '-p', '--', step.path], {});
+    else if (step.kind === 'file') code = await box.exec(['sh', '-c', 'mkdir -p -- "$(dirname -- "$1")" && cat > "$1"', 'sh', step.path], { stdin: step.contents });
+    else {
+      const ctx = req.context!;
+      const args = [ctx.gzip ? '1' : '0', step.dest, step.chown ?? '', step.chmod ?? '', ...step.sources];
+      code = await box.exec(['sh', '-c', COPY_SCRIPT, 'devboxd-copy', ...args], { stdin: ctx.open() });
+    }
+    if (code === 0) return;
+    if (await box.oomKilled()) throw new StepFailed(`${label}: killed by the build's memory limit`, 'out_of_memory');
+    throw new StepFailed(`${label}: exited with ${code === null ? 'a signal' : `code ${code}`}`);
+  }
+
+  /** The image's USER as a box user (name and uid), read from the built image's passwd. */
+  private async resolveUser(boxes: StepSandboxes, req: BuildRequest, state: BuildState): Promise<{ name: string; uid: number }> {
+    const want = state.image.user!.name.split(':')[0]!;
+    const out: string[] = [];
+    await boxes.run(`${req.runId}-user`, state.layers, req.limits, async (box) => void (await box.exec(['getent', 'passwd', want], { out })), false);
+    const f = (out[0] ?? '').split(':');
+    if (f.length >= 3 && /^[a-z_][a-z0-9_-]{0,31}$/.test(f[0]!)) return { name: f[0]!, uid: Number(f[2]) };
+    if (/^\d+$/.test(want) && Number(want) <= 65534) return { name: Number(want) === 0 ? 'root' : `user${want}`, uid: Number(want) };
+    throw new StepFailed(`USER ${want}: no such user in the image`);
+  }
+}
+
+export const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex');

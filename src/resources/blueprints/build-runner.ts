@@ -1,0 +1,143 @@
+import { DomainError } from '../../platform/errors.js';
+import { newId } from '../../lib/ids.js';
+import type { Gate } from '../../lib/gate.js';
+import type { Logger } from '../../lib/logger.js';
+import type { RuntimeDriver } from '../../runtime/driver.js';
+import { resolveLimits, type HostCapacity } from '../devboxes/resources.js';
+import type { BuildContextSource, ContextArchive } from './build-context.js';
+import { sha256, type BaseImage, type BuildEngine } from './build-engine.js';
+import { BuildLogWriter } from './build-log.js';
+import { isDefaultImage } from './blueprint-service.js';
+import { DockerfileError } from './dockerfile.js';
+import { DEFAULT_FROM, dockerfileToBuild } from './preview.js';
+import type { SqlBlueprintStore } from './sql-blueprint-store.js';
+import { StepFailed } from './step-sandbox.js';
+import { BUILDING, EMPTY_IMAGE, type Blueprint, type BuildFailure, type ImageConfig } from './types.js';
+
+/** What the default image says of itself (Docker images carry PATH in their config). */
+const DEFAULT_IMAGE: ImageConfig = { ...EMPTY_IMAGE, env: { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' } };
+
+export interface BuildRunnerOptions {
+  node: string;
+  host: HostCapacity;
+  timeoutMs: number;
+  /** Secret name → value, for `secrets` (given to the build's RUN steps only). */
+  reveal(accountId: string, secret: string): Promise<string>;
+}
+
+/**
+ * Runs builds: the handler of the build job. A build waits for a slot of the gate (bounded concurrency) as
+ * `queued`, is `provisioning` while its inputs are fetched, `building` while the engine runs, and ends
+ * `build_complete` or `failed` with a reason and a last log line saying why. Failures of the build itself
+ * settle the blueprint; only the server's own failures throw (the job then retries).
+ */
+export class BuildRunner {
+  private readonly running = new Map<string, Promise<void>>();
+  private started = false;
+
+  constructor(
+    private readonly store: SqlBlueprintStore,
+    private readonly engine: BuildEngine,
+    private readonly contexts: BuildContextSource,
+    private readonly runtime: RuntimeDriver,
+    private readonly gate: Gate,
+    private readonly log: Logger,
+    private readonly opts: BuildRunnerOptions,
+  ) {}
+
+  /** Builds start once the server has started: a build a restart cut runs again then (its job retries). */
+  markStarted(): void {
+    this.started = true;
+  }
+
+  /** The build job: builds the blueprint, or waits for the build this process runs. */
+  async run(blueprintId: string): Promise<void> {
+    if (!this.started) throw new Error('the build resumes once the server has started');
+    const now = this.running.get(blueprintId);
+    if (now) return now;
+    const b = await this.store.getById(blueprintId);
+    if (!b || !BUILDING.includes(b.status)) return;
+    const p = this.build(b).finally(() => this.running.delete(blueprintId));
+    this.running.set(blueprintId, p);
+    return p;
+  }
+
+  /** The job failed for good (the server kept failing): the blueprint fails rather than stay building. */
+  async exhausted(blueprintId: string, error: string): Promise<void> {
+    await this.store.transition(blueprintId, BUILDING, 'failed', { failureReason: 'build_failed', failureMessage: `the build could not run: ${error}`, buildFinishTimeMs: Date.now() });
+  }
+
+  private async build(b: Blueprint): Promise<void> {
+    const out = new BuildLogWriter(this.store, b.id, await this.store.lastLogSeq(b.id), this.log);
+    if (b.status !== 'queued') out.builder('info', 'the server restarted during this build: it starts again (finished steps come from the cache)');
+    const release = await this.gate.enter();
+    if (!release) throw new Error('the build queue is full');
+    const timeout = new AbortController();
+    const timer = setTimeout(() => timeout.abort(), this.opts.timeoutMs);
+    try {
+      await this.store.transition(b.id, BUILDING, 'provisioning');
+      const p = b.parameters;
+      let context: ContextArchive | null = null;
+      const secrets: Record<string, string> = {};
+      try {
+        if (p.build_context) context = await this.contexts.archive(b.accountId, p.build_context.object_id);
+        for (const [env, name] of Object.entries(p.secrets ?? {})) secrets[env] = await this.opts.reveal(b.accountId, name);
+      } catch (err) {
+        return await this.fail(b, out, 'build_failed', err instanceof DomainError ? err.message : `the build's inputs could not be read: ${(err as Error).message}`);
+      }
+      await this.store.transition(b.id, BUILDING, 'building');
+      out.builder('info', `building ${b.name} (${b.id})`);
+      const result = await this.engine.build(
+        {
+          runId: `${b.id}-${newId('r').slice(-6)}`,
+          dockerfile: dockerfileToBuild(p, b.baseBlueprintId),
+          fileMounts: p.file_mounts ?? {},
+          setupCommands: p.system_setup_commands ?? [],
+          inputs: { buildArgs: p.build_args ?? {}, secrets, secretDigest: sha256(JSON.stringify(Object.entries(secrets).sort())) },
+          limits: resolveLimits((p.launch_parameters ?? {}) as Parameters<typeof resolveLimits>[0], this.opts.host),
+          context,
+          resolveFrom: (ref) => this.resolveFrom(b.accountId, ref),
+        },
+        out,
+        timeout.signal,
+      );
+      out.builder('info', `build complete: ${result.built} step(s) built, ${result.cached} from the cache`);
+      await this.store.transition(b.id, BUILDING, 'build_complete', {
+        layers: result.layers,
+        image: result.image,
+        baseBlueprintId: result.baseBlueprintId,
+        buildFinishTimeMs: Date.now(),
+      });
+      this.log.info({ blueprint: b.id, built: result.built, cached: result.cached }, 'blueprint built');
+    } catch (err) {
+      if (timeout.signal.aborted) return await this.fail(b, out, 'build_failed', `the build took longer than ${Math.round(this.opts.timeoutMs / 1000)} s (DEVBOXD_BLUEPRINT_BUILD_TIMEOUT)`);
+      if (err instanceof StepFailed) return await this.fail(b, out, err.reason, err.message);
+      if (err instanceof DockerfileError || err instanceof DomainError) return await this.fail(b, out, 'build_failed', `Dockerfile: ${err.message}`);
+      this.log.error({ err, blueprint: b.id }, 'build failed');
+      return await this.fail(b, out, 'build_failed', `the build failed: ${(err as Error).message}`);
+    } finally {
+      clearTimeout(timer);
+      release();
+      await out.flush();
+    }
+  }
+
+  private async fail(b: Blueprint, out: BuildLogWriter, reason: BuildFailure, message: string): Promise<void> {
+    out.builder('error', `build failed: ${message}`);
+    await out.flush();
+    await this.store.transition(b.id, BUILDING, 'failed', { failureReason: reason, failureMessage: message, buildFinishTimeMs: Date.now() });
+    this.log.info({ blueprint: b.id, reason: message }, 'blueprint build failed');
+  }
+
+  /** FROM: the default image (Runloop's base names), a blueprint (id, or name of a built one), else a registry image. */
+  private async resolveFrom(accountId: string, ref: string): Promise<BaseImage> {
+    if (isDefaultImage(ref)) return { layers: [], image: structuredClone(DEFAULT_IMAGE), blueprintId: null };
+    const bp = ref.startsWith('bpt_') ? await this.store.get(accountId, ref) : await this.store.latestBuilt(accountId, ref);
+    if (bp) {
+      if (bp.status !== 'build_complete') throw new StepFailed(`FROM ${ref}: blueprint ${bp.id} is ${bp.status}, not build_complete`);
+      return { layers: bp.layers, image: bp.image, blueprintId: bp.id };
+    }
+    void this.runtime;
+    throw new StepFailed(`FROM ${ref}: images from registries cannot be pulled on this server yet; use ${DEFAULT_FROM} or a blueprint's name or id`);
+  }
+}

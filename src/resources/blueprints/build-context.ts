@@ -3,17 +3,18 @@
  * archive is only read on the host (hashed, streamed); it is unpacked inside the build sandbox, so its
  * links and paths never touch the host's filesystem.
  */
-import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { createGunzip } from 'node:zlib';
 import { ERRORS } from '../../platform/errors.js';
+import { TarIndex, type ContextEntries } from './context-index.js';
 
 export interface ContextArchive {
-  /** sha256 of the archive's bytes: a COPY step's cache key names it. */
-  sha256: string;
+  /** Each entry's path and digest: a COPY step's cache key names those it copies. */
+  entries: ContextEntries;
   gzip: boolean;
   /** A fresh stream of the archive's bytes (one per COPY). */
   open(): Readable;
@@ -42,14 +43,20 @@ export class DirContextSource implements BuildContextSource {
       if (!fh) continue;
       const head = Buffer.alloc(2);
       await fh.read(head, 0, 2, 0).finally(() => fh.close());
-      return { sha256: await digest(createReadStream(path)), gzip: head[0] === 0x1f && head[1] === 0x8b, open: () => createReadStream(path) };
+      const gzip = head[0] === 0x1f && head[1] === 0x8b;
+      return { entries: await indexArchive(createReadStream(path), gzip), gzip, open: () => createReadStream(path) };
     }
     throw ERRORS.invalid(`build_context.object_id: object ${objectId} not found`);
   }
 }
 
-export async function digest(stream: Readable): Promise<string> {
-  const h = createHash('sha256');
-  await pipeline(stream, h);
-  return h.digest('hex');
+/** Indexes an archive's entries as it streams by (never unpacked, never whole in memory). */
+export async function indexArchive(stream: Readable, gzip: boolean): Promise<ContextEntries> {
+  const index = new TarIndex();
+  try {
+    await (gzip ? pipeline(stream, createGunzip(), index) : pipeline(stream, index));
+  } catch (err) {
+    throw ERRORS.invalid(`build_context: the object is not a tar archive (${(err as Error).message})`);
+  }
+  return index.entries;
 }

@@ -9,6 +9,7 @@ import type { ContextArchive } from './build-context.js';
 import { applyInstruction, SUPPORTED, type BuildInputs, type BuildState, type LayerStep } from './build-steps.js';
 import { DockerfileError, expand, parseDockerfile, splitWords, type Instruction } from './dockerfile.js';
 import { COPY_SCRIPT } from './copy-script.js';
+import { digestOf } from './context-index.js';
 import { StepFailed, StepSandboxes, type StepBox, type StepIo } from './step-sandbox.js';
 import type { ImageConfig } from './types.js';
 
@@ -119,7 +120,7 @@ export class BuildEngine {
         continue;
       }
       if (step.kind === 'copy' && !req.context) throw new StepFailed(`${label}: no build context was given (build_context)`);
-      const key = sha256(JSON.stringify([state.layers[0] ?? 'base', step.key, step.kind === 'copy' ? req.context!.sha256 : null]));
+      const key = sha256(JSON.stringify([state.layers[0] ?? 'base', step.key, step.kind === 'copy' ? digestOf(req.context!.entries, step.sources) : null]));
       const hit = await this.cache.get(key);
       if (hit && (await this.runtime.layerExists(hit).catch(() => false))) {
         log.info(`${tag} CACHED ${label}`);

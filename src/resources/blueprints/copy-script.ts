@@ -5,7 +5,7 @@
  */
 export const COPY_SCRIPT = `set -e
 z=$1; dest=$2; own=$3; mode=$4; shift 4
-ctx=/.devboxd-context
+ctx=/tmp/.devboxd-context
 rm -rf "$ctx"; mkdir -p "$ctx"
 if [ "$z" = 1 ]; then tar -xzf - -C "$ctx" --no-same-owner; else tar -xf - -C "$ctx" --no-same-owner; fi
 cd "$ctx"

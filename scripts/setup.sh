@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Installs and builds what devboxd needs on the host (idempotent; fast when everything is present):
 # Debian packages for the base image build (mmdebstrap) and the native helpers (a C toolchain), then
-# `make -C native`; nftables, iproute2 and conntrack (cutting a box's connections) for box networking. Runs as root on Debian 12.
+# `make -C native`; nftables, iproute2 and conntrack (cutting a box's connections) for box networking;
+# zstd, and docker-registry, skopeo, umoci and busybox-static for registry images and their tests. Runs as root on Debian 12.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # command -> Debian package providing it
-declare -A need=([mmdebstrap]=mmdebstrap [gcc]=gcc [make]=make [flock]=util-linux [du]=coreutils [mkfs.ext4]=e2fsprogs [nft]=nftables [ip]=iproute2 [conntrack]=conntrack)
+declare -A need=([mmdebstrap]=mmdebstrap [gcc]=gcc [make]=make [flock]=util-linux [du]=coreutils [mkfs.ext4]=e2fsprogs [nft]=nftables [ip]=iproute2 [conntrack]=conntrack
+  [zstd]=zstd [docker-registry]=docker-registry [skopeo]=skopeo [umoci]=umoci)
 missing=()
 for cmd in "${!need[@]}"; do
   command -v "$cmd" >/dev/null 2>&1 || missing+=("${need[$cmd]}")
@@ -14,6 +16,9 @@ done
 # PostgreSQL server binaries: `npm test` runs the store contract suite and API suites on a throwaway
 # cluster of its own (test/helpers/postgres.ts); the server itself only needs it with DEVBOXD_DATABASE_URL.
 compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null || missing+=(postgresql)
+# Registry images: zstd unpacks zstd layers; the tests serve images from a registry of their own
+# (docker-registry), built with umoci from a static busybox and pushed with skopeo.
+dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q 'ok installed' || missing+=(busybox-static)
 # Static linking of the helpers needs libc.a.
 [ -f /usr/lib/x86_64-linux-gnu/libc.a ] || [ -f /usr/lib/aarch64-linux-gnu/libc.a ] || missing+=(libc6-dev)
 if [ ${#missing[@]} -gt 0 ]; then

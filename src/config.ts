@@ -68,6 +68,34 @@ export interface Config {
   blueprintBuilds: number;
   /** DEVBOXD_BLUEPRINT_BUILD_TIMEOUT: seconds a build may take before it fails. */
   blueprintBuildTimeoutSeconds: number;
+  /** Registries images are pulled from (DEVBOXD_REGISTRY_*); see src/runtime/oci/. */
+  registry: RegistrySettings;
+}
+
+export interface RegistrySettings {
+  /** DEVBOXD_REGISTRY_DEFAULT: the registry of references that name none (`python:3.12`); default Docker Hub. */
+  defaultRegistry: string;
+  /** DEVBOXD_REGISTRY_INSECURE: comma-separated `host` or `host:port` reached over plain http. */
+  insecure: string[];
+  /** DEVBOXD_REGISTRY_MAX_LAYER_BYTES: largest layer blob (compressed) pulled. */
+  maxLayerBytes: number;
+  /** DEVBOXD_REGISTRY_MAX_UNPACKED_BYTES: largest layer once decompressed. */
+  maxUnpackedBytes: number;
+}
+
+const REGISTRY_HOST = /^[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(:[0-9]{1,5})?$/;
+
+function loadRegistry(env: NodeJS.ProcessEnv): RegistrySettings {
+  const defaultRegistry = (env.DEVBOXD_REGISTRY_DEFAULT || 'docker.io').trim();
+  if (!REGISTRY_HOST.test(defaultRegistry)) throw new ConfigError(`DEVBOXD_REGISTRY_DEFAULT must be host or host:port, got "${defaultRegistry}"`);
+  const insecure = (env.DEVBOXD_REGISTRY_INSECURE ?? '').split(',').map((h) => h.trim()).filter(Boolean);
+  for (const h of insecure) if (!REGISTRY_HOST.test(h)) throw new ConfigError(`DEVBOXD_REGISTRY_INSECURE entries must be host or host:port, got "${h}"`);
+  return {
+    defaultRegistry,
+    insecure,
+    maxLayerBytes: int('DEVBOXD_REGISTRY_MAX_LAYER_BYTES', env.DEVBOXD_REGISTRY_MAX_LAYER_BYTES, 8 * 1024 * MiB, MiB, 2 ** 50),
+    maxUnpackedBytes: int('DEVBOXD_REGISTRY_MAX_UNPACKED_BYTES', env.DEVBOXD_REGISTRY_MAX_UNPACKED_BYTES, 32 * 1024 * MiB, MiB, 2 ** 50),
+  };
 }
 
 const MiB = 1024 * 1024;
@@ -144,5 +172,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     tunnelDomain,
     blueprintBuilds: int('DEVBOXD_BLUEPRINT_BUILDS', env.DEVBOXD_BLUEPRINT_BUILDS, 2, 1, 256),
     blueprintBuildTimeoutSeconds: int('DEVBOXD_BLUEPRINT_BUILD_TIMEOUT', env.DEVBOXD_BLUEPRINT_BUILD_TIMEOUT, 3600, 1, 7 * 24 * 3600),
+    registry: loadRegistry(env),
   });
 }

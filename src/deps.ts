@@ -88,6 +88,11 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
       maxCommandsPerBox: config.maxExecutionsPerDevbox,
       maxCommands: config.maxExecutions,
       egress: config.network.enabled ? egressConfig(config) : undefined,
+      registry: {
+        defaultRegistry: config.registry.defaultRegistry,
+        insecure: config.registry.insecure,
+        limits: { maxLayerBytes: config.registry.maxLayerBytes, maxUnpackedBytes: config.registry.maxUnpackedBytes },
+      },
     });
   await runtime.prepare();
 

@@ -24,7 +24,11 @@ export interface SandboxSpec {
   /** Devbox id; also names the sandbox on the host (cgroup, state directory). */
   id: string;
   hostname: string;
-  /** Snapshot layers under the writable layer, newest first; the base image lies under all of them. */
+  /**
+   * Layers under the writable layer, newest first. The base image lies under all of them, unless the last
+   * (lowest) one is an image layer pulled from a registry (`isImageLayer`): the image's own layers are then
+   * the whole root filesystem.
+   */
   layers: string[];
   limits: ResourceLimits;
   user: SandboxUser;
@@ -112,6 +116,43 @@ export interface Sandbox {
   destroy(): Promise<void>;
 }
 
+/** Credentials for a registry: basic (also traded for a token when the registry asks for one) or a bearer token. */
+export type RegistryAuth = { username: string; password: string } | { token: string };
+
+export interface PullOptions {
+  auth?: RegistryAuth;
+  signal?: AbortSignal;
+  /** Human-readable progress, one line at a time (resolving, each layer fetched or cached). */
+  onProgress?: (line: string) => void;
+}
+
+/** What an image's config says about how its processes run (OCI image config `config`). */
+export interface ImageConfig {
+  /** `NAME=value` entries, in the image's order. */
+  env: string[];
+  workingDir?: string;
+  /** `user`, `uid`, `user:group` or `uid:gid`, as the image gives it. */
+  user?: string;
+  entrypoint?: string[];
+  cmd?: string[];
+  /** `80/tcp`, `53/udp`... */
+  exposedPorts?: string[];
+  labels?: Record<string, string>;
+}
+
+export interface PulledImage {
+  /** Digest of the image's manifest (for linux/amd64 when the reference names an index): `sha256:…`. */
+  digest: string;
+  /** Layer ids, newest first: what `SandboxSpec.layers` takes (the image is then the whole root). */
+  layers: string[];
+  config: ImageConfig;
+}
+
+/** Layer ids of layers pulled from a registry: `oci-sha256-<hex of the compressed blob's digest>`. */
+export function isImageLayer(id: string): boolean {
+  return /^oci-sha256-[0-9a-f]{64}$/.test(id);
+}
+
 export interface RuntimeDriver {
   /** Builds or verifies the base image (cached); logs progress. Idempotent. */
   prepare(): Promise<void>;
@@ -129,6 +170,13 @@ export interface RuntimeDriver {
   deleteLayer(layerId: string): Promise<void>;
   /** Total bytes of a layer on disk. */
   layerSize(layerId: string): Promise<number>;
+  /**
+   * Pulls an image (`python:3.12`, `host:port/repo:tag`, `repo@sha256:…`) from its registry: each layer is
+   * fetched once, verified by its digest and kept as a read-only layer named by it, so a second pull fetches
+   * only the manifest. Rejects with `SandboxError` (`not_found`: no such image or tag; `failed`: refused
+   * credentials, a digest mismatch, an unsafe or oversized layer, a timeout) and leaves no partial layer.
+   */
+  pullImage(ref: string, opts?: PullOptions): Promise<PulledImage>;
   /**
    * Links the sandbox's services port: a connection to 127.0.0.1:`port` inside the sandbox reaches the host's
    * unix socket `socketPath`, and nothing else of the host does. Replaces an earlier link of the sandbox; the

@@ -2,6 +2,7 @@
 import type { RuntimeDriver } from './driver.js';
 import { LinuxDriver } from './linux/driver.js';
 import type { EgressConfig } from './linux/egress.js';
+import type { RegistryConfig } from './linux/driver.js';
 import type { RuntimeLogger } from './linux/logger.js';
 
 export type { RuntimeLogger } from './linux/logger.js';
@@ -19,6 +20,8 @@ export interface RuntimeOptions {
   maxCommands?: number;
   /** Every box gets a network link under these bounds; absent, boxes have only a loopback. */
   egress?: EgressConfig;
+  /** Where images are pulled from, and the bounds of their layers. */
+  registry?: RegistryConfig;
 }
 
 export function createRuntime(opts: RuntimeOptions): RuntimeDriver {

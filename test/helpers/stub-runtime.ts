@@ -1,5 +1,5 @@
 import { PassThrough } from 'node:stream';
-import type { BoxNetwork, BoxProcess, EgressRules, ProcessExit, RuntimeDriver, Sandbox, SandboxSpec, SandboxStats, SpawnSpec } from '../../src/runtime/driver.js';
+import { SandboxError, type BoxNetwork, type BoxProcess, type EgressRules, type ProcessExit, type PulledImage, type RuntimeDriver, type Sandbox, type SandboxSpec, type SandboxStats, type SpawnSpec } from '../../src/runtime/driver.js';
 
 /** What a stubbed process does: its output and exit code (default: nothing, exit 0). */
 export interface StubRun {
@@ -75,6 +75,16 @@ export class StubRuntime implements RuntimeDriver {
 
   async layerSize(): Promise<number> {
     return 4096;
+  }
+
+  /** Images `pullImage` finds, by reference; any other reference is not found. */
+  readonly images = new Map<string, PulledImage>();
+
+  async pullImage(ref: string): Promise<PulledImage> {
+    const image = this.images.get(ref);
+    if (!image) throw new SandboxError('not_found', `image ${ref} not found`);
+    for (const layer of image.layers) this.layers.add(layer);
+    return image;
   }
 
   private sandbox(id: string): Sandbox {

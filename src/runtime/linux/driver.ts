@@ -7,7 +7,11 @@ import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { rename, rm, stat } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
-import { SandboxError, type BoxNetwork, type EgressRules, type RuntimeDriver, type Sandbox, type SandboxSpec } from '../driver.js';
+import { isImageLayer, SandboxError, type BoxNetwork, type EgressRules, type PulledImage, type PullOptions, type RuntimeDriver, type Sandbox, type SandboxSpec } from '../driver.js';
+import { pullImage } from '../oci/pull.js';
+import { DOCKER_HUB } from '../oci/reference.js';
+import { RegistryClient } from '../oci/registry.js';
+import { ImageLayers, type LayerLimits } from './image-layers.js';
 import { BoxLinkDaemon } from './boxlink.js';
 import { BoxCgroup, detectLayout, prepareParents, type CgroupLayout } from './cgroups.js';
 import { ExecDaemon, execdSocketDir } from './execd.js';
@@ -40,6 +44,19 @@ export interface LinuxDriverOptions {
   idRangeDir?: string;
   /** Gives every box a network link under these bounds (egress.ts); absent: boxes have only a loopback. */
   egress?: EgressConfig;
+  /** Where `pullImage` looks for images. */
+  registry?: RegistryConfig;
+}
+
+export interface RegistryConfig {
+  /** Registry of references that name none (DEVBOXD_REGISTRY_DEFAULT); default Docker Hub. */
+  defaultRegistry?: string;
+  /** Registries (`host` or `host:port`) reached over plain http (DEVBOXD_REGISTRY_INSECURE). */
+  insecure?: string[];
+  limits?: LayerLimits;
+  /** Connect and idle timeouts of registry requests. */
+  connectTimeoutMs?: number;
+  idleTimeoutMs?: number;
 }
 
 /** Room in a box's forker, past the executions the domain admits, for file transfers and launch steps. */
@@ -71,8 +88,14 @@ export class LinuxDriver implements RuntimeDriver {
   /** The box-services link (boxlink.ts); public for tests, which look at the daemon's fds. */
   readonly boxLink: BoxLinkDaemon;
   private readonly egress: Egress | undefined;
+  private readonly registry: RegistryClient;
+  private readonly imageLayers: ImageLayers;
+  private readonly defaultRegistry: string;
 
   constructor(opts: LinuxDriverOptions) {
+    const reg = opts.registry ?? {};
+    this.registry = new RegistryClient({ insecure: reg.insecure ?? [], connectTimeoutMs: reg.connectTimeoutMs, idleTimeoutMs: reg.idleTimeoutMs });
+    this.defaultRegistry = reg.defaultRegistry || DOCKER_HUB;
     this.egress = opts.egress ? new Egress(opts.egress, opts.logger) : undefined;
     this.paths = new DataPaths(opts.dataDir);
     this.imageDir = opts.imageDir;
@@ -81,6 +104,7 @@ export class LinuxDriver implements RuntimeDriver {
     this.maxPerBox = opts.maxCommandsPerBox ?? MAX_COMMANDS_PER_BOX;
     this.image = new BaseImage(opts.imageDir, opts.logger);
     this.disks = new DiskPool(this.paths.pool, this.paths.disks, opts.logger);
+    this.imageLayers = new ImageLayers(this.paths, opts.logger, reg.limits);
     this.boxLink = new BoxLinkDaemon(opts.logger);
     this.socketDir = execdSocketDir(this.paths.run, opts.dataDir);
     const socket = join(this.socketDir, `execd-${process.pid}-${driverSeq++}.sock`);
@@ -97,7 +121,7 @@ export class LinuxDriver implements RuntimeDriver {
 
   prepare(): Promise<void> {
     this.prepared ??= (async () => {
-      for (const bin of [native.boxinit, native.boxexec, native.boxlinkd, native.nftsetd]) {
+      for (const bin of [native.boxinit, native.boxexec, native.boxlinkd, native.nftsetd, native.ociunpack]) {
         if (!existsSync(bin)) throw new SandboxError('failed', `${bin} is missing: run scripts/setup.sh`);
       }
       // Tenant data and the image's setuid binaries (owned by box ids) are for root only: other host users
@@ -133,7 +157,8 @@ export class LinuxDriver implements RuntimeDriver {
     await this.prepare();
     if (!isSafeId(spec.id)) throw new SandboxError('failed', `invalid sandbox id ${JSON.stringify(spec.id)}`);
     const lowers = await Promise.all(spec.layers.map((l) => this.lowerDir(l)));
-    lowers.push(this.image.root);
+    // An image pulled from a registry is a whole root filesystem: the base image does not show under it.
+    if (!isImageLayer(spec.layers.at(-1) ?? '')) lowers.push(this.image.root);
     const boxDir = this.paths.box(spec.id);
     try {
       mkdirSync(boxDir, { mode: 0o700 });
@@ -208,9 +233,15 @@ export class LinuxDriver implements RuntimeDriver {
     return p;
   }
 
+  async pullImage(ref: string, opts?: PullOptions): Promise<PulledImage> {
+    await this.prepare();
+    return pullImage(this.registry, this.imageLayers, this.defaultRegistry, ref, opts);
+  }
+
   /** Unmounts the image layers once no box is left on this host (a box standing on one keeps them). */
   async close(): Promise<void> {
     this.boxLink.stop();
+    await this.registry.close().catch(() => undefined);
     this.egress?.close();
     await this.disks.close();
     if ((await this.listSandboxes()).length > 0) return;

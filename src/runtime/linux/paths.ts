@@ -12,6 +12,7 @@ export const native = {
   boxdisk: join(nativeDir, 'build', 'boxdisk'),
   boxlinkd: join(nativeDir, 'build', 'boxlinkd'),
   nftsetd: join(nativeDir, 'build', 'nftsetd'),
+  ociunpack: join(nativeDir, 'build', 'ociunpack'),
   mkimage: join(nativeDir, 'mkimage.sh'),
 };
 

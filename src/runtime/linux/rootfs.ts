@@ -3,7 +3,7 @@
  * when the image lacks the box user, its passwd/group entries and home directory. Files are written
  * straight into the upper directory with the host ids the box's user namespace maps (BOX_ID_BASE + id).
  */
-import { chownSync, copyFileSync, lchownSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, closeSync, constants, openSync, copyFileSync, lchownSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 import { BOX_ID_BASE } from './paths.js';
 
@@ -17,16 +17,41 @@ export interface BoxUser {
 
 export const ROOT_USER: BoxUser = { name: 'root', uid: 0, gid: 0, home: '/root' };
 
-/** Reads a file from the first of the (newest-first) lower directories that holds it. */
-function readLower(lowers: string[], rel: string): string | null {
+/** Largest /etc/passwd or /etc/group read from an image. */
+const MAX_ETC_BYTES = 1 << 20;
+
+/**
+ * The entry `rel` names in the first of the (newest-first) lower directories that has it, found without
+ * following any symlink: layers pulled from registries are the tenant's, and a link such as
+ * `etc/passwd -> /etc/shadow` must not make the server read the host's file. A symlink or a whiteout
+ * (character device 0/0) on the way hides the entry. Layers never change, so what is checked stays so.
+ */
+function lowerEntry(lowers: string[], rel: string): { path: string; st: Stats } | null {
+  const parts = rel.split('/');
   for (const dir of lowers) {
-    try {
-      return readFileSync(join(dir, rel), 'utf8');
-    } catch {
-      /* not in this layer */
+    let path = dir;
+    for (let i = 0; i < parts.length; i++) {
+      path = join(path, parts[i]!);
+      const st = lstatSync(path, { throwIfNoEntry: false });
+      if (!st) break;
+      if (st.isSymbolicLink() || (st.isCharacterDevice() && st.rdev === 0)) return null;
+      if (i === parts.length - 1) return { path, st };
+      if (!st.isDirectory()) return null;
     }
   }
   return null;
+}
+
+/** A regular file of the lower layers (newest first), or null. */
+function readLower(lowers: string[], rel: string): string | null {
+  const e = lowerEntry(lowers, rel);
+  if (!e || !e.st.isFile() || e.st.size > MAX_ETC_BYTES) return null;
+  const fd = openSync(e.path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  try {
+    return readFileSync(fd, 'utf8');
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** A directory in the upper layer that mirrors a root-owned 0755 directory of the image. */
@@ -38,6 +63,7 @@ function ensureDir(path: string, uid = 0, mode = 0o755): void {
     throw err;
   }
   chownSync(path, BOX_ID_BASE + uid, BOX_ID_BASE + uid);
+  chmodSync(path, mode);
 }
 
 function writeOwned(path: string, text: string, uid = 0, mode = 0o644): void {
@@ -60,6 +86,11 @@ export function seedResolver(upper: string, nameserver: string): void {
 }
 
 export function seedUpper(upper: string, lowers: string[], hostname: string, want: { name: string; uid: number }): BoxUser {
+  // Where the box's init mounts /proc, /sys and /dev, and the usual /tmp: an image from a registry may
+  // lack them (an empty directory in the upper layer merges with the image's own, if it has one).
+  for (const [dir, mode] of [['proc', 0o555], ['sys', 0o555], ['dev', 0o755], ['tmp', 0o1777]] as const) {
+    if (!lowerEntry(lowers, dir)?.st.isDirectory()) ensureDir(join(upper, dir), 0, mode);
+  }
   const etc = join(upper, 'etc');
   ensureDir(etc);
   writeOwned(join(etc, 'hostname'), `${hostname}\n`);
@@ -85,17 +116,12 @@ export function seedUpper(upper: string, lowers: string[], hostname: string, wan
   ensureDir(join(upper, 'home'));
   const homeDir = join(upper, 'home', want.name);
   ensureDir(homeDir, want.uid);
-  const skel = lowers.map((l) => join(l, 'etc/skel')).find((d) => {
-    try {
-      readdirSync(d);
-      return true;
-    } catch {
-      return false;
-    }
-  });
+  const skelDir = lowerEntry(lowers, 'etc/skel');
+  const skel = skelDir?.st.isDirectory() ? skelDir.path : null;
   if (skel) {
     for (const e of readdirSync(skel, { withFileTypes: true })) {
-      if (!e.isFile()) continue;
+      // Regular files only (the entry itself, never a link's target), and small ones.
+      if (!e.isFile() || lstatSync(join(skel, e.name)).size > MAX_ETC_BYTES) continue;
       copyFileSync(join(skel, e.name), join(homeDir, e.name));
       lchownSync(join(homeDir, e.name), BOX_ID_BASE + want.uid, BOX_ID_BASE + want.uid);
     }

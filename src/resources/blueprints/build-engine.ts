@@ -4,13 +4,13 @@
  * expanded arguments and environment, user, directory, context digest) were built before reuses that layer.
  */
 import { createHash } from 'node:crypto';
-import type { ResourceLimits, RuntimeDriver } from '../../runtime/driver.js';
+import type { ResourceLimits, RuntimeDriver, SandboxUser } from '../../runtime/driver.js';
 import type { ContextArchive } from './build-context.js';
 import { applyInstruction, SUPPORTED, type BuildInputs, type BuildState, type LayerStep } from './build-steps.js';
 import { DockerfileError, expand, parseDockerfile, splitWords, type Instruction } from './dockerfile.js';
 import { COPY_SCRIPT } from './copy-script.js';
 import { digestOf } from './context-index.js';
-import { StepFailed, StepSandboxes, type StepBox, type StepIo } from './step-sandbox.js';
+import { ROOT, StepFailed, StepSandboxes, type StepBox, type StepIo } from './step-sandbox.js';
 import type { ImageConfig } from './types.js';
 
 /** The image a FROM names: its layers and configuration. */
@@ -55,6 +55,9 @@ export interface BuildLog {
 }
 
 export class BuildEngine {
+  /** Users resolved per parent layer (a build asks again only after a step that may have changed them). */
+  private readonly users = new Map<string, SandboxUser>();
+
   constructor(
     private readonly runtime: RuntimeDriver,
     private readonly cache: StepCache,
@@ -130,19 +133,20 @@ export class BuildEngine {
       }
       log.info(`${tag} ${label}`);
       const started = Date.now();
-      const layer = await boxes.run(`${req.runId}-${n + 1}`, state.layers, req.limits, (box) => this.runStep(box, step, req, label), true);
+      const user = step.kind === 'run' && step.user ? await this.userOf(boxes, req, state.layers, step.user) : ROOT;
+      const layer = await boxes.run(`${req.runId}-${n + 1}`, state.layers, req.limits, (box) => this.runStep(box, step, req, label), true, user);
       await this.cache.put(key, layer!);
       state.layers.unshift(layer!);
       built++;
       log.info(`${tag} done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     }
-    if (state.image.user && state.image.user.uid < 0) state.image.user = await this.resolveUser(boxes, req, state);
+    if (state.image.user && state.image.user.uid < 0) state.image.user = await this.userOf(boxes, req, state.layers, state.image.user.name);
     return { layers: state.layers, image: state.image, baseBlueprintId: base.blueprintId, built, cached };
   }
 
   private async runStep(box: StepBox, step: LayerStep, req: BuildRequest, label: string): Promise<void> {
     let code: number | null;
-    if (step.kind === 'run') code = await box.exec(step.argv, { env: step.env, user: step.user, cwd: step.cwd });
+    if (step.kind === 'run') code = await box.exec(step.argv, { env: step.env, cwd: step.cwd });
     else if (step.kind === 'mkdir') code = await box.exec(['mkdir', '-p', '--', step.path], {});
     else if (step.kind === 'file') code = await box.exec(['sh', '-c', 'mkdir -p -- "$(dirname -- "$1")" && cat > "$1"', 'sh', step.path], { stdin: step.contents });
     else {
@@ -155,15 +159,26 @@ export class BuildEngine {
     throw new StepFailed(`${label}: exited with ${code === null ? 'a signal' : `code ${code}`}`);
   }
 
-  /** The image's USER as a box user (name and uid), read from the built image's passwd. */
-  private async resolveUser(boxes: StepSandboxes, req: BuildRequest, state: BuildState): Promise<{ name: string; uid: number }> {
-    const want = state.image.user!.name.split(':')[0]!;
+  /**
+   * USER (`name`, `uid`, with any `:group`) as a box user, read from the image's /etc/passwd (in a box: the
+   * layers are the runtime's). A uid the file lacks is a user of that uid; a name it lacks fails the build.
+   */
+  private async userOf(boxes: StepSandboxes, req: BuildRequest, layers: string[], spec: string): Promise<SandboxUser> {
+    const want = spec.split(':')[0]!;
+    if (want === 'root' || want === '0') return ROOT;
+    const key = `${layers[0] ?? 'base'}\0${want}`;
+    const known = this.users.get(key);
+    if (known) return known;
+    if (this.users.size >= 1000) this.users.clear();
     const out: string[] = [];
-    await boxes.run(`${req.runId}-user`, state.layers, req.limits, async (box) => void (await box.exec(['getent', 'passwd', want], { out })), false);
-    const f = (out[0] ?? '').split(':');
-    if (f.length >= 3 && /^[a-z_][a-z0-9_-]{0,31}$/.test(f[0]!)) return { name: f[0]!, uid: Number(f[2]) };
-    if (/^\d+$/.test(want) && Number(want) <= 65534) return { name: Number(want) === 0 ? 'root' : `user${want}`, uid: Number(want) };
-    throw new StepFailed(`USER ${want}: no such user in the image`);
+    await boxes.run(`${req.runId}-user`, layers, req.limits, async (box) => void (await box.exec(['cat', '/etc/passwd'], { out })), false);
+    const entry = out.map((l) => l.split(':')).find((f) => f.length >= 3 && (f[0] === want || (/^\d+$/.test(want) && f[2] === want)));
+    let user: SandboxUser;
+    if (entry && /^[a-z_][a-z0-9_-]{0,31}$/.test(entry[0]!)) user = { name: entry[0]!, uid: Number(entry[2]) };
+    else if (/^\d+$/.test(want) && Number(want) <= 65534) user = { name: `user${want}`, uid: Number(want) };
+    else throw new StepFailed(`USER ${want}: no such user in the image's /etc/passwd`);
+    this.users.set(key, user);
+    return user;
   }
 }
 

@@ -2,7 +2,7 @@ import { DomainError } from '../../platform/errors.js';
 import { newId } from '../../lib/ids.js';
 import type { Gate } from '../../lib/gate.js';
 import type { Logger } from '../../lib/logger.js';
-import type { RuntimeDriver } from '../../runtime/driver.js';
+import type { ImageConfig as OciImageConfig, RuntimeDriver } from '../../runtime/driver.js';
 import { resolveLimits, type HostCapacity } from '../devboxes/resources.js';
 import type { BuildContextSource, ContextArchive } from './build-context.js';
 import { sha256, type BaseImage, type BuildEngine } from './build-engine.js';
@@ -96,7 +96,7 @@ export class BuildRunner {
           inputs: { buildArgs: p.build_args ?? {}, secrets, secretDigest: sha256(JSON.stringify(Object.entries(secrets).sort())) },
           limits: resolveLimits((p.launch_parameters ?? {}) as Parameters<typeof resolveLimits>[0], this.opts.host),
           context,
-          resolveFrom: (ref) => this.resolveFrom(b.accountId, ref),
+          resolveFrom: (ref) => this.resolveFrom(b.accountId, ref, out, timeout.signal),
         },
         out,
         timeout.signal,
@@ -130,14 +130,40 @@ export class BuildRunner {
   }
 
   /** FROM: the default image (Runloop's base names), a blueprint (id, or name of a built one), else a registry image. */
-  private async resolveFrom(accountId: string, ref: string): Promise<BaseImage> {
+  private async resolveFrom(accountId: string, ref: string, out: BuildLogWriter, signal: AbortSignal): Promise<BaseImage> {
     if (isDefaultImage(ref)) return { layers: [], image: structuredClone(DEFAULT_IMAGE), blueprintId: null };
     const bp = ref.startsWith('bpt_') ? await this.store.get(accountId, ref) : await this.store.latestBuilt(accountId, ref);
     if (bp) {
       if (bp.status !== 'build_complete') throw new StepFailed(`FROM ${ref}: blueprint ${bp.id} is ${bp.status}, not build_complete`);
       return { layers: bp.layers, image: bp.image, blueprintId: bp.id };
     }
-    void this.runtime;
-    throw new StepFailed(`FROM ${ref}: images from registries cannot be pulled on this server yet; use ${DEFAULT_FROM} or a blueprint's name or id`);
+    try {
+      const pulled = await this.runtime.pullImage(ref, { signal, onProgress: (line) => out.info(line) });
+      return { layers: pulled.layers, image: imageOf(pulled.config), blueprintId: null };
+    } catch (err) {
+      if (signal.aborted) throw err;
+      throw new StepFailed(`FROM ${ref}: ${(err as Error).message} (images come from registries; ${DEFAULT_FROM} is the default image, a blueprint is named by its name or id)`);
+    }
   }
+}
+
+/** An OCI image config as the build's image state. */
+function imageOf(c: OciImageConfig): ImageConfig {
+  const env: Record<string, string> = {};
+  for (const e of c.env ?? []) {
+    const eq = e.indexOf('=');
+    if (eq > 0) env[e.slice(0, eq)] = e.slice(eq + 1);
+  }
+  return {
+    ...EMPTY_IMAGE,
+    env,
+    workdir: c.workingDir || null,
+    user: c.user ? { name: c.user, uid: -1 } : null,
+    // A registry image's ENTRYPOINT/CMD is most often a shell or a one-shot command, which would end the box
+    // at once (an entrypoint's exit ends a devbox): only the blueprint's own Dockerfile sets the entrypoint.
+    entrypoint: null,
+    cmd: null,
+    labels: c.labels ?? {},
+    exposedPorts: c.exposedPorts ?? [],
+  };
 }

@@ -1,22 +1,15 @@
 /**
  * One build step in a real sandbox: a box on the parent's layers with the blueprint's limits, the step's
- * processes (as box root, or dropped to the step's user with setpriv), then its writable layer captured as
- * the step's layer and the box destroyed. Output lines go to the build log as they come.
+ * processes, then its writable layer captured as
+ * the step's layer and the box destroyed. A step runs as the box's user: root, or the step's USER. Output lines go to the build log as they come.
  */
 import type { Readable } from 'node:stream';
 import { newId } from '../../lib/ids.js';
-import type { ResourceLimits, RuntimeDriver, Sandbox } from '../../runtime/driver.js';
+import type { ResourceLimits, RuntimeDriver, Sandbox, SandboxUser } from '../../runtime/driver.js';
 
-const ROOT = { name: 'root', uid: 0 };
+export const ROOT: SandboxUser = { name: 'root', uid: 0 };
 /** Longest line kept in the log; longer ones are cut (a progress bar redrawn with \r is one line). */
 const LINE_MAX = 2048;
-
-/** Runs `argv` as `user` (name or uid): resolved in the box, so users a step created are known. */
-const AS_USER = `u=\${1%%:*}; shift
-ent=$(getent passwd "$u") || { echo "devboxd: USER $u: no such user in the image" >&2; exit 126; }
-uid=$(printf %s "$ent" | cut -d: -f3); gid=$(printf %s "$ent" | cut -d: -f4); home=$(printf %s "$ent" | cut -d: -f6)
-export HOME="\${home:-/}" USER="$(printf %s "$ent" | cut -d: -f1)"
-exec setpriv --reuid="$uid" --regid="$gid" --init-groups -- "$@"`;
 
 export interface StepIo {
   /** A complete output line of the step. */
@@ -34,7 +27,7 @@ export class StepFailed extends Error {
 
 export interface StepBox {
   /** Runs a command to its end; resolves its exit code (null: killed by a signal). */
-  exec(argv: string[], opts: { env?: Record<string, string>; user?: string | null; cwd?: string; stdin?: Readable | string; out?: string[] }): Promise<number | null>;
+  exec(argv: string[], opts: { env?: Record<string, string>; cwd?: string; stdin?: Readable | string; out?: string[] }): Promise<number | null>;
   /** Whether the box's memory limit killed a process. */
   oomKilled(): Promise<boolean>;
 }
@@ -52,11 +45,11 @@ export class StepSandboxes {
    * Runs `work` in a fresh box on `layers`; with `capture`, its writable layer becomes a new layer whose id
    * is returned. The box goes in every case.
    */
-  async run(sandboxId: string, layers: string[], limits: ResourceLimits, work: (box: StepBox) => Promise<void>, capture: boolean): Promise<string | null> {
-    const sandbox = await this.runtime.create({ id: sandboxId, hostname: 'build', layers, limits, user: ROOT });
+  async run(sandboxId: string, layers: string[], limits: ResourceLimits, work: (box: StepBox) => Promise<void>, capture: boolean, user: SandboxUser = ROOT): Promise<string | null> {
+    const sandbox = await this.runtime.create({ id: sandboxId, hostname: 'build', layers, limits, user });
     this.live.set(sandboxId, sandbox);
     try {
-      await work(this.box(sandbox));
+      await work(this.box(sandbox, user.uid === 0));
       if (!capture) return null;
       const layer = newId('bpl');
       // stop: the processes are over; the writable layer itself becomes the layer, uncopied.
@@ -73,12 +66,11 @@ export class StepSandboxes {
     await Promise.all([...this.live.values()].map((s) => s.destroy().catch(() => undefined)));
   }
 
-  private box(sandbox: Sandbox): StepBox {
+  /** Commands run as the box's user: root (with a container's capabilities), or the step's USER (none). */
+  private box(sandbox: Sandbox, root: boolean): StepBox {
     return {
       exec: async (argv, opts) => {
-        const asUser = opts.user && opts.user !== 'root' && opts.user !== '0';
-        const full = asUser ? ['sh', '-c', AS_USER, 'devboxd-user', opts.user!, ...argv] : argv;
-        const p = sandbox.spawn({ argv: full, env: opts.env, cwd: opts.cwd, asRoot: true });
+        const p = sandbox.spawn({ argv, env: opts.env, cwd: opts.cwd, asRoot: root });
         const done = Promise.all([this.pump(p.stdout, 'stdout', opts.out), this.pump(p.stderr, 'stderr')]);
         if (typeof opts.stdin === 'string') p.stdin.end(opts.stdin);
         else if (opts.stdin) {
@@ -96,7 +88,7 @@ export class StepSandboxes {
 
   /** Splits a stream into lines (cut at LINE_MAX) for the log; never holds more than one line. */
   private pump(stream: Readable, name: 'stdout' | 'stderr', into?: string[]): Promise<void> {
-    const line = (l: string) => (into ? into.length < 1000 && into.push(l) : this.io.line(name, l));
+    const line = (l: string) => (into ? into.length < 100_000 && into.push(l) : this.io.line(name, l));
     return new Promise((resolve) => {
       let partial = '';
       stream.setEncoding('utf8');

@@ -5,6 +5,7 @@ import { openStore } from './platform/store/open.js';
 import type { Store } from './platform/store/types.js';
 import { startServer } from './main.js';
 import { MODULE_SCHEMAS } from './resources/index.js';
+import { SqlObjectStore } from './resources/objects/sql-object-store.js';
 import { pruneKeys, rotateKey } from './resources/secrets/rotate-key.js';
 import { SqlBlueprintStore } from './resources/blueprints/sql-blueprint-store.js';
 
@@ -24,7 +25,10 @@ const USAGE = `usage:
                                         DEVBOXD_SECRET_KEY_PREVIOUS can go
   devboxd blueprints publish ID         make a blueprint public: every account lists it (list_public), sees its
                                         metadata (public/metadata) and may boot devboxes or build on it
-  devboxd blueprints unpublish ID       make it private to its account again`;
+  devboxd blueprints unpublish ID       make it private to its account again
+  devboxd objects publish OBJECT_ID     make a storage object public: listed by list_public, readable and
+                                        mountable by every account (only its owner deletes it)
+  devboxd objects unpublish OBJECT_ID   make it private to its account again`;
 
 /**
  * The operator CLI; account commands open the same database the server uses (DEVBOXD_DATABASE_URL, else
@@ -97,6 +101,16 @@ export async function runCli(argv: string[]): Promise<number> {
         return 1;
       }
       process.stdout.write(`blueprint ${arg} is now ${sub === 'publish' ? 'public' : 'private'}\n`);
+      return 0;
+    });
+  }
+  if (cmd === 'objects' && (sub === 'publish' || sub === 'unpublish') && arg) {
+    return withStore(config, async (store) => {
+      if (!(await new SqlObjectStore(store.db).setPublic(arg, sub === 'publish'))) {
+        process.stderr.write(`no object ${arg}\n`);
+        return 1;
+      }
+      process.stdout.write(`object ${arg} is now ${sub === 'publish' ? 'public' : 'private'}\n`);
       return 0;
     });
   }

@@ -1,6 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { loadNetworkConfig, type NetworkConfig } from './network-config.js';
+import { loadObjectConfig, type ObjectConfig } from './resources/objects/config.js';
 
 /** Every setting devboxd reads, parsed once at start and passed in; nothing reads process.env elsewhere. */
 export interface Config {
@@ -59,6 +60,8 @@ export interface Config {
   boxServicesPort: number;
   /** Box networking and egress (DEVBOXD_NETWORK, DEVBOXD_BOX_SUBNET, DEVBOXD_EGRESS_DENY, ...); see network-config.ts. */
   network: NetworkConfig;
+  /** Storage objects (DEVBOXD_OBJECT_MAX_BYTES, DEVBOXD_PUBLIC_URL, ...); see resources/objects/config.ts. */
+  objects: ObjectConfig;
   /**
    * DEVBOXD_TUNNEL_DOMAIN: tunnels answer host names `{port}-{key}.tunnel.<this>` (what the SDK builds from an
    * API at `api.<this>`); null: any `{port}-{key}.tunnel.*` host name.
@@ -169,6 +172,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secretKeyPrevious,
     boxServicesPort: int('DEVBOXD_BOX_SERVICES_PORT', env.DEVBOXD_BOX_SERVICES_PORT, 1023, 1, 65535),
     network: loadNetworkConfig(env, (name, def, min, max) => int(name, env[name], def, min, max)),
+    objects: loadObjectConfig(env, (name, def, min, max) => int(name, env[name], def, min, max)),
     tunnelDomain,
     blueprintBuilds: int('DEVBOXD_BLUEPRINT_BUILDS', env.DEVBOXD_BLUEPRINT_BUILDS, 2, 1, 256),
     blueprintBuildTimeoutSeconds: int('DEVBOXD_BLUEPRINT_BUILD_TIMEOUT', env.DEVBOXD_BLUEPRINT_BUILD_TIMEOUT, 3600, 1, 7 * 24 * 3600),

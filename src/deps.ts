@@ -37,6 +37,9 @@ import { networkPolicyExtensions } from './resources/network-policies/devbox-ext
 import { NetworkPolicyService } from './resources/network-policies/network-policy-service.js';
 import { TunnelFront, TunnelService, WAKE_TIMEOUT_MS } from './resources/tunnels/index.js';
 import { BUILD_JOB, buildBlueprints, type BlueprintsModule } from './resources/blueprints/index.js';
+import { objectMountExtensions } from './resources/objects/devbox-extensions.js';
+import { EXPIRE_JOB, ObjectService } from './resources/objects/object-service.js';
+import { Presigner } from './resources/objects/presign.js';
 
 /** The composition root: every store, driver and service is built once, here, with explicit arguments. */
 export interface Deps {
@@ -57,6 +60,8 @@ export interface Deps {
   sealer: Sealer;
   secrets: SecretService;
   networkPolicies: NetworkPolicyService;
+  /** Storage objects: records, their blobs, presigned upload and download URLs, object mounts. */
+  objects: ObjectService;
   /** MCP configs, the box tokens and the MCP hub (served to boxes at /mcp on the box-services link). */
   mcp: McpModule;
   /** Bounds the read_file_contents / write_file_contents requests held in memory at once. */
@@ -98,9 +103,8 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
 
   const accounts = new AccountService(store);
   const keyLog = logger.child({ component: 'secrets' });
-  const sealer = new Sealer(
-    openKeySource({ dataDir: config.dataDir, secretKey: config.secretKey, previousKeys: config.secretKeyPrevious, warn: (msg) => keyLog.warn(msg) }),
-  );
+  const keys = openKeySource({ dataDir: config.dataDir, secretKey: config.secretKey, previousKeys: config.secretKeyPrevious, warn: (msg) => keyLog.warn(msg) });
+  const sealer = new Sealer(keys);
   const secrets = new SecretService(store, sealer, logger.child({ component: 'secrets' }));
   await secrets.checkKeys();
   const secretsForBoxes = secretExtensions(secrets, store, logger.child({ component: 'secrets' }));
@@ -124,6 +128,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   boxServices.start();
   boxServices.route('/mcp', mcp.hub.handle);
   const boxLink = boxServicesExtensions(() => boxServices);
+  const objectMounts = objectMountExtensions(() => objects, config.objects);
   const gateway = buildAgentGateway(store, {
     secrets: () => secrets,
     sealer: () => sealer,
@@ -132,7 +137,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   });
   boxServices.route(GATEWAY_PREFIX, gateway.proxy.handle);
   const lifecycle = new Lifecycle(devboxStore, runtime, events, logger.child({ component: 'lifecycle' }), {
-    bootSteps: [egress.bootStep, boxLink.bootStep, fileMountsStep, boxProcesses.bootStep],
+    bootSteps: [egress.bootStep, boxLink.bootStep, fileMountsStep, objectMounts.bootStep, boxProcesses.bootStep],
     onRunning: [boxProcesses.onRunning],
     onStopped: [egress.onStopped, boxLink.onStopped, boxProcesses.onStopped, mcp.devbox.onStopped, gateway.devbox.onStopped],
   });
@@ -152,7 +157,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   });
   const devboxes = new DevboxService(store, lifecycle, events, logger.child({ component: 'devboxes' }), host, node, {
     // The blueprint's resolver first: the others see the request with the blueprint's launch defaults.
-    resolvers: [blueprints.resolver, secretsForBoxes.resolver, egress.resolver, mcp.devbox.resolver, snapshotLayersResolver(() => snapshots), gateway.devbox.resolver, tunnels.resolver],
+    resolvers: [blueprints.resolver, secretsForBoxes.resolver, egress.resolver, mcp.devbox.resolver, snapshotLayersResolver(() => snapshots), gateway.devbox.resolver, tunnels.resolver, objectMounts.resolver],
     environment: [secretsForBoxes.environment, mcp.devbox.environment, gateway.devbox.environment],
     enrichers: [mcp.devbox.enricher, gateway.devbox.enricher, tunnels.enricher],
     shutdownGuards: [snapshotShutdownGuard(() => snapshots)],
@@ -180,7 +185,10 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     [SUSPEND_JOB]: { run: (job) => suspend.settleSuspend(job.subjectId), exhausted: (job, err) => suspend.suspendFailed(job.subjectId, err) },
     [RESUME_JOB]: { run: (job) => suspend.settleResume(job.subjectId), exhausted: (job, err) => suspend.resumeFailed(job.subjectId, err) },
     [BUILD_JOB]: { run: (job) => blueprints.runner.run(job.subjectId), exhausted: (job, err) => blueprints.runner.exhausted(job.subjectId, err) },
+    [EXPIRE_JOB]: (job) => objects.expire(job.subjectId),
   }, logger.child({ component: 'jobs' }));
+  // Presigned URLs are signed under a key derived from the master key this server held first (see presign.ts).
+  const objects = new ObjectService(store, blobs, new Presigner(keys.first.key), () => jobs, config.objects, logger.child({ component: 'objects' }));
   const snapshots = new SnapshotService(store.snapshots, devboxStore, devboxes, runtime, logger.child({ component: 'snapshots' }), jobs, {
     layersDir: path.join(config.dataDir, 'layers'),
     node,
@@ -202,6 +210,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   // Snapshots caught in progress and devboxes caught suspending are settled by their jobs, before the layer
   // collection and the supervisor's reconcile look at them.
   await jobs.resume();
+  await objects.reconcile();
   await snapshots.reconcile();
   await suspend.reconcile(node);
   snapshots.startCollector();
@@ -234,6 +243,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     sealer,
     secrets,
     networkPolicies,
+    objects,
     mcp,
     fileContentsGate: fairGate(config.fileContentsConcurrency, config.fileContentsQueue),
     fileTransferGate: fairGate(config.fileTransferConcurrency, config.fileTransferQueue),

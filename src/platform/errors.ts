@@ -10,6 +10,7 @@ export type ErrorCode =
   | 'conflict'
   | 'idempotency_mismatch'
   | 'payload_too_large'
+  | 'range_not_satisfiable'
   | 'timeout'
   | 'too_many_requests'
   | 'unavailable'
@@ -35,6 +36,7 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   conflict: 409,
   idempotency_mismatch: 422,
   payload_too_large: 413,
+  range_not_satisfiable: 416,
   too_many_requests: 429,
   internal: 500,
   unavailable: 503,
@@ -97,6 +99,8 @@ export const ERRORS = {
   requestIdReused: (requestId: string) =>
     new DomainError('idempotency_mismatch', `x-request-id "${requestId}" was already used with a different request body on this route; use a new id`),
   tooLarge: (message: string) => new DomainError('payload_too_large', message),
+  /** A Range no byte of the resource is in (416; the answer says the size in Content-Range). */
+  rangeNotSatisfiable: (message: string) => new DomainError('range_not_satisfiable', message, false),
   waitTimeout: (message: string) => new DomainError('timeout', message),
   unavailable: (message: string) => new DomainError('unavailable', message),
   /** Too much of one kind of work in progress: 429 with Retry-After (the SDK waits and retries). */

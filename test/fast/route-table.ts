@@ -117,6 +117,13 @@ export const ROUTES: Record<string, RouteCase> = {
   'GET /v1/blueprints/{id}': { needs: BLUEPRINT_READ },
   'GET /v1/blueprints/{id}/logs': { needs: BLUEPRINT_READ },
   'POST /v1/blueprints/{id}/delete': { needs: BLUEPRINT_WRITE },
+  'POST /v1/objects': { needs: [['RESOURCE_TYPE_OBJECTS', 'write']], body: { name: 'route-table.txt', content_type: 'text' } },
+  'GET /v1/objects': { needs: [['RESOURCE_TYPE_OBJECTS', 'read']] },
+  'GET /v1/objects/list_public': { needs: [['RESOURCE_TYPE_OBJECTS', 'read']] },
+  'GET /v1/objects/{id}': { needs: [['RESOURCE_TYPE_OBJECTS', 'read']] },
+  'GET /v1/objects/{id}/download': { needs: [['RESOURCE_TYPE_OBJECTS', 'read']] },
+  'POST /v1/objects/{id}/complete': { needs: [['RESOURCE_TYPE_OBJECTS', 'write']] },
+  'POST /v1/objects/{id}/delete': { needs: [['RESOURCE_TYPE_OBJECTS', 'write']] },
 };
 
 const BOUNDARY = 'devboxd-route-table';

@@ -23,9 +23,9 @@ export interface FastApp {
  * The fast tier: the real app (`buildApp`) and the real SQLite store in a temp dir, over a stub runtime, driven
  * with `inject()` (no socket, no root, no sandbox). `ready` false leaves the app open for more routes.
  */
-export async function buildFastApp(opts: { ready?: boolean } = {}): Promise<FastApp> {
+export async function buildFastApp(opts: { ready?: boolean; env?: Record<string, string> } = {}): Promise<FastApp> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'devboxd-fast-'));
-  const config = loadConfig({ DEVBOXD_DATA_DIR: dataDir, DEVBOXD_ADMIN_KEY: ADMIN_KEY, DEVBOXD_LOG_LEVEL: 'silent' });
+  const config = loadConfig({ DEVBOXD_DATA_DIR: dataDir, DEVBOXD_ADMIN_KEY: ADMIN_KEY, DEVBOXD_LOG_LEVEL: 'silent', ...opts.env });
   const logger = createLogger(process.env.DEVBOXD_LOG_LEVEL ?? 'silent');
   const runtime = new StubRuntime();
   const deps = await buildDeps(config, logger, { runtime });

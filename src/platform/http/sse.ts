@@ -7,8 +7,11 @@ const KEEP_ALIVE_MS = 15_000;
 export interface SseStream {
   /** Fires when the client goes away: producers stop at once. */
   readonly signal: AbortSignal;
-  /** Sends one unnamed event with a JSON payload; resolves when the transport can take more. */
-  data(payload: unknown): Promise<void>;
+  /**
+   * Sends unnamed events, one per JSON payload given, in one write; resolves when the transport can take
+   * more.
+   */
+  data(...payloads: unknown[]): Promise<void>;
   comment(text: string): void;
   /** `event: error` with `{code, message}` (the SDK turns it into an APIError of that status). */
   error(code: number, message: string): void;
@@ -37,8 +40,8 @@ export function startSse(reply: FastifyReply): SseStream {
 
   return {
     signal,
-    async data(payload) {
-      if (write(`data: ${JSON.stringify(payload)}\n\n`)) return;
+    async data(...payloads) {
+      if (write(payloads.map((p) => `data: ${JSON.stringify(p)}\n\n`).join(''))) return;
       await new Promise<void>((resolve) => {
         const done = () => {
           res.off('drain', done);

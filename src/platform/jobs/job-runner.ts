@@ -3,6 +3,9 @@ import type { Logger } from '../../lib/logger.js';
 import type { JobStore } from '../store/types.js';
 import type { Job } from './types.js';
 
+/** The longest delay one setTimeout holds. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /**
  * Does one kind of job. It must be safe to run again: after a restart cut a run, the job runs anew with no
  * in-process state left, and finishes from what the database and the disk say. Throwing retries the job
@@ -51,11 +54,13 @@ export class JobRunner {
   /**
    * Records a pending job of `kind` on `subjectId` (not started: see `start`). A second open one is a
    * conflict. `tx` records it in the caller's transaction, with the state change the job sees through.
+   * `runAfterMs` defers it (an object's expiry): `start` then schedules it for that time.
    */
-  async add(kind: string, subjectId: string, tx: JobStore = this.store): Promise<Job> {
+  async add(kind: string, subjectId: string, tx: JobStore = this.store, opts: { runAfterMs?: number } = {}): Promise<Job> {
     if (!this.handlers[kind]) throw new Error(`no handler for jobs of kind ${kind}`);
     const now = Date.now();
-    const job: Job = { id: newId('job'), kind, subjectId, state: 'pending', attempts: 0, lastError: null, runAfterMs: now, node: this.node, createTimeMs: now, updateTimeMs: now };
+    const runAfterMs = opts.runAfterMs ?? now;
+    const job: Job = { id: newId('job'), kind, subjectId, state: 'pending', attempts: 0, lastError: null, runAfterMs, node: this.node, createTimeMs: now, updateTimeMs: now };
     await tx.insert(job);
     return job;
   }
@@ -65,9 +70,10 @@ export class JobRunner {
     return this.store.delete(job.id);
   }
 
-  /** Runs the job now, in the background; it settles in the store. */
+  /** Runs the job now (or at its `runAfterMs`), in the background; it settles in the store. */
   start(job: Job): void {
-    void this.run(job.id);
+    if (job.runAfterMs > Date.now()) this.schedule(job.id, job.runAfterMs);
+    else void this.run(job.id);
   }
 
   /** Resolves once the run of `id` started in this process is over (at once if none is). */
@@ -95,10 +101,13 @@ export class JobRunner {
   }
 
   private schedule(id: string, atMs: number): void {
+    // A timer holds at most ~24.8 days (2^31-1 ms; longer ones fire at once): a later job waits in steps.
+    const wait = Math.max(0, atMs - Date.now());
     const timer = setTimeout(() => {
       this.timers.delete(timer);
-      void this.run(id);
-    }, Math.max(0, atMs - Date.now()));
+      if (atMs > Date.now()) this.schedule(id, atMs);
+      else void this.run(id);
+    }, Math.min(wait, MAX_TIMER_MS));
     timer.unref();
     this.timers.add(timer);
   }

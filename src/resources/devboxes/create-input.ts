@@ -17,12 +17,20 @@ export interface CreateDevboxInput {
   blueprintName?: string | null;
   /** Path in the box (absolute, or relative to home) → file contents, written before launch commands. */
   fileMounts?: Record<string, string> | null;
+  /** Objects placed in the box before launch commands (`object_mount` in `mounts`): a file, or an archive unpacked. */
+  objectMounts?: ObjectMount[] | null;
   /** Environment variable name → the MCP config (id or name) and secret (id or name) its hub token reaches. */
   mcp?: Record<string, { mcpConfig: string; secret: string }> | null;
   /** Environment-variable prefix → the gateway config and secret (id or name each) of an agent gateway binding. */
   gateways?: Record<string, { gateway: string; secret: string }> | null;
   /** A tunnel into the box's ports, opened with the box (`tunnel` at create). */
   tunnel?: { authMode?: 'open' | 'authenticated' | null; httpKeepAlive?: boolean | null; wakeOnHttp?: boolean | null } | null;
+}
+
+/** An `object_mount`: the object `objectId` at `objectPath` (absolute) in the box. */
+export interface ObjectMount {
+  objectId: string;
+  objectPath: string;
 }
 
 export const DEFAULT_USER: SandboxUser = { name: 'user', uid: 1000 };

@@ -1,7 +1,7 @@
 import type { DomainError } from '../../platform/errors.js';
 import type { Store } from '../../platform/store/types.js';
 import type { Sandbox } from '../../runtime/driver.js';
-import type { CreateDevboxInput } from './create-input.js';
+import type { CreateDevboxInput, ObjectMount } from './create-input.js';
 import type { Devbox, LaunchParameters } from './types.js';
 
 /**
@@ -42,6 +42,8 @@ export interface BootContext {
   sandbox: Sandbox;
   /** The create request's file mounts (empty on resume). */
   fileMounts: Record<string, string>;
+  /** The create request's object mounts (empty on resume: the box's disk keeps what they placed). */
+  objectMounts: ObjectMount[];
   resuming: boolean;
 }
 

@@ -3,13 +3,14 @@ import type { Devbox } from '../types.js';
 import { clientGone } from '../../../platform/http/request-signal.js';
 import type { Api } from '../../../platform/http/resource-module.js';
 import { replies } from '../../../platform/http/schemas/common.js';
-import { CreateBodySchema, DevboxViewSchema, refuseUnsupported, view, type CreateBody } from './schemas.js';
+import { CreateBodySchema, DevboxViewSchema, mountsOf, refuseUnsupported, view, type CreateBody } from './schemas.js';
 
 /** How long create_and_await_running holds before answering with the current view (the SDK then polls). */
 const AWAIT_RUNNING_MS = 20_000;
 
 function toInput(b: CreateBody) {
   refuseUnsupported(b);
+  const mounts = mountsOf(b);
   return {
   name: b.name,
   metadata: b.metadata,
@@ -20,7 +21,8 @@ function toInput(b: CreateBody) {
   snapshotId: b.snapshot_id,
   blueprintId: b.blueprint_id,
   blueprintName: b.blueprint_name,
-  fileMounts: b.file_mounts,
+  fileMounts: mounts.fileMounts,
+  objectMounts: mounts.objectMounts,
   mcp: b.mcp && Object.fromEntries(Object.entries(b.mcp).map(([env, m]) => [env, { mcpConfig: m.mcp_config, secret: m.secret }])),
   gateways: b.gateways,
   tunnel: b.tunnel && { authMode: b.tunnel.auth_mode, httpKeepAlive: b.tunnel.http_keep_alive, wakeOnHttp: b.tunnel.wake_on_http },

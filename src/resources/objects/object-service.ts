@@ -1,0 +1,204 @@
+import type { Readable } from 'node:stream';
+import { DomainError, ERRORS } from '../../platform/errors.js';
+import type { BlobStore } from '../../platform/blob/types.js';
+import type { JobRunner } from '../../platform/jobs/job-runner.js';
+import type { Page, PageQuery, Store } from '../../platform/store/types.js';
+import { newId } from '../../lib/ids.js';
+import type { Logger } from '../../lib/logger.js';
+import type { ObjectConfig } from './config.js';
+import type { PresignedOp, Presigner } from './presign.js';
+import { SqlObjectStore } from './sql-object-store.js';
+import { blobKeyOf, isExpired, type ContentType, type ObjectListFilter, type StoredObject } from './types.js';
+
+/** The durable job that removes an object at its `delete_after_time_ms`. */
+export const EXPIRE_JOB = 'object.expire';
+/** How long an upload URL works (the SDK PUTs at once; a client may take its time with a large file). */
+export const UPLOAD_URL_SECONDS = 3600;
+/** The API's default validity of a download URL. */
+export const DOWNLOAD_URL_SECONDS = 3600;
+
+export interface CreateObjectInput {
+  name: string;
+  contentType: ContentType;
+  metadata?: Record<string, string> | null;
+  ttlMs?: number | null;
+}
+
+/** The query of a presigned request, as it came. */
+export type PresignedQuery = { op?: string; expires?: string; signature?: string };
+
+/**
+ * Storage objects: a record per object and its bytes in the blob store. Uploads and downloads go through
+ * presigned URLs that devboxd serves itself from the blob store (any backend), so they need no API key.
+ */
+export class ObjectService {
+  readonly store: SqlObjectStore;
+
+  constructor(
+    private readonly db: Store,
+    private readonly blobs: BlobStore,
+    private readonly presigner: Presigner,
+    /** Built after this service (its handlers call back here). */
+    private readonly jobs: () => JobRunner,
+    private readonly config: ObjectConfig,
+    private readonly log: Logger,
+  ) {
+    this.store = new SqlObjectStore(db.db);
+  }
+
+  async create(accountId: string, input: CreateObjectInput): Promise<StoredObject> {
+    const now = Date.now();
+    const o: StoredObject = {
+      id: newId('obj'),
+      accountId,
+      name: input.name,
+      contentType: input.contentType,
+      state: 'UPLOADING',
+      metadata: input.metadata ?? {},
+      sizeBytes: null,
+      createTimeMs: now,
+      deleteAfterTimeMs: input.ttlMs ? now + input.ttlMs : null,
+      isPublic: false,
+    };
+    if (o.deleteAfterTimeMs === null) {
+      await this.store.insert(o);
+      return o;
+    }
+    // The record and its expiry job are written together: no object outlives its time for want of a job.
+    const job = await this.db.transaction(async (tx) => {
+      await new SqlObjectStore(tx.db).insert(o);
+      return this.jobs().add(EXPIRE_JOB, o.id, tx.jobs, { runAfterMs: o.deleteAfterTimeMs! });
+    });
+    this.jobs().start(job);
+    return o;
+  }
+
+  /** An object the account may read: its own, or a public one. 404 otherwise, and once deleted or expired. */
+  async get(accountId: string, id: string): Promise<StoredObject> {
+    const o = await this.store.getById(id);
+    if (!o || (o.accountId !== accountId && !o.isPublic) || o.state === 'DELETED' || isExpired(o)) throw ERRORS.notFound('object', id);
+    return o;
+  }
+
+  /** An object of the account's own (to complete or delete). */
+  private async owned(accountId: string, id: string): Promise<StoredObject> {
+    const o = await this.get(accountId, id);
+    if (o.accountId !== accountId) throw ERRORS.notFound('object', id);
+    return o;
+  }
+
+  list(accountId: string, filter: ObjectListFilter, page: PageQuery): Promise<Page<StoredObject>> {
+    return this.store.list(accountId, filter, page, Date.now());
+  }
+
+  listPublic(filter: ObjectListFilter, page: PageQuery): Promise<Page<StoredObject>> {
+    return this.store.list(null, filter, page, Date.now());
+  }
+
+  /** UPLOADING → READ_ONLY once the bytes are there; a second complete is a 409 that no retry fixes. */
+  async complete(accountId: string, id: string): Promise<StoredObject> {
+    const o = await this.owned(accountId, id);
+    if (o.state !== 'UPLOADING') throw ERRORS.conflict(`object ${id} is ${o.state}, not UPLOADING: only an upload in progress can be completed`);
+    const stat = await this.blobs.stat(blobKeyOf(o));
+    if (!stat) throw ERRORS.invalid(`object ${id} has no bytes yet: PUT them to its upload_url, then complete it`);
+    if (!(await this.store.complete(id, stat.size))) throw ERRORS.conflict(`object ${id} is no longer UPLOADING`);
+    return { ...o, state: 'READ_ONLY', sizeBytes: stat.size };
+  }
+
+  async delete(accountId: string, id: string): Promise<StoredObject> {
+    const o = await this.owned(accountId, id);
+    await this.purge(o);
+    return { ...o, state: 'DELETED' };
+  }
+
+  /** Marked first, so a stop between the blob's removal and the row's leaves a record `reconcile` finishes. */
+  private async purge(o: StoredObject): Promise<void> {
+    await this.store.markDeleted(o.id);
+    await this.blobs.delete(blobKeyOf(o));
+    await this.store.remove(o.id);
+  }
+
+  /** The expiry job: the object goes, whatever its state (a re-run after a restart finds it gone). */
+  async expire(id: string): Promise<void> {
+    const o = await this.store.getById(id);
+    if (!o) return;
+    if (!isExpired(o)) throw new Error(`object ${id} expires only at ${o.deleteAfterTimeMs}`);
+    await this.purge(o);
+    this.log.info({ object: id }, 'object expired');
+  }
+
+  /** At start: objects a delete marked but a stop cut before their removal. */
+  async reconcile(): Promise<void> {
+    for (const o of await this.store.listDeleted()) await this.purge(o);
+  }
+
+  uploadUrl(o: StoredObject, base: string): string | null {
+    if (o.state !== 'UPLOADING') return null;
+    return this.presigner.url(this.config.publicUrl ?? base, 'upload', o.id, this.expiry(UPLOAD_URL_SECONDS, o));
+  }
+
+  async downloadUrl(accountId: string, id: string, durationSeconds: number, base: string): Promise<string> {
+    const o = await this.get(accountId, id);
+    if (o.state !== 'READ_ONLY') throw ERRORS.badState(`object ${id} is ${o.state}: complete its upload before downloading it`);
+    return this.presigner.url(this.config.publicUrl ?? base, 'download', o.id, this.expiry(durationSeconds, o));
+  }
+
+  /** A URL never outlives its object. */
+  private expiry(seconds: number, o: StoredObject): number {
+    const at = Date.now() + seconds * 1000;
+    return Math.ceil(Math.min(at, o.deleteAfterTimeMs ?? at) / 1000);
+  }
+
+  /** The object a presigned request names, once its URL checks out; a clear 4xx otherwise. */
+  async presigned(op: PresignedOp, id: string, q: PresignedQuery): Promise<StoredObject> {
+    const why = this.presigner.refusal(op, id, q);
+    if (why) throw ERRORS.forbidden(why);
+    const o = await this.store.getById(id);
+    if (!o || o.state === 'DELETED' || isExpired(o)) throw ERRORS.notFound('object', id);
+    if (op === 'upload' && o.state !== 'UPLOADING') throw ERRORS.conflict(`object ${id} is ${o.state}: its upload was completed`);
+    if (op === 'download' && o.state !== 'READ_ONLY') throw ERRORS.badState(`object ${id} is ${o.state}, not READ_ONLY`);
+    return o;
+  }
+
+  /**
+   * Streams an upload into the object's blob, replacing earlier bytes only once all arrived. Past the size
+   * cap the stream fails (413) and nothing is kept.
+   */
+  async receive(o: StoredObject, body: Readable, declaredLength: number | undefined, signal?: AbortSignal): Promise<number> {
+    const max = this.config.maxBytes;
+    if (declaredLength !== undefined && declaredLength > max) throw tooLarge(max);
+    async function* capped(source: AsyncIterable<Buffer>) {
+      let size = 0;
+      for await (const chunk of source) {
+        size += chunk.length;
+        if (size > max) throw tooLarge(max);
+        yield chunk;
+      }
+    }
+    const stat = await this.blobs.put(blobKeyOf(o), capped(body), { signal }).catch((err: unknown) => {
+      throw err instanceof DomainError ? err : ERRORS.invalid(`the upload was cut off: ${(err as Error).message}`);
+    });
+    // Deleted while the bytes flowed: they go too.
+    const now = await this.store.getById(o.id);
+    if (!now || now.state === 'DELETED') {
+      await this.blobs.delete(blobKeyOf(o));
+      throw ERRORS.notFound('object', o.id);
+    }
+    return stat.size;
+  }
+
+  /** The object's bytes, whole or a range (inclusive, as HTTP ranges are). */
+  read(o: StoredObject, range?: { start: number; end: number }): Promise<Readable> {
+    return this.blobs.get(blobKeyOf(o), range);
+  }
+
+  /** The size of a readable object's bytes (for Range answers). */
+  async size(o: StoredObject): Promise<number> {
+    if (o.sizeBytes !== null) return o.sizeBytes;
+    const stat = await this.blobs.stat(blobKeyOf(o));
+    if (!stat) throw ERRORS.notFound('object', o.id);
+    return stat.size;
+  }
+}
+
+const tooLarge = (max: number) => ERRORS.tooLarge(`the object is larger than ${max} bytes (DEVBOXD_OBJECT_MAX_BYTES); nothing was kept`);

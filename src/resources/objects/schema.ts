@@ -1,0 +1,44 @@
+import type { ModuleSchema } from '../../platform/store/module-schema.js';
+
+/**
+ * Storage objects: the record of each (its bytes are a blob, `objects/<account>/<id>`). `delete_after_time_ms`
+ * is indexed for nothing on purpose: expiry is a durable job per object, and reads compare the time
+ * themselves, so no query ever walks the objects by time.
+ */
+export const OBJECTS_SCHEMA: ModuleSchema = {
+  module: 'objects',
+  sqlite: [
+    `CREATE TABLE objects (
+       id TEXT PRIMARY KEY,
+       account_id TEXT NOT NULL REFERENCES accounts(id),
+       name TEXT NOT NULL,
+       content_type TEXT NOT NULL,
+       state TEXT NOT NULL CHECK (state IN ('UPLOADING', 'READ_ONLY', 'DELETED', 'ERROR')),
+       metadata TEXT NOT NULL,
+       size_bytes INTEGER,
+       create_time_ms INTEGER NOT NULL,
+       delete_after_time_ms INTEGER,
+       is_public INTEGER NOT NULL DEFAULT 0
+     );
+     CREATE INDEX objects_account ON objects (account_id, id);
+     CREATE INDEX objects_public ON objects (id) WHERE is_public = 1;
+     CREATE INDEX objects_deleted ON objects (id) WHERE state = 'DELETED';`,
+  ],
+  postgres: [
+    `CREATE TABLE objects (
+       id TEXT COLLATE "C" PRIMARY KEY,
+       account_id TEXT NOT NULL REFERENCES accounts(id),
+       name TEXT COLLATE "C" NOT NULL,
+       content_type TEXT NOT NULL,
+       state TEXT NOT NULL CHECK (state IN ('UPLOADING', 'READ_ONLY', 'DELETED', 'ERROR')),
+       metadata TEXT NOT NULL,
+       size_bytes BIGINT,
+       create_time_ms BIGINT NOT NULL,
+       delete_after_time_ms BIGINT,
+       is_public INTEGER NOT NULL DEFAULT 0
+     );
+     CREATE INDEX objects_account ON objects (account_id, id);
+     CREATE INDEX objects_public ON objects (id) WHERE is_public = 1;
+     CREATE INDEX objects_deleted ON objects (id) WHERE state = 'DELETED';`,
+  ],
+};

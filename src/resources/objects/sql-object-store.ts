@@ -1,0 +1,111 @@
+import { marks, type SqlExecutor } from '../../platform/store/sql/executor.js';
+import { paginate } from '../../platform/store/sql/paginate.js';
+import type { Page, PageQuery } from '../../platform/store/types.js';
+import type { ContentType, ObjectListFilter, ObjectState, StoredObject } from './types.js';
+
+interface Row {
+  id: string;
+  account_id: string;
+  name: string;
+  content_type: ContentType;
+  state: ObjectState;
+  metadata: string;
+  size_bytes: number | string | null;
+  create_time_ms: number | string;
+  delete_after_time_ms: number | string | null;
+  is_public: number;
+}
+
+const fromRow = (r: Row): StoredObject => ({
+  id: r.id,
+  accountId: r.account_id,
+  name: r.name,
+  contentType: r.content_type,
+  state: r.state,
+  metadata: JSON.parse(r.metadata) as Record<string, string>,
+  sizeBytes: r.size_bytes === null ? null : Number(r.size_bytes),
+  createTimeMs: Number(r.create_time_ms),
+  deleteAfterTimeMs: r.delete_after_time_ms === null ? null : Number(r.delete_after_time_ms),
+  isPublic: Number(r.is_public) === 1,
+});
+
+const COLUMNS = ['id', 'account_id', 'name', 'content_type', 'state', 'metadata', 'size_bytes', 'create_time_ms', 'delete_after_time_ms', 'is_public'];
+const likePattern = (s: string) => `%${s.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+/** The objects table over either dialect; every state change is conditional on the state it leaves. */
+export class SqlObjectStore {
+  constructor(private readonly db: SqlExecutor) {}
+
+  async insert(o: StoredObject): Promise<void> {
+    await this.db.query(`INSERT INTO objects (${COLUMNS.join(', ')}) VALUES (${marks(COLUMNS)})`, [
+      o.id,
+      o.accountId,
+      o.name,
+      o.contentType,
+      o.state,
+      JSON.stringify(o.metadata),
+      o.sizeBytes,
+      o.createTimeMs,
+      o.deleteAfterTimeMs,
+      o.isPublic ? 1 : 0,
+    ]);
+  }
+
+  async getById(id: string): Promise<StoredObject | undefined> {
+    const { rows } = await this.db.query<Row>('SELECT * FROM objects WHERE id = ?', [id]);
+    return rows[0] && fromRow(rows[0]);
+  }
+
+  /** Lists the account's objects (`accountId`), or every account's public ones (`accountId` null). */
+  list(accountId: string | null, filter: ObjectListFilter, page: PageQuery, nowMs: number): Promise<Page<StoredObject>> {
+    const where = accountId === null ? ['is_public = 1'] : ['account_id = ?'];
+    const params: unknown[] = accountId === null ? [] : [accountId];
+    // Objects past their time are gone for readers, whether or not cleanup ran; deleted ones too.
+    where.push("state <> 'DELETED'", '(delete_after_time_ms IS NULL OR delete_after_time_ms > ?)');
+    params.push(nowMs);
+    if (filter.contentType) {
+      where.push('content_type = ?');
+      params.push(filter.contentType);
+    }
+    if (filter.state) {
+      where.push('state = ?');
+      params.push(filter.state);
+    }
+    if (filter.name) {
+      where.push("LOWER(name) LIKE ? ESCAPE '\\'");
+      params.push(likePattern(filter.name));
+    }
+    if (filter.search) {
+      where.push("(id = ? OR LOWER(name) LIKE ? ESCAPE '\\')");
+      params.push(filter.search, likePattern(filter.search));
+    }
+    return paginate<Row, StoredObject>(this.db, 'objects', where, params, page, fromRow);
+  }
+
+  /** UPLOADING → READ_ONLY with the blob's size; false when the object was not UPLOADING. */
+  async complete(id: string, sizeBytes: number): Promise<boolean> {
+    const { rowCount } = await this.db.query("UPDATE objects SET state = 'READ_ONLY', size_bytes = ? WHERE id = ? AND state = 'UPLOADING'", [sizeBytes, id]);
+    return rowCount > 0;
+  }
+
+  /** Marks the object DELETED (from any other state); false when it already was, or is gone. */
+  async markDeleted(id: string): Promise<boolean> {
+    const { rowCount } = await this.db.query("UPDATE objects SET state = 'DELETED' WHERE id = ? AND state <> 'DELETED'", [id]);
+    return rowCount > 0;
+  }
+
+  async remove(id: string): Promise<void> {
+    await this.db.query('DELETE FROM objects WHERE id = ?', [id]);
+  }
+
+  /** Objects a delete marked but did not remove (the server stopped in between). */
+  async listDeleted(): Promise<StoredObject[]> {
+    const { rows } = await this.db.query<Row>("SELECT * FROM objects WHERE state = 'DELETED'");
+    return rows.map(fromRow);
+  }
+
+  async setPublic(id: string, isPublic: boolean): Promise<boolean> {
+    const { rowCount } = await this.db.query('UPDATE objects SET is_public = ? WHERE id = ?', [isPublic ? 1 : 0, id]);
+    return rowCount > 0;
+  }
+}

@@ -149,7 +149,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     jobs: () => jobs,
     node,
     host,
-    dataDir: config.dataDir,
+    objects: () => objects,
     builds: config.blueprintBuilds,
     timeoutMs: config.blueprintBuildTimeoutSeconds * 1000,
     reveal: async (accountId, name) => (await secrets.reveal(accountId, name)).value,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import fs, { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path, { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -69,13 +69,19 @@ async function sh(box: Devbox, cmd: string): Promise<string> {
   return (await r.stdout()).trim();
 }
 
-function context(id: string, files: Record<string, string>): { type: 'object'; object_id: string } {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'bp-ctx-'));
-  for (const [name, text] of Object.entries(files)) writeFileSync(path.join(dir, name), text);
-  mkdirSync(path.join(server.dataDir, 'build-contexts'), { recursive: true });
-  execFileSync('tar', ['-czf', path.join(server.dataDir, 'build-contexts', `${id}.tar.gz`), '-C', dir, '.']);
-  rmSync(dir, { recursive: true, force: true });
-  return { type: 'object', object_id: id };
+/** A build context as the SDK makes one: a directory of `files`, uploaded as a tar.gz storage object. */
+async function context(files: Record<string, string>): Promise<{ type: 'object'; object_id: string }> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bp-ctx-'));
+  try {
+    for (const [name, text] of Object.entries(files)) {
+      fs.mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
+      fs.writeFileSync(path.join(dir, name), text);
+    }
+    const obj = await server.sdk().storageObject.uploadFromDir(dir, { name: 'context.tar.gz', ttl_ms: 3_600_000 });
+    return { type: 'object', object_id: obj.id };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 describe('blueprints FROM a registry image', () => {
@@ -92,7 +98,7 @@ RUN id -un > whoami.txt
 `;
     const bp = await server
       .sdk()
-      .blueprint.create({ name: 'mini-app', dockerfile, build_context: context('ctx-mini', { 'notes.txt': 'notes\n' }) })
+      .blueprint.create({ name: 'mini-app', dockerfile, build_context: await context({ 'notes.txt': 'notes\n' }) })
       .catch(async (err) => {
         const failed = (await api.blueprints.list({ name: 'mini-app' })).blueprints[0]!;
         throw new Error(`${err}\n${(await api.blueprints.logs(failed.id)).logs.map((l) => l.message).join('\n')}`);
@@ -107,7 +113,7 @@ RUN id -un > whoami.txt
     assert.equal(await sh(box, 'cat notes.txt whoami.txt /srv/from-image'), 'notes\napp\nimage file');
 
     // A rebuild pulls only the manifest and takes every step from the cache.
-    const again = await api.blueprints.createAndAwaitBuildCompleted({ name: 'mini-app', dockerfile, build_context: context('ctx-mini2', { 'notes.txt': 'notes\n' }) });
+    const again = await api.blueprints.createAndAwaitBuildCompleted({ name: 'mini-app', dockerfile, build_context: await context({ 'notes.txt': 'notes\n' }) });
     const steps = (await api.blueprints.logs(again.id)).logs.map((l) => l.message).filter((l) => /^#\d+ (CACHED )?(RUN|COPY|WORKDIR)/.test(l));
     assert.equal(steps.length, 5);
     assert.ok(steps.every((l) => l.includes('CACHED')), steps.join('\n'));

@@ -21,21 +21,19 @@ after(async () => {
   await server?.stop();
 });
 
-/**
- * A build context as the stand-in object source reads it (`<data>/build-contexts/<id>.tar.gz`) until storage
- * objects exist: a directory of `files`, packed with tar.
- */
-function context(id: string, files: Record<string, string>): { type: 'object'; object_id: string } {
+/** A build context as the SDK makes one: a directory of `files`, uploaded as a tar.gz storage object. */
+async function context(files: Record<string, string>): Promise<{ type: 'object'; object_id: string }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bp-ctx-'));
-  for (const [name, text] of Object.entries(files)) {
-    fs.mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
-    fs.writeFileSync(path.join(dir, name), text);
+  try {
+    for (const [name, text] of Object.entries(files)) {
+      fs.mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
+      fs.writeFileSync(path.join(dir, name), text);
+    }
+    const obj = await server.sdk().storageObject.uploadFromDir(dir, { name: 'context.tar.gz', ttl_ms: 3_600_000 });
+    return { type: 'object', object_id: obj.id };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
   }
-  const out = path.join(server.dataDir, 'build-contexts');
-  fs.mkdirSync(out, { recursive: true });
-  execFileSync('tar', ['-czf', path.join(out, `${id}.tar.gz`), '-C', dir, '.']);
-  fs.rmSync(dir, { recursive: true, force: true });
-  return { type: 'object', object_id: id };
 }
 
 async function sh(box: Devbox, cmd: string): Promise<string> {
@@ -84,20 +82,26 @@ describe('blueprints: Dockerfile builds without Docker', () => {
   const files = { 'app/main.py': 'print("hi")\n', 'app/lib/util.txt': 'util\n', 'top.txt': 'top\n' };
   let first: Awaited<ReturnType<typeof build>>;
 
-  test('FROM / ARG / RUN / ENV / WORKDIR / USER / COPY builds (sdk.blueprint.create awaits it)', async () => {
+  test('FROM / ARG / RUN / ENV / WORKDIR / USER / COPY builds (sdk.blueprint.create with build_context_dir awaits it)', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bp-dir-'));
+    for (const [name, text] of Object.entries(files)) {
+      fs.mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
+      fs.writeFileSync(path.join(dir, name), text);
+    }
     const bp = await server
       .sdk()
       .blueprint.create({
         name: 'app-image',
         dockerfile: DOCKERFILE('whoami > whoami.txt && pwd > pwd.txt'),
         build_args: { GREETING: 'hi' },
-        build_context: context('ctx-app', files),
+        build_context_dir: dir,
         metadata: { team: 'a' },
       })
       .catch(async (err) => {
         const failed = (await api.blueprints.list({ name: 'app-image' })).blueprints[0];
         throw new Error(`${err}\n${failed ? (await logText(failed.id)).join('\n') : ''}`);
       });
+    fs.rmSync(dir, { recursive: true, force: true });
     first = await api.blueprints.retrieve(bp.id);
     assert.equal(first.status, 'build_complete');
     assert.equal(typeof first.build_finish_time_ms, 'number');
@@ -126,7 +130,7 @@ describe('blueprints: Dockerfile builds without Docker', () => {
   });
 
   test('a rebuild takes every step from the cache', async () => {
-    const again = await build({ name: 'app-image', dockerfile: DOCKERFILE('whoami > whoami.txt && pwd > pwd.txt'), build_args: { GREETING: 'hi' }, build_context: context('ctx-app2', files) });
+    const again = await build({ name: 'app-image', dockerfile: DOCKERFILE('whoami > whoami.txt && pwd > pwd.txt'), build_args: { GREETING: 'hi' }, build_context: await context(files) });
     assert.equal(again.status, 'build_complete');
     const logs = await logText(again.id);
     const steps = logs.filter((l) => /^#\d+ (CACHED )?(RUN|COPY|WORKDIR)/.test(l));
@@ -136,18 +140,18 @@ describe('blueprints: Dockerfile builds without Docker', () => {
   });
 
   test('a changed step rebuilds only from there; a changed build arg or context file from where it is used', async () => {
-    const changed = await build({ name: 'app-image-2', dockerfile: DOCKERFILE('echo other > other.txt'), build_args: { GREETING: 'hi' }, build_context: context('ctx-app3', files) });
+    const changed = await build({ name: 'app-image-2', dockerfile: DOCKERFILE('echo other > other.txt'), build_args: { GREETING: 'hi' }, build_context: await context(files) });
     assert.equal(changed.status, 'build_complete');
     const logs = await logText(changed.id);
     const steps = logs.filter((l) => /^#\d+ (CACHED )?(RUN|COPY|WORKDIR)/.test(l));
     assert.deepEqual(steps.map((l) => l.includes('CACHED')), [true, true, true, true, true, false], logs.join('\n'));
 
-    const arg = await build({ name: 'app-image-3', dockerfile: DOCKERFILE('true'), build_args: { GREETING: 'hey' }, build_context: context('ctx-app4', files) });
+    const arg = await build({ name: 'app-image-3', dockerfile: DOCKERFILE('true'), build_args: { GREETING: 'hey' }, build_context: await context(files) });
     const argSteps = (await logText(arg.id)).filter((l) => /^#\d+ (CACHED )?(RUN|COPY|WORKDIR)/.test(l));
     assert.deepEqual(argSteps.map((l) => l.includes('CACHED')), [false, false, false, false, false, false]);
 
     const ctx = await build({ name: 'app-image-4', dockerfile: DOCKERFILE('whoami > whoami.txt && pwd > pwd.txt'), build_args: { GREETING: 'hi' },
-      build_context: context('ctx-app5', { ...files, 'top.txt': 'new top\n' }) });
+      build_context: await context({ ...files, 'top.txt': 'new top\n' }) });
     const ctxSteps = (await logText(ctx.id)).filter((l) => /^#\d+ (CACHED )?(RUN|COPY|WORKDIR)/.test(l));
     // Only the COPY that copies the changed file runs again (and what follows it); the archive is a new one.
     assert.deepEqual(ctxSteps.map((l) => l.includes('CACHED')), [true, true, true, false, false, false]);

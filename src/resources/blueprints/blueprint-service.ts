@@ -5,6 +5,7 @@ import type { Page, PageQuery } from '../../platform/store/types.js';
 import type { RuntimeDriver } from '../../runtime/driver.js';
 import type { JobRunner } from '../../platform/jobs/job-runner.js';
 import { resolveLimits, type HostCapacity } from '../devboxes/resources.js';
+import type { BuildContextSource } from './build-context.js';
 import { dockerfileOf } from './preview.js';
 import type { SqlBlueprintStore } from './sql-blueprint-store.js';
 import { EMPTY_IMAGE, type Blueprint, type BlueprintFilters, type BuildLogLine, type BuildParameters } from './types.js';
@@ -24,6 +25,7 @@ export class BlueprintService {
     private readonly store: SqlBlueprintStore,
     /** Built after the devbox service, which needs this module's resolver: reached by a thunk. */
     private readonly jobs: () => JobRunner,
+    private readonly contexts: BuildContextSource,
     private readonly runtime: RuntimeDriver,
     private readonly host: HostCapacity,
     private readonly node: string,
@@ -78,7 +80,7 @@ export class BlueprintService {
     if (params.base_blueprint_id && params.base_blueprint_name) throw ERRORS.invalid('give base_blueprint_id or base_blueprint_name, not both');
     // The build's boxes get the devbox size the blueprint's launch parameters ask for: refused as for a devbox.
     resolveLimits((params.launch_parameters ?? {}) as Parameters<typeof resolveLimits>[0], this.host);
-    void accountId;
+    if (params.build_context) await this.contexts.check(accountId, params.build_context.object_id);
   }
 
   private async baseOf(accountId: string, params: BuildParameters): Promise<Blueprint | null> {

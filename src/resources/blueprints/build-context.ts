@@ -3,13 +3,10 @@
  * archive is only read on the host (hashed, streamed); it is unpacked inside the build sandbox, so its
  * links and paths never touch the host's filesystem.
  */
-import { createReadStream } from 'node:fs';
-import { open } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
-import { ERRORS } from '../../platform/errors.js';
+import { DomainError, ERRORS } from '../../platform/errors.js';
 import { TarIndex, type ContextEntries } from './context-index.js';
 
 export interface ContextArchive {
@@ -17,36 +14,44 @@ export interface ContextArchive {
   entries: ContextEntries;
   gzip: boolean;
   /** A fresh stream of the archive's bytes (one per COPY). */
-  open(): Readable;
+  open(): Promise<Readable>;
 }
 
 export interface BuildContextSource {
+  /** A 400 naming build_context unless the object can be read (at create, before the build is queued). */
+  check(accountId: string, objectId: string): Promise<unknown>;
   /** The archive of the account's object; a 400 naming build_context when there is none. */
   archive(accountId: string, objectId: string): Promise<ContextArchive>;
 }
 
-const SAFE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,199}$/;
+/** What the build reads of storage objects (src/resources/objects). */
+export interface ObjectReader {
+  get(accountId: string, id: string): Promise<{ id: string; state: string }>;
+  read(o: { id: string; state: string }, range?: { start: number; end: number }): Promise<Readable>;
+}
 
-/**
- * A stand-in until storage objects exist on this server: the archive of object `ID` is the file
- * `<dir>/ID.tar.gz` (or `ID.tar`) an operator or test put there. The objects module replaces it with one
- * reading the object's blob; the build does not change.
- */
-export class DirContextSource implements BuildContextSource {
-  constructor(private readonly dir: string) {}
+/** The build context is a storage object the account may read (its own or a public one), uploaded whole. */
+export class ObjectContextSource implements BuildContextSource {
+  constructor(private readonly objects: () => ObjectReader) {}
 
-  async archive(_accountId: string, objectId: string): Promise<ContextArchive> {
-    if (!SAFE.test(objectId)) throw ERRORS.invalid(`build_context.object_id ${JSON.stringify(objectId)} is not an object id`);
-    for (const name of [`${objectId}.tar.gz`, `${objectId}.tgz`, `${objectId}.tar`]) {
-      const path = join(this.dir, name);
-      const fh = await open(path, 'r').catch(() => null);
-      if (!fh) continue;
-      const head = Buffer.alloc(2);
-      await fh.read(head, 0, 2, 0).finally(() => fh.close());
-      const gzip = head[0] === 0x1f && head[1] === 0x8b;
-      return { entries: await indexArchive(createReadStream(path), gzip), gzip, open: () => createReadStream(path) };
-    }
-    throw ERRORS.invalid(`build_context.object_id: object ${objectId} not found`);
+  /** A 400 naming build_context unless the object can be read now. */
+  async check(accountId: string, objectId: string): Promise<{ id: string; state: string }> {
+    const o = await this.objects().get(accountId, objectId).catch((err) => {
+      if (err instanceof DomainError && err.status === 404) throw ERRORS.invalid(`build_context.object_id: object ${objectId} not found`);
+      throw err;
+    });
+    if (o.state !== 'READ_ONLY') throw ERRORS.invalid(`build_context.object_id: object ${objectId} is ${o.state}; complete its upload first`);
+    return o;
+  }
+
+  async archive(accountId: string, objectId: string): Promise<ContextArchive> {
+    const o = await this.check(accountId, objectId);
+    const head = await this.objects().read(o, { start: 0, end: 1 });
+    const magic: Buffer[] = [];
+    for await (const chunk of head) magic.push(chunk as Buffer);
+    const first = Buffer.concat(magic);
+    const gzip = first[0] === 0x1f && first[1] === 0x8b;
+    return { entries: await indexArchive(await this.objects().read(o), gzip), gzip, open: () => this.objects().read(o) };
   }
 }
 

@@ -152,7 +152,7 @@ export class BuildEngine {
     else {
       const ctx = req.context!;
       const args = [ctx.gzip ? '1' : '0', step.dest, step.chown ?? '', step.chmod ?? '', ...step.sources];
-      code = await box.exec(['sh', '-c', COPY_SCRIPT, 'devboxd-copy', ...args], { stdin: ctx.open() });
+      code = await box.exec(['sh', '-c', COPY_SCRIPT, 'devboxd-copy', ...args], { stdin: await ctx.open() });
     }
     if (code === 0) return;
     if (await box.oomKilled()) throw new StepFailed(`${label}: killed by the build's memory limit`, 'out_of_memory');

@@ -1,11 +1,10 @@
-import path from 'node:path';
 import { Gate } from '../../lib/gate.js';
 import type { Logger } from '../../lib/logger.js';
 import type { JobRunner } from '../../platform/jobs/job-runner.js';
 import type { Store } from '../../platform/store/types.js';
 import type { RuntimeDriver } from '../../runtime/driver.js';
 import type { HostCapacity } from '../devboxes/resources.js';
-import { DirContextSource, type BuildContextSource } from './build-context.js';
+import { ObjectContextSource, type ObjectReader } from './build-context.js';
 import { BuildEngine } from './build-engine.js';
 import { BuildRunner } from './build-runner.js';
 import { BlueprintService } from './blueprint-service.js';
@@ -30,23 +29,23 @@ export function buildBlueprints(deps: {
   jobs: () => JobRunner;
   node: string;
   host: HostCapacity;
-  dataDir: string;
   builds: number;
   timeoutMs: number;
   reveal(accountId: string, secret: string): Promise<string>;
-  contexts?: BuildContextSource;
+  /** Storage objects: build contexts are read from them. */
+  objects: () => ObjectReader;
   log: Logger;
 }): BlueprintsModule {
   const store = new SqlBlueprintStore(deps.store.db);
   const engine = new BuildEngine(deps.runtime, { get: (k) => store.cachedLayer(deps.node, k), put: (k, l) => store.cacheLayer(deps.node, k, l) });
-  const contexts = deps.contexts ?? new DirContextSource(path.join(deps.dataDir, 'build-contexts'));
+  const contexts = new ObjectContextSource(deps.objects);
   const runner = new BuildRunner(store, engine, contexts, deps.runtime, new Gate(deps.builds, 100_000), deps.log, {
     node: deps.node,
     host: deps.host,
     timeoutMs: deps.timeoutMs,
     reveal: deps.reveal,
   });
-  const service = new BlueprintService(store, deps.jobs, deps.runtime, deps.host, deps.node, deps.log);
+  const service = new BlueprintService(store, deps.jobs, contexts, deps.runtime, deps.host, deps.node, deps.log);
   return { service, runner, store, resolver: blueprintResolver(() => store) };
 }
 

@@ -20,7 +20,15 @@ for src in "$@"; do
     [ -e "$f" ] || [ -L "$f" ] || continue
     found=1
     if [ -d "$f" ] && [ ! -L "$f" ]; then
-      mkdir -p "$dest"; cp -a "$f"/. "$dest"/; t=$dest
+      # A directory's content, not the directory: the destination keeps its own owner and mode.
+      mkdir -p "$dest"
+      for c in "$f"/* "$f"/.[!.]* "$f"/..?*; do
+        [ -e "$c" ] || [ -L "$c" ] || continue
+        cp -a "$c" "$dest"/
+        [ -z "$own" ] || chown -R "$own" "\${dest%/}/\${c##*/}"
+        [ -z "$mode" ] || chmod -R "$mode" "\${dest%/}/\${c##*/}"
+      done
+      continue
     elif [ "$multi" = 1 ] || [ -d "$dest" ]; then
       mkdir -p "$dest"; cp -a "$f" "$dest"/; t="\${dest%/}/\${f##*/}"
     else

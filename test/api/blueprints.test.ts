@@ -224,3 +224,24 @@ describe('public blueprints', () => {
     assert.equal((await box.getInfo()).blueprint_id, pub.id);
   });
 });
+
+describe('a restart during a build', () => {
+  test('the build starts again after the restart and completes; finished steps come from the cache', async () => {
+    const dockerfile = 'FROM runloop:runloop/starter-x86_64\nRUN echo one > /etc/one\nRUN sleep 4 && echo two > /etc/two\n';
+    const b = await api.blueprints.create({ name: 'restarted', dockerfile });
+    for (;;) {
+      if ((await logText(b.id)).some((l) => l.startsWith('#2 RUN sleep'))) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await server.restart();
+    api = server.client({ maxRetries: 0 });
+    const done = await server.client().blueprints.awaitBuildComplete(b.id);
+    assert.equal(done.status, 'build_complete');
+    const logs = await logText(b.id);
+    assert.ok(logs.some((l) => /the server restarted during this build/.test(l)), logs.join('\n'));
+    assert.ok(logs.some((l) => l === '#1 CACHED RUN echo one > /etc/one'), logs.join('\n'));
+    const box = await server.sdk().devbox.create({ blueprint_id: b.id });
+    boxes.push(box);
+    assert.equal(await sh(box, 'cat /etc/one /etc/two'), 'one\ntwo');
+  });
+});

@@ -193,6 +193,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     layersDir: path.join(config.dataDir, 'layers'),
     node,
     layersInUse: () => blueprints.store.layersInUse(),
+    blueprintLayers: async (id) => (await blueprints.store.getById(id))?.layers ?? [],
   });
   const suspend = new SuspendService(devboxes, store, lifecycle, snapshots, logger.child({ component: 'suspend' }), jobs, (id) => files.stopWrites(id));
   const tunnelFront = new TunnelFront({

@@ -225,6 +225,27 @@ describe('public blueprints', () => {
   });
 });
 
+describe('snapshots of a box from a blueprint', () => {
+  test('record source_blueprint_id and a size relative to the blueprint; the blueprint stays while they do', async () => {
+    const bp = await build({ name: 'snap-base', dockerfile: 'FROM runloop:runloop/starter-x86_64\nRUN head -c 20000000 /dev/urandom > /opt/big.bin\n' });
+    assert.equal(bp.status, 'build_complete');
+    const box = await server.sdk().devbox.create({ blueprint_id: bp.id });
+    boxes.push(box);
+    await sh(box, 'head -c 1000000 /dev/urandom > small.bin && sync');
+    const snap = await box.snapshotDisk({ name: 'from-bp' });
+    const info = (await snap.getInfo()).snapshot!;
+    assert.equal(info.source_blueprint_id, bp.id);
+    const size = info.size_bytes!;
+    assert.ok(size > 1_000_000 && size < 20_000_000, `size_bytes ${size}: the box's own megabyte, not the blueprint's 20 MB`);
+    await box.shutdown();
+    const r = await refusal(api.blueprints.delete(bp.id));
+    assert.equal(r.status, 400);
+    assert.match(r.message, /snapshot/);
+    await snap.delete();
+    await api.blueprints.delete(bp.id);
+  });
+});
+
 describe('a restart during a build', () => {
   test('the build starts again after the restart and completes; finished steps come from the cache', async () => {
     const dockerfile = 'FROM runloop:runloop/starter-x86_64\nRUN echo one > /etc/one\nRUN sleep 4 && echo two > /etc/two\n';

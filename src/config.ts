@@ -2,6 +2,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadNetworkConfig, type NetworkConfig } from './network-config.js';
 import { loadObjectConfig, type ObjectConfig } from './resources/objects/config.js';
+import { loadEvictionConfig, type EvictionConfig } from './resources/evictions/eviction-config.js';
+import { loadBlobConfig, type BlobConfig } from './platform/blob/config.js';
 
 /** Every setting devboxd reads, parsed once at start and passed in; nothing reads process.env elsewhere. */
 export interface Config {
@@ -67,6 +69,10 @@ export interface Config {
    * API at `api.<this>`); null: any `{port}-{key}.tunnel.*` host name.
    */
   tunnelDomain: string | null;
+  /** Evictions: drain at SIGTERM, on memory pressure (DEVBOXD_EVICT_*); see resources/evictions/eviction-config.ts. */
+  eviction: EvictionConfig;
+  /** Where blobs live: DEVBOXD_BLOB_BACKEND (fs, s3) and the DEVBOXD_S3_* settings; see platform/blob/config.ts. */
+  blob: BlobConfig;
   /** DEVBOXD_BLUEPRINT_BUILDS: blueprint builds running at once (more wait, queued). */
   blueprintBuilds: number;
   /** DEVBOXD_BLUEPRINT_BUILD_TIMEOUT: seconds a build may take before it fails. */
@@ -177,5 +183,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     blueprintBuilds: int('DEVBOXD_BLUEPRINT_BUILDS', env.DEVBOXD_BLUEPRINT_BUILDS, 2, 1, 256),
     blueprintBuildTimeoutSeconds: int('DEVBOXD_BLUEPRINT_BUILD_TIMEOUT', env.DEVBOXD_BLUEPRINT_BUILD_TIMEOUT, 3600, 1, 7 * 24 * 3600),
     registry: loadRegistry(env),
+    eviction: loadEvictionConfig(env, (name, def, min, max) => int(name, env[name], def, min, max), (message) => new ConfigError(message)),
+    blob: loadBlobConfig(env),
   });
 }

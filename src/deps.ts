@@ -13,7 +13,7 @@ import { DevboxLog } from './resources/executions/devbox-log.js';
 import { ExecutionService } from './resources/executions/execution-service.js';
 import { OutputBudget } from './resources/executions/output-budget.js';
 import { OutputStorage } from './resources/executions/output-storage.js';
-import { FsBlobStore } from './platform/blob/fs-blob-store.js';
+import { openBlobStore } from './platform/blob/open.js';
 import { FileService } from './resources/files/file-service.js';
 import { buildAgentGateway, GATEWAY_PREFIX, type AgentGateway } from './resources/gateway-configs/index.js';
 import { secretExtensions } from './resources/secrets/devbox-extensions.js';
@@ -40,6 +40,7 @@ import { BUILD_JOB, buildBlueprints, type BlueprintsModule } from './resources/b
 import { objectMountExtensions } from './resources/objects/devbox-extensions.js';
 import { EXPIRE_JOB, ObjectService } from './resources/objects/object-service.js';
 import { Presigner } from './resources/objects/presign.js';
+import { buildEvictions, type EvictionModule } from './resources/evictions/index.js';
 
 /** The composition root: every store, driver and service is built once, here, with explicit arguments. */
 export interface Deps {
@@ -76,6 +77,8 @@ export interface Deps {
   tunnels: { service: TunnelService; front: TunnelFront };
   /** Blueprints: the service (routes, the operator's publish), the build runner (the build job's handler). */
   blueprints: BlueprintsModule;
+  /** Evictions: the watch stream's source, drains (`devboxd drain`, SIGTERM with DEVBOXD_EVICT_ON_SHUTDOWN=suspend), memory pressure. */
+  evictions: EvictionModule;
   /** Stops background work and closes what was opened, in reverse order. Devboxes keep running. */
   close(): Promise<void>;
 }
@@ -83,6 +86,8 @@ export interface Deps {
 /** `runtime` replaces the shipped driver (fast tests pass a stub; never the server itself). */
 export async function buildDeps(config: Config, logger: Logger, opts: { runtime?: RuntimeDriver } = {}): Promise<Deps> {
   const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, modules: MODULE_SCHEMAS });
+  // The blob store (local files or S3) is opened before anything runs: an unreachable bucket stops the start here.
+  const blobs = await openBlobStore(config.blob, config.dataDir, logger.child({ component: 'blobs' }));
   const node = config.nodeName;
   const runtime =
     opts.runtime ??
@@ -139,7 +144,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   const lifecycle = new Lifecycle(devboxStore, runtime, events, logger.child({ component: 'lifecycle' }), {
     bootSteps: [egress.bootStep, boxLink.bootStep, fileMountsStep, objectMounts.bootStep, boxProcesses.bootStep],
     onRunning: [boxProcesses.onRunning],
-    onStopped: [egress.onStopped, boxLink.onStopped, boxProcesses.onStopped, mcp.devbox.onStopped, gateway.devbox.onStopped],
+    onStopped: [egress.onStopped, boxLink.onStopped, boxProcesses.onStopped, mcp.devbox.onStopped, gateway.devbox.onStopped, (id) => evictions.service.stopped(id)],
   });
   const tunnels = new TunnelService(store, sealer, () => devboxes);
   const host = { maxCpuCores: config.maxCpuCores, maxMemoryGiB: config.maxMemoryGiB };
@@ -164,8 +169,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   });
 
   const devboxLog = new DevboxLog(store.logs, logger.child({ component: 'devbox-log' }));
-  // The blob store is chosen here (local files; S3 later): execution output's sealed segments live in it.
-  const blobs = await FsBlobStore.open(path.join(config.dataDir, 'blobs'));
+  // Execution output's sealed segments live in the blob store.
   const outputs = new OutputBudget(new OutputStorage(path.join(config.dataDir, 'executions'), blobs), {
     streamMaxBytes: config.executionOutputMaxBytes,
     boxMaxBytes: config.executionOutputBoxMaxBytes,
@@ -207,6 +211,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     wakeTimeoutMs: WAKE_TIMEOUT_MS,
     log: logger.child({ component: 'tunnels' }),
   });
+  const evictions = buildEvictions({ store, lifecycle, events, suspend: (d) => suspend.suspendIdle(d), node, config: config.eviction, log: logger.child({ component: 'evictions' }) });
   const supervisor = new Supervisor(devboxStore, runtime, lifecycle, logger.child({ component: 'supervisor' }), node, (d) => suspend.suspendIdle(d));
   // Snapshots caught in progress and devboxes caught suspending are settled by their jobs, before the layer
   // collection and the supervisor's reconcile look at them.
@@ -228,6 +233,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   supervisor.start();
   // Builds a restart cut run again from here (their jobs retry): the supervisor removed their old sandboxes.
   blueprints.runner.markStarted();
+  await evictions.start();
   return {
     store,
     node,
@@ -252,7 +258,9 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     boxServices,
     tunnels: { service: tunnels, front: tunnelFront },
     blueprints,
+    evictions,
     async close() {
+      evictions.close();
       tunnelFront.close();
       await boxServices.close();
       await gateway.proxy.close();

@@ -5,6 +5,7 @@ import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { buildDeps, type Deps } from './deps.js';
 import { lockDataDir } from './lib/data-dir-lock.js';
+import { listenControl } from './resources/evictions/index.js';
 import { createLogger, type Logger } from './lib/logger.js';
 
 export interface Running {
@@ -25,7 +26,7 @@ function containCrashes(logger: Logger): void {
 
 /**
  * Starts devboxd: lock the data dir (before anything opens or reconciles it), build services, bootstrap the
- * first key, listen, and drain on SIGTERM/SIGINT.
+ * first key, listen (the API and the operator's control socket), and drain on SIGTERM/SIGINT.
  */
 export async function startServer(config: Config): Promise<Running> {
   const lock = await lockDataDir(config.dataDir);
@@ -39,6 +40,7 @@ export async function startServer(config: Config): Promise<Running> {
   const port = typeof addr === 'object' && addr ? addr.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const url = `http://${host}:${port}`;
+  const control = await listenControl(config.dataDir, deps.evictions.service, config.eviction.graceMs, logger.child({ component: 'control' }));
 
   // Plain lines on stdout before the JSON logs take over: what a person starting the server needs.
   process.stdout.write(`devboxd listening on ${url}\n`);
@@ -55,7 +57,14 @@ export async function startServer(config: Config): Promise<Running> {
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
-      logger.info('shutting down: draining requests; devboxes keep running and are adopted at next start');
+      if (config.eviction.onShutdown === 'suspend') {
+        // Before the API closes: watchers hear of each eviction, and clients may act until the deadline.
+        logger.info('shutting down: suspending every devbox (DEVBOXD_EVICT_ON_SHUTDOWN=suspend)');
+        await deps.evictions.service.drain('host_shutdown', config.eviction.graceMs).catch((err) => logger.error({ err }, 'drain at shutdown failed'));
+      } else {
+        logger.info('shutting down: draining requests; devboxes keep running and are adopted at next start');
+      }
+      await control?.close();
       await app.close();
       await deps.close();
       await lock.release();

@@ -15,17 +15,17 @@ import { secretRoutes } from './secrets/routes/index.js';
 import { SECRETS_SCHEMA } from './secrets/schema.js';
 import { snapshotRoutes } from './snapshots/routes/index.js';
 import { TUNNELS_SCHEMA, tunnelRoutes } from './tunnels/index.js';
-import { evictionRoutes } from './evictions/routes.js';
 import { BLUEPRINTS_SCHEMA, blueprintRoutes } from './blueprints/index.js';
 import { objectRoutes } from './objects/routes/index.js';
 import { OBJECTS_SCHEMA } from './objects/schema.js';
+import { EVICTIONS_SCHEMA, evictionRoutes } from './evictions/index.js';
 
 /**
  * The tables of resource modules that migrate their own (`<module>/schema.ts`), applied in this order after
  * the core schema. The core resources (accounts, devboxes, executions, snapshots) predate modules and keep
  * theirs in src/platform/store/{sqlite,postgres}/migrations.ts.
  */
-export const MODULE_SCHEMAS: readonly ModuleSchema[] = [SECRETS_SCHEMA, MCP_SCHEMA, GATEWAY_SCHEMA, NETWORK_POLICIES_SCHEMA, TUNNELS_SCHEMA, OBJECTS_SCHEMA, BLUEPRINTS_SCHEMA];
+export const MODULE_SCHEMAS: readonly ModuleSchema[] = [SECRETS_SCHEMA, MCP_SCHEMA, GATEWAY_SCHEMA, NETWORK_POLICIES_SCHEMA, TUNNELS_SCHEMA, EVICTIONS_SCHEMA, OBJECTS_SCHEMA, BLUEPRINTS_SCHEMA];
 
 /** Every resource's routes, each one hop from its path to the file that serves it. */
 export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
@@ -41,7 +41,7 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   await app.register(gatewayRoutes, { gatewayConfigs: deps.gateway.configs, gatewayBindings: deps.gateway.bindings, devboxes: deps.devboxes });
   await app.register(networkPolicyRoutes, { policies: deps.networkPolicies });
   await app.register(tunnelRoutes, { tunnels: deps.tunnels.service });
-  await app.register(evictionRoutes, {});
+  await app.register(evictionRoutes, { evictions: deps.evictions.service });
   await app.register(blueprintRoutes, { blueprints: deps.blueprints.service });
   await app.register(objectRoutes, { objects: deps.objects });
 }

@@ -7,8 +7,9 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 
 /**
  * Execution output's finished form is blobs (issue 10, item 6): once an execution ends its segments leave the
- * local spool for the blob store (`<data>/blobs/executions/<devbox>/<execution>/<stream>/<n>`), views and
- * streams read them there (also after a kill -9 and restart), and retention deletes them with the box.
+ * local spool for the blob store (`<data>/blobs/executions/<devbox>/<execution>/<stream>/<n>`, or the same
+ * keys in an S3 bucket with DEVBOXD_TEST_BLOB_BACKEND=s3: output-blobs-s3.test.ts), views and streams read
+ * them there (also after a kill -9 and restart), and retention deletes them with the box.
  */
 const STREAM_MAX = 256 * 1024;
 const RETENTION_S = 3;
@@ -46,11 +47,12 @@ function files(dir: string): Record<string, number> {
   return out;
 }
 const spoolOf = (box: string, id: string) => Object.keys(files(path.join(server.dataDir, 'executions', box))).filter((n) => n.startsWith(id));
-const blobsOf = (box: string, id = '') => files(path.join(server.dataDir, 'blobs', 'executions', box, id));
+/** The box's sealed blobs (below the execution `id`, if given), wherever the server keeps them (files or S3). */
+const blobsOf = (box: string, id = '') => server.blobs(`executions/${box}/${id ? `${id}/` : ''}`);
 
-async function until(cond: () => boolean, what: string, ms = 10_000) {
+async function until(cond: () => boolean | Promise<boolean>, what: string, ms = 10_000) {
   const end = Date.now() + ms;
-  while (!cond()) {
+  while (!(await cond())) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await sleep(50);
   }
@@ -74,7 +76,7 @@ describe('execution output in the blob store', () => {
     assert.equal(r.exit_status, 0);
     const expected = Array.from({ length: 30000 }, (_, i) => `${i + 1}\n`).join('');
     await until(() => spoolOf(box.id, r.execution_id).length === 0, 'the spool to be sealed');
-    const blobs = blobsOf(box.id, r.execution_id);
+    const blobs = await blobsOf(box.id, r.execution_id);
     const stdoutSegments = Object.keys(blobs).filter((k) => k.startsWith('stdout/'));
     assert.ok(stdoutSegments.length > 1, `stdout is in several blobs: ${JSON.stringify(blobs)}`);
     assert.equal(Object.entries(blobs).filter(([k]) => k.startsWith('stdout/')).reduce((n, [, size]) => n + size, 0), Buffer.byteLength(expected));
@@ -106,7 +108,7 @@ describe('execution output in the blob store', () => {
     }
     await server.restart();
     assert.deepEqual(spoolOf(box.id, e.execution_id), [], 'the spool was sealed at start');
-    assert.ok(Object.keys(blobsOf(box.id, e.execution_id)).length > 1);
+    assert.ok(Object.keys(await blobsOf(box.id, e.execution_id)).length > 1);
     const done = await api.devboxes.executions.retrieve(box.id, e.execution_id);
     assert.equal(done.status, 'completed');
     const full = await collect(await api.devboxes.executions.streamStdoutUpdates(box.id, e.execution_id, { offset: '0' }));
@@ -117,11 +119,11 @@ describe('execution output in the blob store', () => {
   test('retention: output stays readable after its box ends, then its blobs and spool are deleted', async () => {
     const box = await api.devboxes.createAndAwaitRunning({ name: 'blob-retention' });
     const r = await api.devboxes.executeAndAwaitCompletion(box.id, { command: 'echo kept for a while' });
-    await until(() => Object.keys(blobsOf(box.id)).length > 0, 'the output to be sealed');
+    await until(async () => Object.keys(await blobsOf(box.id)).length > 0, 'the output to be sealed');
     await api.devboxes.shutdown(box.id);
     const soon = await api.devboxes.executions.retrieve(box.id, r.execution_id);
     assert.equal(soon.stdout, 'kept for a while\n', 'within the retention the output is still there');
-    await until(() => Object.keys(blobsOf(box.id)).length === 0, 'retention to delete the blobs', (RETENTION_S + 10) * 1000);
+    await until(async () => Object.keys(await blobsOf(box.id)).length === 0, 'retention to delete the blobs', (RETENTION_S + 10) * 1000);
     assert.deepEqual(spoolOf(box.id, ''), []);
     const gone = await api.devboxes.executions.retrieve(box.id, r.execution_id);
     assert.match(gone.stdout!, /output of this execution was removed/);

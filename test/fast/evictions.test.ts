@@ -4,7 +4,7 @@ import { after, before, test } from 'node:test';
 import { buildFastApp, type FastApp } from '../helpers/app.js';
 import { ADMIN_KEY } from '../helpers/server.js';
 
-/** GET /v1/devboxes/evictions/watch: streams only for text/event-stream (like the API); devboxd sends no event. */
+/** GET /v1/devboxes/evictions/watch: streams only for text/event-stream (like the API); with nothing pending it sends no event. */
 let f: FastApp;
 
 before(async () => {
@@ -19,7 +19,7 @@ test('any Accept but text/event-stream gets an empty text/plain answer at once',
   assert.equal(res.body, '');
 });
 
-test('text/event-stream opens a stream that stays open and carries no event', async () => {
+test('text/event-stream opens a stream that stays open and, with no eviction pending, carries no event', async () => {
   await f.app.listen({ port: 0, host: '127.0.0.1' });
   const { port } = f.app.server.address() as { port: number };
   const got = await new Promise<{ status: number; type: string; text: string }>((resolve, reject) => {
@@ -47,4 +47,38 @@ test("the SDK's watchEvictions opens the stream (no 404 for onEvict's reconnect 
   const first = await Promise.race([stream[Symbol.asyncIterator]().next(), new Promise((r) => setTimeout(() => r('open'), 300))]);
   assert.equal(first, 'open', 'no event arrives');
   stream.controller.abort();
+});
+
+/** What a raw SSE connection as `key` carries within `ms`: the data lines' JSON. */
+async function events(key: string, ms: number): Promise<Record<string, unknown>[]> {
+  const { port } = f.app.server.address() as { port: number };
+  return new Promise((resolve, reject) => {
+    const req = http.get({ host: '127.0.0.1', port, path: '/v1/devboxes/evictions/watch', headers: { accept: 'text/event-stream', authorization: `Bearer ${key}` } }, (res) => {
+      let text = '';
+      res.on('data', (c: Buffer) => (text += c.toString()));
+      setTimeout(() => {
+        req.destroy();
+        resolve([...text.matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1]!) as Record<string, unknown>));
+      }, ms);
+    });
+    req.on('error', (err) => (err.message.includes('socket hang up') ? undefined : reject(err)));
+  });
+}
+
+test('a pending eviction is replayed to its account on connect, and to no other account', async () => {
+  const created = await f.call({ method: 'POST', url: '/v1/devboxes/create_and_await_running', payload: {} });
+  const id = created.json().id as string;
+  const box = (await f.deps.store.devboxes.getById(id))!;
+  const { secret: otherKey } = await f.deps.accounts.createAccount('evict-fast-other');
+  const before = Date.now();
+  const evicted = f.deps.evictions.service.evict(box, 'drain', 1500);
+  const [mine, theirs] = await Promise.all([events(ADMIN_KEY, 400), events(otherKey, 400)]);
+  assert.equal(mine.length, 1);
+  assert.equal(mine[0]!.devbox_id, id);
+  assert.equal(mine[0]!.reason, 'drain');
+  const deadline = mine[0]!.eviction_deadline_ms as number;
+  assert.ok(deadline >= before + 1500 && deadline <= Date.now() + 1500, 'the deadline is the grace away');
+  assert.deepEqual(theirs, []);
+  await evicted;
+  assert.deepEqual(await events(ADMIN_KEY, 300), [], 'nothing is pending once the eviction is over');
 });

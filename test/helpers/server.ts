@@ -5,6 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Runloop, { RunloopSDK } from '@runloop/api-client';
 import { startTestPostgres, type TestPostgres } from './postgres.js';
+import { acquireTestS3, releaseTestS3, serverBlobs } from './s3.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const ADMIN_KEY = 'ak_test_admin_key_0123456789abcdef';
@@ -18,6 +19,8 @@ export interface TestServer {
   sdk(opts?: { apiKey?: string; http2?: boolean }): RunloopSDK;
   /** Pid of the server process (for RSS readings in benchmarks). */
   pid(): number;
+  /** Its blobs (key below `prefix` → size), from `<data>/blobs` or its S3 bucket, whichever it uses. */
+  blobs(prefix: string): Promise<Record<string, number>>;
   /** Output the server has printed so far. */
   output(): string;
   /** SIGKILL, then start again on the same data dir (and port). */
@@ -59,6 +62,9 @@ export async function startTestServer(env: Record<string, string> = {}, opts: { 
   const dataDir = fs.mkdtempSync(path.join(opts.parentDir ?? os.tmpdir(), 'devboxd-test-'));
   const onPostgres = process.env.DEVBOXD_TEST_DATABASE === 'postgres' && !env.DEVBOXD_DATABASE_URL;
   if (onPostgres) env = { ...env, DEVBOXD_DATABASE_URL: await acquireDatabase() };
+  // With DEVBOXD_TEST_BLOB_BACKEND=s3, blobs go to a shared test S3 server, under a prefix of this server's.
+  const onS3 = process.env.DEVBOXD_TEST_BLOB_BACKEND === 's3' && !env.DEVBOXD_BLOB_BACKEND;
+  if (onS3) env = { ...(await acquireTestS3()).env(), ...env };
   let child: ChildProcess;
   let out = '';
   let port = 0;
@@ -99,6 +105,7 @@ export async function startTestServer(env: Record<string, string> = {}, opts: { 
     url = await launch();
   } catch (err) {
     if (onPostgres) await releaseDatabase();
+    if (onS3) await releaseTestS3();
     throw err;
   }
   let released = false;
@@ -118,6 +125,7 @@ export async function startTestServer(env: Record<string, string> = {}, opts: { 
     sdk: (opts = {}) =>
       new RunloopSDK({ baseURL: url, bearerToken: opts.apiKey ?? ADMIN_KEY, http2: opts.http2 ?? true } as ConstructorParameters<typeof RunloopSDK>[0]),
     pid: () => child.pid!,
+    blobs: (prefix) => serverBlobs(env, dataDir, prefix),
     output: () => out,
     async restart(opts = {}) {
       child.kill(opts.graceful ? 'SIGTERM' : 'SIGKILL');
@@ -133,9 +141,10 @@ export async function startTestServer(env: Record<string, string> = {}, opts: { 
       child.kill('SIGTERM');
       await exited();
       fs.rmSync(dataDir, { recursive: true, force: true });
-      if (onPostgres && !released) {
+      if (!released) {
         released = true;
-        await releaseDatabase();
+        if (onPostgres) await releaseDatabase();
+        if (onS3) await releaseTestS3();
       }
     },
   };

@@ -1,0 +1,63 @@
+import os from 'node:os';
+
+/** Eviction on memory pressure (DEVBOXD_EVICT_ON_MEMORY_PRESSURE=on). */
+export interface MemoryPressureConfig {
+  /** DEVBOXD_EVICT_MEMORY_PSI_FILE: the pressure file the trigger is written to (host-wide, or a cgroup v2 group's). */
+  file: string;
+  /** DEVBOXD_EVICT_MEMORY_PSI: the PSI trigger, `some|full <stall µs> <window µs>`. */
+  trigger: string;
+  /** DEVBOXD_EVICT_MEMORY_AVAILABLE_MIN: evict only while the host's MemAvailable is under this (bytes; 0: on pressure alone). */
+  availableMinBytes: number;
+  /** DEVBOXD_EVICT_MEMORY_GRACE_SECONDS: time between a pressure eviction's announcement and its suspend. */
+  graceMs: number;
+}
+
+export interface EvictionConfig {
+  /** DEVBOXD_EVICT_ON_SHUTDOWN: `keep` leaves boxes running at SIGTERM (adopted at next start); `suspend` drains them. */
+  onShutdown: 'keep' | 'suspend';
+  /** DEVBOXD_EVICT_GRACE_SECONDS: time between a drain's announcement and its suspends (`devboxd drain` may say otherwise). */
+  graceMs: number;
+  /** Null unless DEVBOXD_EVICT_ON_MEMORY_PRESSURE=on. */
+  memory: MemoryPressureConfig | null;
+}
+
+type Int = (name: string, def: number, min: number, max: number) => number;
+type Fail = (message: string) => Error;
+
+const UNITS: Record<string, number> = { '': 1, K: 1024, M: 1024 ** 2, G: 1024 ** 3, T: 1024 ** 4 };
+
+/** `1073741824`, `512M`, `2G`, `2GiB` or `10%` (of the host's memory) to bytes; undefined when it is none of them. */
+export function parseSize(raw: string, totalBytes = os.totalmem()): number | undefined {
+  const pct = /^(\d+(?:\.\d+)?)%$/.exec(raw);
+  if (pct) return Number(pct[1]) <= 100 ? Math.floor((Number(pct[1]) / 100) * totalBytes) : undefined;
+  const m = /^(\d+)\s*([KMGT]?)(?:i?B)?$/i.exec(raw);
+  return m ? Number(m[1]) * UNITS[m[2]!.toUpperCase()]! : undefined;
+}
+
+export function loadEvictionConfig(env: NodeJS.ProcessEnv, int: Int, fail: Fail): EvictionConfig {
+  const onShutdown = env.DEVBOXD_EVICT_ON_SHUTDOWN || 'keep';
+  if (onShutdown !== 'keep' && onShutdown !== 'suspend') throw fail(`DEVBOXD_EVICT_ON_SHUTDOWN must be keep or suspend, got "${onShutdown}"`);
+  const onPressure = env.DEVBOXD_EVICT_ON_MEMORY_PRESSURE || 'off';
+  if (onPressure !== 'on' && onPressure !== 'off') throw fail(`DEVBOXD_EVICT_ON_MEMORY_PRESSURE must be on or off, got "${onPressure}"`);
+  const trigger = env.DEVBOXD_EVICT_MEMORY_PSI || 'some 300000 2000000';
+  const t = /^(some|full) (\d+) (\d+)$/.exec(trigger);
+  if (!t || Number(t[2]) <= 0 || Number(t[2]) > Number(t[3])) {
+    throw fail(`DEVBOXD_EVICT_MEMORY_PSI must be "some|full <stall µs> <window µs>" with the stall within the window, got "${trigger}"`);
+  }
+  const rawMin = env.DEVBOXD_EVICT_MEMORY_AVAILABLE_MIN || '10%';
+  const availableMinBytes = parseSize(rawMin);
+  if (availableMinBytes === undefined) throw fail(`DEVBOXD_EVICT_MEMORY_AVAILABLE_MIN must be bytes (512M, 2G) or a percentage of the host's memory (10%), got "${rawMin}"`);
+  return {
+    onShutdown,
+    graceMs: int('DEVBOXD_EVICT_GRACE_SECONDS', 10, 0, 3600) * 1000,
+    memory:
+      onPressure === 'on'
+        ? {
+            file: env.DEVBOXD_EVICT_MEMORY_PSI_FILE || '/proc/pressure/memory',
+            trigger,
+            availableMinBytes,
+            graceMs: int('DEVBOXD_EVICT_MEMORY_GRACE_SECONDS', 5, 0, 3600) * 1000,
+          }
+        : null,
+  };
+}

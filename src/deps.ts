@@ -158,6 +158,11 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     builds: config.blueprintBuilds,
     timeoutMs: config.blueprintBuildTimeoutSeconds * 1000,
     reveal: async (accountId, name) => (await secrets.reveal(accountId, name)).value,
+    network: {
+      egressOf: async (accountId, id) => (await networkPolicies.policies.get(accountId, id))?.egress,
+      attach: (id, e) => egress.attachSandbox(id, e),
+      detach: (id) => egress.onStopped(id),
+    },
     log: logger.child({ component: 'blueprints' }),
   });
   const devboxes = new DevboxService(store, lifecycle, events, logger.child({ component: 'devboxes' }), host, node, {

@@ -4,10 +4,9 @@
  * blueprint-build.test.ts), ported to node:test and run through the official SDK against devboxd.
  * Adaptations, each because the test machine reaches no internet: `FROM ubuntu:22.04` becomes devboxd's
  * default image (`runloop:runloop/starter-x86_64`; FROM a registry image is in blueprints-oci.test.ts, from a
- * registry on 127.0.0.1), `apt-get install -y curl` becomes a check that curl is there, and the secret test's
- * `git clone` from GitHub becomes a RUN that uses the secret. A build's `network_policy_id` is refused with a
- * 400 (build steps reach no network on this server yet) instead of applied. Polling options are dropped (the
- * SDK's defaults), and jest's expect becomes node:assert.
+ * registry on 127.0.0.1), `apt-get install -y curl` and `apt-get update` become a check that curl is there and
+ * a look at the step's resolver, and the secret test's `git clone` from GitHub becomes a RUN that uses the
+ * secret. Polling options are dropped (the SDK's defaults), and jest's expect becomes node:assert.
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
@@ -227,15 +226,16 @@ describe('smoketest: object-oriented blueprint', () => {
   });
 
   describe('blueprint with network policy', () => {
-    test('create blueprint with network_policy_id for build: refused with a 400 naming it (no network in builds yet)', async () => {
+    test('create blueprint with network_policy_id for build', async () => {
       const policy = await sdk.networkPolicy.create({ name: uniqueName('sdk-policy-for-blueprint-build'), allow_all: true });
+      let blueprint: Blueprint | undefined;
       try {
-        await assert.rejects(
-          sdk.blueprint.create({ name: uniqueName('sdk-blueprint-with-build-policy'), dockerfile: `${FROM}\nRUN true`, network_policy_id: policy.id }),
-          (err: { status?: number; message?: string }) => err.status === 400 && /network_policy_id/.test(err.message ?? ''),
-        );
+        blueprint = await sdk.blueprint.create({ name: uniqueName('sdk-blueprint-with-build-policy'), dockerfile: `${FROM}\nRUN cat /etc/resolv.conf`, network_policy_id: policy.id });
+        assert.ok(blueprint.id);
+        assert.equal((await blueprint.getInfo()).id, blueprint.id);
       } finally {
-        await policy.delete();
+        if (blueprint) await blueprint.delete().catch(() => {});
+        await policy.delete().catch(() => {});
       }
     });
 

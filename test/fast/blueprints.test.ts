@@ -51,7 +51,7 @@ describe('blueprint requests', () => {
     await bad(post({ name: 'x', devbox_capabilities: ['docker_in_docker'] }), 400, /docker_in_docker is not offered/);
     await bad(post({ name: 'x', services: [{ name: 'db', image: 'postgres:16' }] }), 400, /services/);
     await bad(post({ name: 'x', code_mounts: [{ repo_name: 'r', repo_owner: 'o' }] }), 400, /code_mounts/);
-    await bad(post({ name: 'x', network_policy_id: 'np_1' }), 400, /network_policy_id/);
+    await bad(post({ name: 'x', network_policy_id: 'np_1' }), 400, /network_policy_id: no network policy np_1/);
     await bad(post({ name: 'x', launch_parameters: { required_services: ['db'] } }), 400, /required_services/);
     await bad(post({ name: 'x', base_blueprint_id: 'bpt_nope' }), 404, /bpt_nope/);
     await bad(post({ name: 'x', base_blueprint_name: 'nope' }), 400, /base_blueprint_name/);
@@ -112,6 +112,13 @@ describe('blueprint builds (stub sandboxes)', () => {
     const failed = (await ok<{ blueprints: View[] }>({ method: 'GET', url: '/v1/blueprints?status=failed' })).blueprints;
     assert.equal(failed.length, 5);
     await bad({ method: 'POST', url: '/v1/devboxes', payload: { blueprint_id: failed[0]!.id } }, 400, /failed, not build_complete/);
+  });
+
+  test('a build under a network policy of the account builds; another account cannot name it', async () => {
+    const policy = await ok<{ id: string }>({ method: 'POST', url: '/v1/network-policies', payload: { name: 'build-net', allow_all: true } });
+    const b = await built({ name: 'with-net', network_policy_id: policy.id, dockerfile: 'FROM runloop:runloop/starter-x86_64\nRUN true' });
+    assert.equal(b.status, 'build_complete', (await logs(b.id)).join('\n'));
+    await bad({ method: 'POST', url: '/v1/blueprints', key: keyB, payload: { name: 'x', network_policy_id: policy.id } }, 400, /no network policy/);
   });
 
   test("another account sees none of it; the public catalogue holds what an operator published", async () => {

@@ -6,6 +6,7 @@ import type { RuntimeDriver } from '../../runtime/driver.js';
 import type { JobRunner } from '../../platform/jobs/job-runner.js';
 import { resolveLimits, type HostCapacity } from '../devboxes/resources.js';
 import type { BuildContextSource } from './build-context.js';
+import type { BuildNetwork } from './build-runner.js';
 import { dockerfileOf } from './preview.js';
 import type { SqlBlueprintStore } from './sql-blueprint-store.js';
 import { EMPTY_IMAGE, type Blueprint, type BlueprintFilters, type BuildLogLine, type BuildParameters } from './types.js';
@@ -26,6 +27,7 @@ export class BlueprintService {
     /** Built after the devbox service, which needs this module's resolver: reached by a thunk. */
     private readonly jobs: () => JobRunner,
     private readonly contexts: BuildContextSource,
+    private readonly network: BuildNetwork | undefined,
     private readonly runtime: RuntimeDriver,
     private readonly host: HostCapacity,
     private readonly node: string,
@@ -81,6 +83,9 @@ export class BlueprintService {
     // The build's boxes get the devbox size the blueprint's launch parameters ask for: refused as for a devbox.
     resolveLimits((params.launch_parameters ?? {}) as Parameters<typeof resolveLimits>[0], this.host);
     if (params.build_context) await this.contexts.check(accountId, params.build_context.object_id);
+    if (params.network_policy_id && !(await this.network?.egressOf(accountId, params.network_policy_id))) {
+      throw ERRORS.invalid(`network_policy_id: no network policy ${params.network_policy_id}`);
+    }
   }
 
   private async baseOf(accountId: string, params: BuildParameters): Promise<Blueprint | null> {

@@ -10,7 +10,7 @@ import { applyInstruction, SUPPORTED, type BuildInputs, type BuildState, type La
 import { DockerfileError, expand, parseDockerfile, splitWords, type Instruction } from './dockerfile.js';
 import { COPY_SCRIPT } from './copy-script.js';
 import { digestOf } from './context-index.js';
-import { ROOT, StepFailed, StepSandboxes, type StepBox, type StepIo } from './step-sandbox.js';
+import { ROOT, StepFailed, StepSandboxes, type StepBox, type StepIo, type StepNetwork } from './step-sandbox.js';
 import type { ImageConfig } from './types.js';
 
 /** The image a FROM names: its layers and configuration. */
@@ -32,6 +32,8 @@ export interface BuildRequest {
   limits: ResourceLimits;
   context: ContextArchive | null;
   resolveFrom(ref: string): Promise<BaseImage>;
+  /** What the steps' boxes reach (absent: the runtime's default, nothing). */
+  network?: StepNetwork;
 }
 
 export interface BuildResult {
@@ -66,7 +68,7 @@ export class BuildEngine {
   /** Runs the build; a failure throws StepFailed or DockerfileError with a message for the log. */
   async build(req: BuildRequest, log: BuildLog, signal: AbortSignal): Promise<BuildResult> {
     const io: StepIo = { line: (stream, text) => (stream === 'stderr' ? log.error(text) : log.info(text)) };
-    const boxes = new StepSandboxes(this.runtime, io);
+    const boxes = new StepSandboxes(this.runtime, io, req.network);
     const onAbort = () => void boxes.abort();
     signal.addEventListener('abort', onAbort);
     try {

@@ -1,4 +1,5 @@
-import { DomainError } from '../../platform/errors.js';
+import { DomainError, ERRORS } from '../../platform/errors.js';
+import type { Egress } from '../network-policies/types.js';
 import { newId } from '../../lib/ids.js';
 import type { Gate } from '../../lib/gate.js';
 import type { Logger } from '../../lib/logger.js';
@@ -11,7 +12,7 @@ import { isDefaultImage } from './blueprint-service.js';
 import { DockerfileError } from './dockerfile.js';
 import { DEFAULT_FROM, dockerfileToBuild } from './preview.js';
 import type { SqlBlueprintStore } from './sql-blueprint-store.js';
-import { StepFailed } from './step-sandbox.js';
+import { StepFailed, type StepNetwork } from './step-sandbox.js';
 import { BUILDING, EMPTY_IMAGE, type Blueprint, type BuildFailure, type ImageConfig } from './types.js';
 
 /** What the default image says of itself (Docker images carry PATH in their config). */
@@ -23,6 +24,16 @@ export interface BuildRunnerOptions {
   timeoutMs: number;
   /** Secret name → value, for `secrets` (given to the build's RUN steps only). */
   reveal(accountId: string, secret: string): Promise<string>;
+  /** What the build's boxes reach: `network_policy_id`'s policy, or a box's default without one. */
+  network?: BuildNetwork;
+}
+
+/** The network policies' part in builds (src/resources/network-policies). */
+export interface BuildNetwork {
+  /** The policy's egress; undefined when the account has no such policy. */
+  egressOf(accountId: string, policyId: string): Promise<Egress | undefined>;
+  attach(sandboxId: string, egress: Egress | null): Promise<void>;
+  detach(sandboxId: string): void;
 }
 
 /**
@@ -79,7 +90,12 @@ export class BuildRunner {
       const p = b.parameters;
       let context: ContextArchive | null = null;
       const secrets: Record<string, string> = {};
+      let egress: Egress | null = null;
       try {
+        if (p.network_policy_id) {
+          egress = (await this.opts.network?.egressOf(b.accountId, p.network_policy_id)) ?? null;
+          if (!egress) throw ERRORS.invalid(`network_policy_id: no network policy ${p.network_policy_id}`);
+        }
         if (p.build_context) context = await this.contexts.archive(b.accountId, p.build_context.object_id);
         for (const [env, name] of Object.entries(p.secrets ?? {})) secrets[env] = await this.opts.reveal(b.accountId, name);
       } catch (err) {
@@ -97,6 +113,7 @@ export class BuildRunner {
           limits: resolveLimits((p.launch_parameters ?? {}) as Parameters<typeof resolveLimits>[0], this.opts.host),
           context,
           resolveFrom: (ref) => this.resolveFrom(b.accountId, ref, out, timeout.signal),
+          network: this.stepNetwork(egress),
         },
         out,
         timeout.signal,
@@ -120,6 +137,11 @@ export class BuildRunner {
       release();
       await out.flush();
     }
+  }
+
+  private stepNetwork(egress: Egress | null): StepNetwork | undefined {
+    const net = this.opts.network;
+    return net && { attach: (id) => net.attach(id, egress), detach: (id) => net.detach(id) };
   }
 
   private async fail(b: Blueprint, out: BuildLogWriter, reason: BuildFailure, message: string): Promise<void> {

@@ -6,7 +6,7 @@ import type { RuntimeDriver } from '../../runtime/driver.js';
 import type { HostCapacity } from '../devboxes/resources.js';
 import { ObjectContextSource, type ObjectReader } from './build-context.js';
 import { BuildEngine } from './build-engine.js';
-import { BuildRunner } from './build-runner.js';
+import { BuildRunner, type BuildNetwork } from './build-runner.js';
 import { BlueprintService } from './blueprint-service.js';
 import { blueprintResolver } from './devbox-extensions.js';
 import { SqlBlueprintStore } from './sql-blueprint-store.js';
@@ -32,6 +32,7 @@ export function buildBlueprints(deps: {
   builds: number;
   timeoutMs: number;
   reveal(accountId: string, secret: string): Promise<string>;
+  network?: BuildNetwork;
   /** Storage objects: build contexts are read from them. */
   objects: () => ObjectReader;
   log: Logger;
@@ -44,8 +45,9 @@ export function buildBlueprints(deps: {
     host: deps.host,
     timeoutMs: deps.timeoutMs,
     reveal: deps.reveal,
+    network: deps.network,
   });
-  const service = new BlueprintService(store, deps.jobs, contexts, deps.runtime, deps.host, deps.node, deps.log);
+  const service = new BlueprintService(store, deps.jobs, contexts, deps.network, deps.runtime, deps.host, deps.node, deps.log);
   return { service, runner, store, resolver: blueprintResolver(() => store) };
 }
 

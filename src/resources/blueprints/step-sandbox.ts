@@ -32,6 +32,12 @@ export interface StepBox {
   oomKilled(): Promise<boolean>;
 }
 
+/** What a step's box reaches: the build's network policy (or the server's default), set up and released per box. */
+export interface StepNetwork {
+  attach(sandboxId: string): Promise<void>;
+  detach(sandboxId: string): void;
+}
+
 export class StepSandboxes {
   /** Sandboxes running now, by id, so a build's timeout or abort destroys them. */
   private readonly live = new Map<string, Sandbox>();
@@ -39,6 +45,7 @@ export class StepSandboxes {
   constructor(
     private readonly runtime: RuntimeDriver,
     private readonly io: StepIo,
+    private readonly network?: StepNetwork,
   ) {}
 
   /**
@@ -49,6 +56,7 @@ export class StepSandboxes {
     const sandbox = await this.runtime.create({ id: sandboxId, hostname: 'build', layers, limits, user });
     this.live.set(sandboxId, sandbox);
     try {
+      await this.network?.attach(sandboxId);
       await work(this.box(sandbox, user.uid === 0));
       if (!capture) return null;
       const layer = newId('bpl');
@@ -57,6 +65,7 @@ export class StepSandboxes {
       return layer;
     } finally {
       this.live.delete(sandboxId);
+      this.network?.detach(sandboxId);
       await sandbox.destroy().catch(() => undefined);
     }
   }

@@ -89,7 +89,6 @@ export function toParams(b: BuildBodyWire): BuildParameters {
   }
   if (!isEmpty(b.code_mounts)) badRequest('code_mounts are not supported on this server yet');
   if (!isEmpty(b.services)) badRequest('services: containerized services are not supported on this server yet');
-  if (b.network_policy_id) badRequest('network_policy_id: build steps reach no network on this server yet (set launch_parameters.network_policy_id for the boxes)');
   const { devbox_capabilities: _c, code_mounts: _m, services: _s, ...rest } = b;
   return Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== null && v !== undefined)) as unknown as BuildParameters;
 }

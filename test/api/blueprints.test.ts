@@ -6,19 +6,25 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type Runloop from '@runloop/api-client';
 import type { Devbox } from '@runloop/api-client/sdk/devbox';
-import { ROOT, startTestServer, type TestServer } from '../helpers/server.js';
+import { ROOT, sharedTestDatabase, startTestServer, type TestServer } from '../helpers/server.js';
 
 let server: TestServer;
 let api: Runloop;
 const boxes: Devbox[] = [];
 
+// On PostgreSQL (DEVBOXD_TEST_DATABASE) the operator CLI needs the server's database too.
+let db: { url: string; release(): Promise<void> } | undefined;
+const cliEnv = () => ({ ...process.env, DEVBOXD_DATA_DIR: server.dataDir, ...(db ? { DEVBOXD_DATABASE_URL: db.url } : {}) });
+
 before(async () => {
-  server = await startTestServer();
+  if (process.env.DEVBOXD_TEST_DATABASE === 'postgres') db = await sharedTestDatabase();
+  server = await startTestServer(db ? { DEVBOXD_DATABASE_URL: db.url } : {});
   api = server.client({ maxRetries: 0 });
 });
 after(async () => {
   for (const b of boxes) await b.shutdown().catch(() => undefined);
   await server?.stop();
+  await db?.release();
 });
 
 /** A build context as the SDK makes one: a directory of `files`, uploaded as a tar.gz storage object. */
@@ -205,8 +211,8 @@ describe('public blueprints', () => {
   test('list_public and the metadata endpoints show public blueprints only, to every account', async () => {
     const pub = await build({ name: 'pub', metadata: { lang: 'python', tier: 'gold' } });
     const priv = await build({ name: 'priv', metadata: { secret_key_name: 'x', lang: 'rust' } });
-    execFileSync(process.execPath, [path.join(ROOT, 'bin/devboxd.js'), 'blueprints', 'publish', pub.id], { env: { ...process.env, DEVBOXD_DATA_DIR: server.dataDir } });
-    const out = execFileSync(process.execPath, [path.join(ROOT, 'bin/devboxd.js'), 'accounts', 'create', 'other'], { env: { ...process.env, DEVBOXD_DATA_DIR: server.dataDir } }).toString();
+    execFileSync(process.execPath, [path.join(ROOT, 'bin/devboxd.js'), 'blueprints', 'publish', pub.id], { env: cliEnv() });
+    const out = execFileSync(process.execPath, [path.join(ROOT, 'bin/devboxd.js'), 'accounts', 'create', 'other'], { env: cliEnv() }).toString();
     const other = server.client({ apiKey: out.trim().split('\n').at(-1)!, maxRetries: 0 });
     for (const c of [api, other]) {
       assert.deepEqual(await c.get('/v1/blueprints/public/metadata/keys'), { keys: ['lang', 'tier'] });

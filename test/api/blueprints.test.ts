@@ -233,17 +233,23 @@ describe('public blueprints', () => {
 
 describe('snapshots of a box from a blueprint', () => {
   test('record source_blueprint_id and a size relative to the blueprint; the blueprint stays while they do', async () => {
-    const bp = await build({ name: 'snap-base', dockerfile: 'FROM runloop:runloop/starter-x86_64\nRUN head -c 20000000 /dev/urandom > /opt/big.bin\n' });
+    const bp = await build({ name: 'snap-base', dockerfile: 'FROM runloop:runloop/starter-x86_64\nRUN head -c 20000000 /dev/urandom > /opt/big.bin\nENV SNAP=yes\nWORKDIR /opt\n' });
     assert.equal(bp.status, 'build_complete');
     const box = await server.sdk().devbox.create({ blueprint_id: bp.id });
     boxes.push(box);
-    await sh(box, 'head -c 1000000 /dev/urandom > small.bin && sync');
+    await sh(box, 'head -c 1000000 /dev/urandom > ~/small.bin && sync');
     const snap = await box.snapshotDisk({ name: 'from-bp' });
     const info = (await snap.getInfo()).snapshot!;
     assert.equal(info.source_blueprint_id, bp.id);
     const size = info.size_bytes!;
     assert.ok(size > 1_000_000 && size < 20_000_000, `size_bytes ${size}: the box's own megabyte, not the blueprint's 20 MB`);
     await box.shutdown();
+    // A box from the snapshot stands on it and keeps the blueprint's environment and directory.
+    const again = await server.sdk().devbox.create({ snapshot_id: snap.id });
+    boxes.push(again);
+    assert.equal((await again.getInfo()).blueprint_id, bp.id);
+    assert.equal(await sh(again, 'pwd && echo $SNAP && wc -c < ~/small.bin && wc -c < /opt/big.bin'), '/opt\nyes\n1000000\n20000000');
+    await again.shutdown();
     const r = await refusal(api.blueprints.delete(bp.id));
     assert.equal(r.status, 400);
     assert.match(r.message, /snapshot/);

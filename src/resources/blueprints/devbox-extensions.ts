@@ -34,8 +34,13 @@ function defaultsOf(b: Blueprint) {
  */
 export function blueprintResolver(store: () => SqlBlueprintStore): CreateResolver {
   return async (accountId, input) => {
+    if (input.snapshotId && (input.blueprintId || input.blueprintName)) throw ERRORS.invalid('give snapshot_id or a blueprint, not both');
+    if (input.snapshotId) {
+      // A box from a snapshot of a blueprint's box keeps the blueprint's defaults (its layers are the snapshot's).
+      const b = await store().blueprintOfSnapshot(accountId, input.snapshotId);
+      return b ? { defaults: defaultsOf(b) } : undefined;
+    }
     if (!input.blueprintId && !input.blueprintName) return undefined;
-    if (input.snapshotId) throw ERRORS.invalid('give snapshot_id or a blueprint, not both');
     if (input.blueprintId && input.blueprintName) throw ERRORS.invalid('give blueprint_id or blueprint_name, not both');
     const b = input.blueprintId ? await store().get(accountId, input.blueprintId) : await store().latestBuilt(accountId, input.blueprintName!);
     if (!b) throw ERRORS.notFound('blueprint', (input.blueprintId ?? input.blueprintName)!);

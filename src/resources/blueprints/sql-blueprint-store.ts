@@ -66,6 +66,15 @@ export class SqlBlueprintStore {
     return rows[0] && fromRow(rows[0]);
   }
 
+  /** The blueprint a snapshot of the account was taken from (through its box), if it still exists. */
+  async blueprintOfSnapshot(accountId: string, snapshotId: string): Promise<Blueprint | undefined> {
+    const { rows } = await this.db.query<Row>(
+      'SELECT b.* FROM snapshots s JOIN blueprints b ON b.id = s.source_blueprint_id WHERE s.id = ? AND s.account_id = ?',
+      [snapshotId, accountId],
+    );
+    return rows[0] && fromRow(rows[0]);
+  }
+
   /** The newest built blueprint of that name the account owns (else a public one). */
   async latestBuilt(accountId: string, name: string): Promise<Blueprint | undefined> {
     const { rows } = await this.db.query<Row>(

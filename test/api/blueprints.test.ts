@@ -278,3 +278,22 @@ describe('a restart during a build', () => {
     assert.equal(await sh(box, 'cat /etc/one /etc/two'), 'one\ntwo');
   });
 });
+
+describe('the build timeout', () => {
+  test('a build past DEVBOXD_BLUEPRINT_BUILD_TIMEOUT fails saying so, and its step box goes', async () => {
+    const short = await startTestServer({ DEVBOXD_BLUEPRINT_BUILD_TIMEOUT: '3' });
+    try {
+      const c = short.client({ maxRetries: 0 });
+      const b = await c.blueprints.create({ name: 'slow', dockerfile: 'FROM runloop:runloop/starter-x86_64\nRUN echo started && sleep 60\n' });
+      const started = Date.now();
+      await assert.rejects(c.blueprints.awaitBuildComplete(b.id), /failed/);
+      assert.ok(Date.now() - started < 30_000, 'the step was cut, not waited out');
+      const logs = (await c.blueprints.logs(b.id)).logs.map((l) => l.message);
+      assert.ok(logs.includes('started'), logs.join('\n'));
+      assert.ok(logs.some((l) => /longer than 3 s \(DEVBOXD_BLUEPRINT_BUILD_TIMEOUT\)/.test(l)), logs.join('\n'));
+      assert.deepEqual(fs.readdirSync(path.join(short.dataDir, 'boxes')).filter((n) => n.startsWith(b.id)), []);
+    } finally {
+      await short.stop();
+    }
+  });
+});

@@ -41,9 +41,12 @@
 #include <unistd.h>
 
 #define MAX_LIST 16
+/* Idmapped directories: every lower layer and the disk. An image from a registry may bring up to 127
+ * layers, and snapshots go on top of them. */
+#define MAX_LAYERS 256
 
 static const char *root_dir, *overlay_opts, *hostname, *layer_dir, *forkd_sock, *net_spec;
-static const char *cgroup_procs[MAX_LIST], *idmapped[MAX_LIST];
+static const char *cgroup_procs[MAX_LIST], *idmapped[MAX_LAYERS];
 static int n_idmapped, max_commands = 256, idmap_fd = -1;
 /* Host uid/gid that box id 0 maps to: the box's own range (BOX_ID_BASE, the canonical range, without -i). */
 static long id_base = BOX_ID_BASE;
@@ -254,7 +257,11 @@ int main(int argc, char **argv) {
       case 'n': hostname = optarg; break;
       case 'd': layer_dir = optarg; break;
       case 'i': id_base = atol(optarg); break;
-      case 'm': if (n_idmapped < MAX_LIST) idmapped[n_idmapped++] = optarg; break;
+      case 'm':
+        /* Never dropped silently: a layer left unmapped would show its files as owned by nobody. */
+        if (n_idmapped >= MAX_LAYERS) { errno = E2BIG; die(2, "more than %d layers", MAX_LAYERS - 1); }
+        idmapped[n_idmapped++] = optarg;
+        break;
       case 'x': forkd_sock = optarg; break;
       case 'N': max_commands = atoi(optarg); break;
       case 'V': net_spec = optarg; break;

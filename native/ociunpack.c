@@ -77,7 +77,7 @@ static void stage_top(const char *name) {
 }
 
 /* The tar process: confined as the header says, then exec'd with stdin as the archive. */
-static void __attribute__((noreturn)) run_tar(const char *dir, const char *stage, int ready_fd, int go_fd) {
+static void __attribute__((noreturn)) run_tar(const char *dir, const char *stage, int ready_fd, int go_fd, pid_t parent) {
   progname = "ociunpack(tar)";
   if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) die(1, "pdeathsig");
   /* The mount namespace is made and assembled as host root (the data dir is searchable by it alone) and
@@ -100,6 +100,9 @@ static void __attribute__((noreturn)) run_tar(const char *dir, const char *stage
   char c = 'u';
   if (write(ready_fd, &c, 1) != 1 || read(go_fd, &c, 1) != 1) die(1, "sync with the parent");
   if (setresgid(0, 0, 0) != 0 || setgroups(0, NULL) != 0 || setresuid(0, 0, 0) != 0) die(1, "become the namespace's root");
+  /* Again: a change of uid clears the parent-death signal. A killed ociunpack takes tar with it. */
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) die(1, "pdeathsig");
+  if (getppid() != parent) die(1, "ociunpack is gone");
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) die(1, "no_new_privs");
   umask(0);
   /* --ignore-zeros reads the stream to its end, so the caller hashes every byte of the blob. */
@@ -170,9 +173,10 @@ int main(int argc, char **argv) {
   if (mkdir(stage, 0700) != 0) die(1, "mkdir %s", stage);
   int ready[2], go[2];
   if (pipe2(ready, O_CLOEXEC) != 0 || pipe2(go, O_CLOEXEC) != 0) die(1, "pipe");
+  pid_t self = getpid();
   pid_t pid = fork();
   if (pid < 0) die(1, "fork");
-  if (pid == 0) run_tar(dir, stage, ready[1], go[0]);
+  if (pid == 0) run_tar(dir, stage, ready[1], go[0], self);
   close(STDIN_FILENO);
   char c;
   if (read(ready[0], &c, 1) != 1) die(1, "the tar process died early");

@@ -2,13 +2,13 @@
 # Installs and builds what devboxd needs on the host (idempotent; fast when everything is present):
 # Debian packages for the base image build (mmdebstrap) and the native helpers (a C toolchain), then
 # `make -C native`; nftables, iproute2 and conntrack (cutting a box's connections) for box networking;
-# zstd, and docker-registry, skopeo, umoci and busybox-static for registry images and their tests. Runs as root on Debian 12.
+# zstd, and docker-registry, skopeo, umoci, busybox-static and htpasswd (apache2-utils) for registry images and their tests. Runs as root on Debian 12.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # command -> Debian package providing it
 declare -A need=([mmdebstrap]=mmdebstrap [gcc]=gcc [make]=make [flock]=util-linux [du]=coreutils [mkfs.ext4]=e2fsprogs [nft]=nftables [ip]=iproute2 [conntrack]=conntrack
-  [zstd]=zstd [docker-registry]=docker-registry [skopeo]=skopeo [umoci]=umoci)
+  [zstd]=zstd [docker-registry]=docker-registry [skopeo]=skopeo [umoci]=umoci [htpasswd]=apache2-utils)
 missing=()
 for cmd in "${!need[@]}"; do
   command -v "$cmd" >/dev/null 2>&1 || missing+=("${need[$cmd]}")
@@ -28,8 +28,9 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
   echo "setup: installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # Another setup (a second checkout, a test run beside) may hold dpkg's lock: wait for it.
+  apt-get -o DPkg::Lock::Timeout=600 update -qq
+  apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
 make -s -C native

@@ -52,9 +52,8 @@ export async function startRegistry(dir: string, htpasswd?: { user: string; pass
   mkdirSync(join(dir, 'storage'), { recursive: true });
   let auth = '';
   if (htpasswd) {
-    // bcrypt, the only scheme the registry's htpasswd accepts (glibc's crypt has it).
-    const hash = execFileSync('/usr/bin/python3', ['-W', 'ignore', '-c', 'import crypt,sys;print(crypt.crypt(sys.argv[1],crypt.mksalt(crypt.METHOD_BLOWFISH,rounds=16)))', htpasswd.password]).toString().trim();
-    writeFileSync(join(dir, 'htpasswd'), `${htpasswd.user}:${hash}\n`);
+    // bcrypt (-B), the only scheme the registry's htpasswd accepts; cost 4 keeps each check fast.
+    writeFileSync(join(dir, 'htpasswd'), execFileSync('htpasswd', ['-nbBC', '4', htpasswd.user, htpasswd.password]).toString().trim() + '\n');
     auth = `auth:\n  htpasswd:\n    realm: test\n    path: ${join(dir, 'htpasswd')}\n`;
   }
   writeFileSync(
@@ -268,16 +267,18 @@ export async function startFakeRegistry(): Promise<FakeRegistry> {
   };
 }
 
-/** Puts a one-layer image (the layer a gzipped tar of `entries`) in a fake registry; returns its manifest digest. */
-export function fakeImage(reg: FakeRegistry, repo: string, tag: string, layer: Buffer, opts: { layerDigest?: string; config?: object; zstd?: boolean } = {}): string {
+/** Puts an image whose layers are gzipped tars (base first) in a fake registry; returns its manifest digest. */
+export function fakeImage(reg: FakeRegistry, repo: string, tag: string, layer: Buffer | Buffer[], opts: { layerDigest?: string; config?: object; zstd?: boolean } = {}): string {
   const config = reg.blob(Buffer.from(JSON.stringify({ architecture: 'amd64', os: 'linux', config: { Env: ['FROM_FAKE=1'] }, ...opts.config })));
-  const l = opts.zstd
-    ? { ...reg.blob(execFileSync('zstd', ['-q', '-c'], { input: layer })), mediaType: 'application/vnd.oci.image.layer.v1.tar+zstd' }
-    : reg.blob(gzipSync(layer), opts.layerDigest);
+  const layers = (Array.isArray(layer) ? layer : [layer]).map((tar) =>
+    opts.zstd
+      ? { ...reg.blob(execFileSync('zstd', ['-q', '-c'], { input: tar })), mediaType: 'application/vnd.oci.image.layer.v1.tar+zstd' }
+      : reg.blob(gzipSync(tar), opts.layerDigest),
+  );
   return reg.manifest(repo, tag, {
     schemaVersion: 2,
     mediaType: 'application/vnd.oci.image.manifest.v1+json',
     config: { ...config, mediaType: 'application/vnd.oci.image.config.v1+json' },
-    layers: [l],
+    layers,
   }, 'application/vnd.oci.image.manifest.v1+json');
 }

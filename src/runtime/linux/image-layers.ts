@@ -105,22 +105,28 @@ export class ImageLayers implements LayerSink {
       job = { promise, controller, waiters: 0 };
       this.jobs.set(id, job);
     }
-    // The shared work stops only when every pull waiting on it gave up.
+    // The shared work stops only when every pull waiting on it gave up; the last one to give up waits for
+    // the work to end, so nothing of it is left when its pull rejects.
     const j = job;
     j.waiters++;
-    const onAbort = (): void => {
-      if (--j.waiters === 0) j.controller.abort(signal?.reason);
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
+    if (!signal) {
+      await j.promise;
+      return { id, fetched: true };
+    }
+    let onAbort: () => void = () => undefined;
+    const aborted = new Promise<never>((_, reject) => {
+      onAbort = () => {
+        if (--j.waiters > 0) return reject(signal.reason);
+        j.controller.abort(signal.reason);
+        void j.promise.catch(() => undefined).finally(() => reject(signal.reason));
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
     try {
-      // The last pull to give up waits for the work to stop, so nothing of it is left when the pull rejects.
-      const aborted = new Promise<never>((_, reject) =>
-        signal?.addEventListener('abort', () => (j.waiters === 0 ? void j.promise.catch(() => undefined).finally(() => reject(signal.reason)) : reject(signal.reason)), { once: true }),
-      );
-      await (signal ? Promise.race([j.promise, aborted]) : j.promise);
+      await Promise.race([j.promise, aborted]);
       return { id, fetched: true };
     } finally {
-      signal?.removeEventListener('abort', onAbort);
+      signal.removeEventListener('abort', onAbort);
     }
   }
 

@@ -21,6 +21,8 @@ export interface LayerSink {
 
 /** Layers fetched at once for one pull. */
 const LAYER_CONCURRENCY = 3;
+/** Most layers an image may have (Docker's own limit is 127); a box stands on them plus its snapshots. */
+export const MAX_IMAGE_LAYERS = 127;
 
 function sha256(b: Buffer): string {
   return `sha256:${createHash('sha256').update(b).digest('hex')}`;
@@ -44,6 +46,7 @@ export async function pullImage(client: RegistryClient, sink: LayerSink, default
     manifest = parseManifest(body, contentType);
     if (manifest.kind !== 'image') throw new SandboxError('failed', `the index of ${name} names another index`);
   }
+  if (manifest.layers.length > MAX_IMAGE_LAYERS) throw new SandboxError('failed', `${name} has ${manifest.layers.length} layers (at most ${MAX_IMAGE_LAYERS})`);
   progress(`manifest ${digest}: ${manifest.layers.length} layers`);
   const configDesc = manifest.config;
   const config = parseImageConfig(await sink.config(configDesc, () => session.blobBytes(configDesc)));

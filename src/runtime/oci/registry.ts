@@ -180,7 +180,9 @@ export class RegistrySession {
         continue;
       }
       if (res.statusCode === 200) return res;
-      const detail = (await readBounded(res.body, 64 << 10, 'error').catch(() => Buffer.alloc(0))).toString('utf8').slice(0, 300);
+      // The registry's own error text helps; a redirect target's (anywhere the registry pointed) is not shown.
+      const text = sameOrigin ? await readBounded(res.body, 64 << 10, 'error').catch(() => Buffer.alloc(0)) : (await res.body.dump(), Buffer.alloc(0));
+      const detail = text.toString('utf8').replace(/\s+/g, ' ').trim().slice(0, 300);
       const where = `${this.registry}/${this.repository}`;
       if (res.statusCode === 401 || res.statusCode === 403) {
         throw new SandboxError('failed', this.auth ? `registry ${this.registry} refused the credentials for ${where} (${res.statusCode})` : `registry ${this.registry} requires credentials for ${where} (${res.statusCode})`);

@@ -3,10 +3,8 @@ import { loadConfig, type Config } from './config.js';
 import { AccountService } from './resources/accounts/account-service.js';
 import { openStore } from './platform/store/open.js';
 import type { Store } from './platform/store/types.js';
-import { SqlObjectStore } from './resources/objects/sql-object-store.js';
 import { runDrain } from './resources/evictions/drain-socket.js';
 import { pruneKeys, rotateKey } from './resources/secrets/rotate-key.js';
-import { SqlBlueprintStore } from './resources/blueprints/sql-blueprint-store.js';
 
 const USAGE = `usage:
   devboxd serve                         start the server (env: DEVBOXD_HOST, DEVBOXD_PORT, DEVBOXD_DATA_DIR, ...)
@@ -22,16 +20,16 @@ const USAGE = `usage:
   devboxd secrets rotate-key --prune    drop retired keys once nothing is sealed under them (checked under
                                         the database's write lock); with DEVBOXD_SECRET_KEY, checks that
                                         DEVBOXD_SECRET_KEY_PREVIOUS can go
+  devboxd drain [--grace-seconds N]     suspend every devbox the server on this data dir runs (disks kept, so
+                                        owners can resume them): each is announced on the eviction watch
+                                        stream N seconds (default DEVBOXD_EVICT_GRACE_SECONDS) before its
+                                        suspend; exits 0 once all are suspended
   devboxd blueprints publish ID         make a blueprint public: every account lists it (list_public), sees its
                                         metadata (public/metadata) and may boot devboxes or build on it
   devboxd blueprints unpublish ID       make it private to its account again
   devboxd objects publish OBJECT_ID     make a storage object public: listed by list_public, readable and
                                         mountable by every account (only its owner deletes it)
-  devboxd objects unpublish OBJECT_ID   make it private to its account again
-  devboxd drain [--grace-seconds N]     suspend every devbox the server on this data dir runs (disks kept, so
-                                        owners can resume them): each is announced on the eviction watch
-                                        stream N seconds (default DEVBOXD_EVICT_GRACE_SECONDS) before its
-                                        suspend; exits 0 once all are suspended`;
+  devboxd objects unpublish OBJECT_ID   make it private to its account again`;
 
 /**
  * The operator CLI; account commands open the same database the server uses (DEVBOXD_DATABASE_URL, else
@@ -110,6 +108,7 @@ export async function runCli(argv: string[]): Promise<number> {
   }
   if (cmd === 'blueprints' && (sub === 'publish' || sub === 'unpublish') && arg) {
     return withStore(config, async (store) => {
+      const { SqlBlueprintStore } = await import('./resources/blueprints/sql-blueprint-store.js');
       if (!(await new SqlBlueprintStore(store.db).setPublic(arg, sub === 'publish'))) {
         process.stderr.write(`no blueprint ${arg}\n`);
         return 1;
@@ -120,6 +119,7 @@ export async function runCli(argv: string[]): Promise<number> {
   }
   if (cmd === 'objects' && (sub === 'publish' || sub === 'unpublish') && arg) {
     return withStore(config, async (store) => {
+      const { SqlObjectStore } = await import('./resources/objects/sql-object-store.js');
       if (!(await new SqlObjectStore(store.db).setPublic(arg, sub === 'publish'))) {
         process.stderr.write(`no object ${arg}\n`);
         return 1;

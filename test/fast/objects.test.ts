@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { PassThrough, Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { buildFastApp, type FastApp } from '../helpers/app.js';
 import { ROOT } from '../helpers/server.js';
@@ -162,6 +163,33 @@ describe('presigned URLs', () => {
     assert.match(r.json<{ message: string }>().message, /larger than 1000 bytes/);
     await bad({ method: 'POST', url: `/v1/objects/${o.id}/complete`, payload: {} }, 400, /no bytes yet/);
     assert.equal((await put(o.upload_url!, Buffer.alloc(1000))).statusCode, 200);
+    // Without a Content-Length (chunked), the cap holds while the bytes stream, and the earlier bytes stay.
+    const streamed = await f.call({ method: 'PUT', url: local(o.upload_url!), payload: Readable.from([Buffer.alloc(600), Buffer.alloc(600)]), key: null });
+    assert.equal(streamed.statusCode, 413, streamed.body);
+    const done = await ok({ method: 'POST', url: `/v1/objects/${o.id}/complete`, payload: {} });
+    assert.equal(done.size_bytes, 1000);
+  });
+
+  test('a PUT still running when the object is completed does not change its bytes', async () => {
+    const o = await create({ name: 'race.txt', content_type: 'text' });
+    assert.equal((await put(o.upload_url!, 'first')).statusCode, 200);
+    const body = new PassThrough();
+    const late = f.call({ method: 'PUT', url: local(o.upload_url!), payload: body, key: null });
+    body.write('second, ');
+    await new Promise((r) => setTimeout(r, 50));
+    const done = await ok({ method: 'POST', url: `/v1/objects/${o.id}/complete`, payload: {} });
+    assert.equal(done.size_bytes, 5);
+    body.end('too late');
+    const r = await late;
+    assert.equal(r.statusCode, 409, r.body);
+    assert.match(r.json<{ message: string }>().message, /completed while this upload ran/);
+    assert.equal((await get(await downloadUrl(o.id))).body, 'first');
+  });
+
+  test('HEAD of a download URL answers the size without the bytes', async () => {
+    const o = await uploaded('head.txt', 'twelve bytes');
+    const r = await f.call({ method: 'HEAD', url: local(await downloadUrl(o.id)), key: null });
+    assert.deepEqual([r.statusCode, r.headers['content-length'], r.body], [200, '12', '']);
   });
 });
 

@@ -76,4 +76,29 @@ describe('JobRunner (on a real SQLite store)', () => {
     for (const j of [cut, waiting]) assert.equal((await store.jobs.get(j.id))!.state, 'succeeded');
     assert.equal((await store.jobs.get(elsewhere.id))!.state, 'pending', "another node's job is not this server's to run");
   });
+
+  it('a deferred job runs at its time, not before, also when a new runner resumes it', async () => {
+    const ran: number[] = [];
+    const handlers = { 'test.later': async () => void ran.push(Date.now()) };
+    const runner = new JobRunner(store.jobs, 'n1', handlers, log);
+    const at = Date.now() + 300;
+    const job = await runner.add('test.later', 'later-1', undefined, { runAfterMs: at });
+    runner.start(job);
+    await new Promise((r) => setTimeout(r, 100));
+    assert.deepEqual(ran, [], 'not run before its time');
+    await until(async () => (await store.jobs.get(job.id))!.state === 'succeeded');
+    assert.ok(ran[0]! >= at);
+
+    // Recorded by one runner, resumed by the next (a restart): still held until its time.
+    const first = new JobRunner(store.jobs, 'n1', handlers, log);
+    const at2 = Date.now() + 300;
+    const job2 = await first.add('test.later', 'later-2', undefined, { runAfterMs: at2 });
+    first.stop();
+    const second = new JobRunner(store.jobs, 'n1', handlers, log);
+    await second.resume();
+    assert.equal((await store.jobs.get(job2.id))!.state, 'pending');
+    await until(async () => (await store.jobs.get(job2.id))!.state === 'succeeded');
+    assert.ok(ran[1]! >= at2);
+    second.stop();
+  });
 });

@@ -1,4 +1,4 @@
-import type { Readable } from 'node:stream';
+import { Transform, type Readable } from 'node:stream';
 import { DomainError, ERRORS } from '../../platform/errors.js';
 import type { BlobStore } from '../../platform/blob/types.js';
 import type { JobRunner } from '../../platform/jobs/job-runner.js';
@@ -8,7 +8,7 @@ import type { Logger } from '../../lib/logger.js';
 import type { ObjectConfig } from './config.js';
 import type { PresignedOp, Presigner } from './presign.js';
 import { SqlObjectStore } from './sql-object-store.js';
-import { blobKeyOf, isExpired, type ContentType, type ObjectListFilter, type StoredObject } from './types.js';
+import { blobPrefixOf, isExpired, type ContentType, type ObjectListFilter, type StoredObject } from './types.js';
 
 /** The durable job that removes an object at its `delete_after_time_ms`. */
 export const EXPIRE_JOB = 'object.expire';
@@ -59,6 +59,7 @@ export class ObjectService {
       createTimeMs: now,
       deleteAfterTimeMs: input.ttlMs ? now + input.ttlMs : null,
       isPublic: false,
+      blobKey: null,
     };
     if (o.deleteAfterTimeMs === null) {
       await this.store.insert(o);
@@ -97,12 +98,14 @@ export class ObjectService {
 
   /** UPLOADING → READ_ONLY once the bytes are there; a second complete is a 409 that no retry fixes. */
   async complete(accountId: string, id: string): Promise<StoredObject> {
-    const o = await this.owned(accountId, id);
-    if (o.state !== 'UPLOADING') throw ERRORS.conflict(`object ${id} is ${o.state}, not UPLOADING: only an upload in progress can be completed`);
-    const stat = await this.blobs.stat(blobKeyOf(o));
-    if (!stat) throw ERRORS.invalid(`object ${id} has no bytes yet: PUT them to its upload_url, then complete it`);
-    if (!(await this.store.complete(id, stat.size))) throw ERRORS.conflict(`object ${id} is no longer UPLOADING`);
-    return { ...o, state: 'READ_ONLY', sizeBytes: stat.size };
+    for (;;) {
+      const o = await this.owned(accountId, id);
+      if (o.state !== 'UPLOADING') throw ERRORS.conflict(`object ${id} is ${o.state}, not UPLOADING: only an upload in progress can be completed`);
+      const stat = o.blobKey === null ? undefined : await this.blobs.stat(o.blobKey);
+      if (!stat) throw ERRORS.invalid(`object ${id} has no bytes yet: PUT them to its upload_url, then complete it`);
+      // A PUT that finished meanwhile moved the object to its own bytes: complete with those.
+      if (await this.store.complete(id, stat.key, stat.size)) return { ...o, state: 'READ_ONLY', sizeBytes: stat.size };
+    }
   }
 
   async delete(accountId: string, id: string): Promise<StoredObject> {
@@ -114,8 +117,13 @@ export class ObjectService {
   /** Marked first, so a stop between the blob's removal and the row's leaves a record `reconcile` finishes. */
   private async purge(o: StoredObject): Promise<void> {
     await this.store.markDeleted(o.id);
-    await this.blobs.delete(blobKeyOf(o));
+    await this.dropBlobs(o, () => true);
     await this.store.remove(o.id);
+  }
+
+  /** Deletes the object's PUT blobs that `which` picks (those of superseded or refused PUTs, or all). */
+  private async dropBlobs(o: StoredObject, which: (key: string) => boolean): Promise<void> {
+    for (const b of await this.blobs.list(blobPrefixOf(o))) if (which(b.key)) await this.blobs.delete(b.key);
   }
 
   /** The expiry job: the object goes, whatever its state (a re-run after a restart finds it gone). */
@@ -167,35 +175,56 @@ export class ObjectService {
   async receive(o: StoredObject, body: Readable, declaredLength: number | undefined, signal?: AbortSignal): Promise<number> {
     const max = this.config.maxBytes;
     if (declaredLength !== undefined && declaredLength > max) throw tooLarge(max);
-    async function* capped(source: AsyncIterable<Buffer>) {
-      let size = 0;
-      for await (const chunk of source) {
+    // Piped, not iterated: a refusal unpipes the request and leaves it open, so the 413 still reaches the
+    // client (destroying an HTTP/1.1 request destroys its socket).
+    let size = 0;
+    const cap = new Transform({
+      transform(chunk: Buffer, _enc, done) {
         size += chunk.length;
-        if (size > max) throw tooLarge(max);
-        yield chunk;
-      }
-    }
-    const stat = await this.blobs.put(blobKeyOf(o), capped(body), { signal }).catch((err: unknown) => {
-      throw err instanceof DomainError ? err : ERRORS.invalid(`the upload was cut off: ${(err as Error).message}`);
+        done(size > max ? tooLarge(max) : null, chunk);
+      },
     });
-    // Deleted while the bytes flowed: they go too.
-    const now = await this.store.getById(o.id);
-    if (!now || now.state === 'DELETED') {
-      await this.blobs.delete(blobKeyOf(o));
-      throw ERRORS.notFound('object', o.id);
+    const cutOff = () => {
+      if (!body.readableEnded) cap.destroy(ERRORS.invalid('the upload was cut off before its end'));
+    };
+    body.once('close', cutOff);
+    body.once('error', cutOff);
+    body.pipe(cap);
+    // Each PUT writes a blob of its own; only a PUT that finishes while the object is UPLOADING becomes
+    // its bytes, so a completed object never changes under its readers.
+    const key = `${blobPrefixOf(o)}${newId('put')}`;
+    let stat;
+    try {
+      stat = await this.blobs.put(key, cap, { signal });
+    } catch (err) {
+      body.unpipe(cap);
+      throw err instanceof DomainError ? err : ERRORS.invalid(`the upload was cut off: ${(err as Error).message}`);
+    } finally {
+      body.off('close', cutOff);
+      body.off('error', cutOff);
     }
+    if (!(await this.store.attachBlob(o.id, key))) {
+      await this.blobs.delete(key);
+      const now = await this.store.getById(o.id);
+      if (!now || now.state === 'DELETED') throw ERRORS.notFound('object', o.id);
+      if (now.state !== 'UPLOADING') throw ERRORS.conflict(`object ${o.id} was completed while this upload ran; its bytes stay as they were`);
+      throw ERRORS.conflict(`a PUT to object ${o.id} that started later finished first; its bytes are the object's`);
+    }
+    // The bytes of earlier PUTs are superseded.
+    await this.dropBlobs(o, (k) => k < key);
     return stat.size;
   }
 
   /** The object's bytes, whole or a range (inclusive, as HTTP ranges are). */
   read(o: StoredObject, range?: { start: number; end: number }): Promise<Readable> {
-    return this.blobs.get(blobKeyOf(o), range);
+    if (o.blobKey === null) throw ERRORS.notFound('object', o.id);
+    return this.blobs.get(o.blobKey, range);
   }
 
   /** The size of a readable object's bytes (for Range answers). */
   async size(o: StoredObject): Promise<number> {
     if (o.sizeBytes !== null) return o.sizeBytes;
-    const stat = await this.blobs.stat(blobKeyOf(o));
+    const stat = o.blobKey === null ? undefined : await this.blobs.stat(o.blobKey);
     if (!stat) throw ERRORS.notFound('object', o.id);
     return stat.size;
   }

@@ -1,7 +1,8 @@
 import type { ModuleSchema } from '../../platform/store/module-schema.js';
 
 /**
- * Storage objects: the record of each (its bytes are a blob, `objects/<account>/<id>`). `delete_after_time_ms`
+ * Storage objects: the record of each; its bytes are the blob `blob_key` names (`objects/<account>/<id>/<put>`,
+ * one per PUT, so a PUT that lands after `complete` cannot change a completed object's bytes). `delete_after_time_ms`
  * is indexed for nothing on purpose: expiry is a durable job per object, and reads compare the time
  * themselves, so no query ever walks the objects by time.
  */
@@ -18,7 +19,8 @@ export const OBJECTS_SCHEMA: ModuleSchema = {
        size_bytes INTEGER,
        create_time_ms INTEGER NOT NULL,
        delete_after_time_ms INTEGER,
-       is_public INTEGER NOT NULL DEFAULT 0
+       is_public INTEGER NOT NULL DEFAULT 0,
+       blob_key TEXT
      );
      CREATE INDEX objects_account ON objects (account_id, id);
      CREATE INDEX objects_public ON objects (id) WHERE is_public = 1;
@@ -35,7 +37,8 @@ export const OBJECTS_SCHEMA: ModuleSchema = {
        size_bytes BIGINT,
        create_time_ms BIGINT NOT NULL,
        delete_after_time_ms BIGINT,
-       is_public INTEGER NOT NULL DEFAULT 0
+       is_public INTEGER NOT NULL DEFAULT 0,
+       blob_key TEXT
      );
      CREATE INDEX objects_account ON objects (account_id, id);
      CREATE INDEX objects_public ON objects (id) WHERE is_public = 1;

@@ -14,6 +14,7 @@ interface Row {
   create_time_ms: number | string;
   delete_after_time_ms: number | string | null;
   is_public: number;
+  blob_key: string | null;
 }
 
 const fromRow = (r: Row): StoredObject => ({
@@ -27,9 +28,10 @@ const fromRow = (r: Row): StoredObject => ({
   createTimeMs: Number(r.create_time_ms),
   deleteAfterTimeMs: r.delete_after_time_ms === null ? null : Number(r.delete_after_time_ms),
   isPublic: Number(r.is_public) === 1,
+  blobKey: r.blob_key,
 });
 
-const COLUMNS = ['id', 'account_id', 'name', 'content_type', 'state', 'metadata', 'size_bytes', 'create_time_ms', 'delete_after_time_ms', 'is_public'];
+const COLUMNS = ['id', 'account_id', 'name', 'content_type', 'state', 'metadata', 'size_bytes', 'create_time_ms', 'delete_after_time_ms', 'is_public', 'blob_key'];
 const likePattern = (s: string) => `%${s.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 /** The objects table over either dialect; every state change is conditional on the state it leaves. */
@@ -48,6 +50,7 @@ export class SqlObjectStore {
       o.createTimeMs,
       o.deleteAfterTimeMs,
       o.isPublic ? 1 : 0,
+      o.blobKey,
     ]);
   }
 
@@ -82,9 +85,24 @@ export class SqlObjectStore {
     return paginate<Row, StoredObject>(this.db, 'objects', where, params, page, fromRow);
   }
 
-  /** UPLOADING → READ_ONLY with the blob's size; false when the object was not UPLOADING. */
-  async complete(id: string, sizeBytes: number): Promise<boolean> {
-    const { rowCount } = await this.db.query("UPDATE objects SET state = 'READ_ONLY', size_bytes = ? WHERE id = ? AND state = 'UPLOADING'", [sizeBytes, id]);
+  /**
+   * Records the blob of a finished PUT while the object is UPLOADING, unless a PUT that started later (a
+   * greater key: put ids are time-ordered) already did; false when it did not apply.
+   */
+  async attachBlob(id: string, key: string): Promise<boolean> {
+    const { rowCount } = await this.db.query(
+      "UPDATE objects SET blob_key = ? WHERE id = ? AND state = 'UPLOADING' AND (blob_key IS NULL OR blob_key < ?)",
+      [key, id, key],
+    );
+    return rowCount > 0;
+  }
+
+  /** UPLOADING → READ_ONLY with the size of `key`, only if `key` is still its blob; false otherwise. */
+  async complete(id: string, key: string, sizeBytes: number): Promise<boolean> {
+    const { rowCount } = await this.db.query(
+      "UPDATE objects SET state = 'READ_ONLY', size_bytes = ? WHERE id = ? AND state = 'UPLOADING' AND blob_key = ?",
+      [sizeBytes, id, key],
+    );
     return rowCount > 0;
   }
 

@@ -24,6 +24,8 @@ export interface StoredObject {
   deleteAfterTimeMs: number | null;
   /** Marked by the operator (`devboxd objects publish`): listed by list_public, readable by every account. */
   isPublic: boolean;
+  /** The blob of the latest PUT (null before any): `complete` freezes it with the object. */
+  blobKey: string | null;
 }
 
 export interface ObjectListFilter {
@@ -41,8 +43,8 @@ export interface ObjectMountInput {
   objectPath: string;
 }
 
-/** The blob an object's bytes live under. */
-export const blobKeyOf = (o: Pick<StoredObject, 'accountId' | 'id'>): string => `objects/${o.accountId}/${o.id}`;
+/** Where the blobs of an object's PUTs live: one key under it per PUT (`<prefix><put id>`). */
+export const blobPrefixOf = (o: Pick<StoredObject, 'accountId' | 'id'>): string => `objects/${o.accountId}/${o.id}/`;
 
 /** An object past its time reads as deleted even before its cleanup ran. */
 export const isExpired = (o: StoredObject, nowMs = Date.now()): boolean => o.deleteAfterTimeMs !== null && o.deleteAfterTimeMs <= nowMs;

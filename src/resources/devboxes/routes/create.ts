@@ -3,7 +3,8 @@ import type { Devbox } from '../types.js';
 import { clientGone } from '../../../platform/http/request-signal.js';
 import type { Api } from '../../../platform/http/resource-module.js';
 import { replies } from '../../../platform/http/schemas/common.js';
-import { CreateBodySchema, DevboxViewSchema, mountsOf, refuseUnsupported, view, type CreateBody } from './schemas.js';
+import { mountsOf } from './mounts.js';
+import { CreateBodySchema, DevboxViewSchema, refuseUnsupported, view, type CreateBody } from './schemas.js';
 
 /** How long create_and_await_running holds before answering with the current view (the SDK then polls). */
 const AWAIT_RUNNING_MS = 20_000;

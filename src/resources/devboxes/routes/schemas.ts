@@ -5,6 +5,7 @@ import { DEVBOX_STATUSES } from '../types.js';
 import { ERRORS } from '../../../platform/errors.js';
 import { ArgString, Body, EnvironmentMap, Int, LIMITS, Metadata, Opt, OrNull, StringEnum, StringMap, Text } from '../../../platform/http/schemas/common.js';
 import { MAX_BYTES_KEYWORD } from '../../../platform/http/validation.js';
+import { MOUNTS_SERVED, MountsSchema } from './mounts.js';
 
 export const StatusSchema = StringEnum([...DEVBOX_STATUSES]);
 
@@ -104,18 +105,7 @@ export const CreateBodySchema = Body({
       maxProperties: 32,
     }),
   ),
-  mounts: Opt(
-    Type.Array(
-      Type.Unsafe<Record<string, unknown> & { type: string }>({
-        type: 'object',
-        required: ['type'],
-        properties: { type: { type: 'string', enum: ['object_mount', 'file_mount', 'code_mount', 'agent_mount', 'broker_mount'] } },
-        description:
-          'object_mount {object_id, object_path}: the object at object_path (archives unpacked into it); file_mount {target, content}: a file; code, agent and broker mounts are not supported yet',
-      }),
-      { maxItems: 100 },
-    ),
-  ),
+  mounts: Opt(MountsSchema),
   tunnel: Opt(TunnelParamsSchema),
 });
 
@@ -135,40 +125,6 @@ const UNSUPPORTED: Array<[string, (b: CreateBody) => unknown, string]> = [
 ];
 
 const resumeTriggers = (b: CreateBody) => b.launch_parameters?.lifecycle?.resume_triggers ?? undefined;
-
-/** Mount types this server places; the others are refused by `refuseUnsupported`. */
-const MOUNTS_SERVED = new Set(['object_mount', 'file_mount']);
-
-const mountString = (m: Record<string, unknown>, field: string, where: string, max: number): string => {
-  const v = m[field];
-  if (typeof v !== 'string' || v.length === 0 || v.length > max || v.includes('\u0000')) {
-    throw ERRORS.invalid(`${where}.${field} must be a string of 1 to ${max} characters without NUL`);
-  }
-  return v;
-};
-
-/**
- * The served mounts in domain terms: `object_mount`s as object mounts, `file_mount`s added to the file
- * mounts (after `file_mounts`, so a mount's target wins). Each shape is checked field by field (a union in
- * the schema would answer "must match a schema in anyOf").
- */
-export function mountsOf(b: CreateBody): { objectMounts: { objectId: string; objectPath: string }[]; fileMounts: Record<string, string> | null | undefined } {
-  const objectMounts: { objectId: string; objectPath: string }[] = [];
-  let fileMounts = b.file_mounts;
-  for (const [i, m] of (b.mounts ?? []).entries()) {
-    const where = `body.mounts[${i}]`;
-    const allowed = m.type === 'object_mount' ? ['type', 'object_id', 'object_path'] : ['type', 'target', 'content'];
-    const extra = Object.keys(m).find((k) => !allowed.includes(k));
-    if (extra) throw ERRORS.invalid(`${where}.${extra} is not a supported parameter of a ${m.type}`);
-    if (m.type === 'object_mount') {
-      objectMounts.push({ objectId: mountString(m, 'object_id', where, 200), objectPath: mountString(m, 'object_path', where, 4096) });
-    } else {
-      if (typeof m.content !== 'string') throw ERRORS.invalid(`${where}.content must be a string`);
-      fileMounts = { ...(fileMounts ?? {}), [mountString(m, 'target', where, 4096)]: m.content };
-    }
-  }
-  return { objectMounts, fileMounts };
-}
 
 /** Throws a 400 naming the first parameter this server cannot act on yet (never accepted and dropped). */
 export function refuseUnsupported(b: CreateBody): void {

@@ -1,0 +1,54 @@
+import { Type } from 'typebox';
+import { ERRORS } from '../../../platform/errors.js';
+import type { ObjectMount } from '../create-input.js';
+import type { CreateBody } from './schemas.js';
+
+/**
+ * `mounts` at create: a list of Runloop's mount shapes, told apart by `type`. The schema checks only the
+ * type; each shape's fields are checked by `mountsOf`, whose messages name the field (a union in the schema
+ * would answer "must match a schema in anyOf").
+ */
+export const MountsSchema = Type.Array(
+  Type.Unsafe<Record<string, unknown> & { type: string }>({
+    type: 'object',
+    required: ['type'],
+    properties: { type: { type: 'string', enum: ['object_mount', 'file_mount', 'code_mount', 'agent_mount', 'broker_mount'] } },
+    description:
+      'object_mount {object_id, object_path}: the object at object_path (archives unpacked into it); file_mount {target, content}: a file; code, agent and broker mounts are not supported yet',
+  }),
+  { maxItems: 100 },
+);
+
+/** Mount types this server places; the others are refused by `refuseUnsupported`. */
+export const MOUNTS_SERVED = new Set(['object_mount', 'file_mount']);
+
+const mountString = (m: Record<string, unknown>, field: string, where: string, max: number): string => {
+  const v = m[field];
+  if (typeof v !== 'string' || v.length === 0 || v.length > max || v.includes('\u0000')) {
+    throw ERRORS.invalid(`${where}.${field} must be a string of 1 to ${max} characters without NUL`);
+  }
+  return v;
+};
+
+/**
+ * The served mounts in domain terms: `object_mount`s as object mounts, `file_mount`s added to the file
+ * mounts (after `file_mounts`, so a mount's target wins). Runs after `refuseUnsupported`, so every mount
+ * here is of a served type.
+ */
+export function mountsOf(b: Pick<CreateBody, 'mounts' | 'file_mounts'>): { objectMounts: ObjectMount[]; fileMounts: Record<string, string> | null | undefined } {
+  const objectMounts: ObjectMount[] = [];
+  let fileMounts = b.file_mounts;
+  for (const [i, m] of (b.mounts ?? []).entries()) {
+    const where = `body.mounts[${i}]`;
+    const allowed = m.type === 'object_mount' ? ['type', 'object_id', 'object_path'] : ['type', 'target', 'content'];
+    const extra = Object.keys(m).find((k) => !allowed.includes(k));
+    if (extra) throw ERRORS.invalid(`${where}.${extra} is not a supported parameter of a ${m.type}`);
+    if (m.type === 'object_mount') {
+      objectMounts.push({ objectId: mountString(m, 'object_id', where, 200), objectPath: mountString(m, 'object_path', where, 4096) });
+    } else {
+      if (typeof m.content !== 'string') throw ERRORS.invalid(`${where}.content must be a string`);
+      fileMounts = { ...(fileMounts ?? {}), [mountString(m, 'target', where, 4096)]: m.content };
+    }
+  }
+  return { objectMounts, fileMounts };
+}

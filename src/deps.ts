@@ -158,6 +158,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     builds: config.blueprintBuilds,
     timeoutMs: config.blueprintBuildTimeoutSeconds * 1000,
     reveal: async (accountId, name) => (await secrets.reveal(accountId, name)).value,
+    secretExists: async (accountId, ref) => (await secrets.resolve(accountId, ref)) !== undefined,
     network: {
       egressOf: async (accountId, id) => (await networkPolicies.policies.get(accountId, id))?.egress,
       attach: (id, e) => egress.attachSandbox(id, e),

@@ -58,6 +58,7 @@ describe('blueprint requests', () => {
     await bad(post({ name: 'x', base_blueprint_id: 'a', base_blueprint_name: 'b' }), 400, /not both/);
     await bad(post({ name: 'x', build_context: { type: 'object', object_id: 'obj_nope' } }), 400, /build_context.object_id/);
     await bad(post({ name: 'x', build_args: { 'bad-name': '1' } }), 400, /build_args/);
+    await bad(post({ name: 'x', secrets: { TOKEN: 'NO_SUCH_SECRET' } }), 400, /secrets.TOKEN: no secret NO_SUCH_SECRET/);
     await bad(post({ name: 'x', launch_parameters: { resource_size_request: 'HUGE' } }), 400, /resource_size_request/);
   });
 
@@ -94,6 +95,20 @@ describe('blueprint builds (stub sandboxes)', () => {
     assert.equal(record!.sandbox.cwd, '/app');
     assert.equal(record!.entrypoint, "exec python3 -m http.server");
     await bad({ method: 'POST', url: `/v1/blueprints/${other.id}/delete` }, 400, /devbox/);
+  });
+
+  test('file mounts are written after the Dockerfile, relative to its WORKDIR, before the setup commands', async () => {
+    const argvs: string[][] = [];
+    const before = f.runtime.run;
+    f.runtime.run = (spec) => (argvs.push(spec.argv), {});
+    try {
+      const b = await built({ name: 'mounts', dockerfile: 'FROM runloop:runloop/starter-x86_64\nWORKDIR /w', file_mounts: { 'rel.txt': 'x', '/abs.txt': 'y' }, system_setup_commands: ['echo setup'] });
+      assert.equal(b.status, 'build_complete', (await logs(b.id)).join('\n'));
+    } finally {
+      f.runtime.run = before;
+    }
+    const shown = argvs.map((a) => a.at(-1));
+    assert.deepEqual(shown.slice(-3), ['/w/rel.txt', '/abs.txt', 'echo setup']);
   });
 
   test('failures: an unsupported instruction, no FROM, an unknown image; each named in the logs with a reason', async () => {

@@ -28,6 +28,8 @@ export class BlueprintService {
     private readonly jobs: () => JobRunner,
     private readonly contexts: BuildContextSource,
     private readonly network: BuildNetwork | undefined,
+    /** Whether the account has a secret of that id or name (values are read only by the build). */
+    private readonly secretExists: (accountId: string, ref: string) => Promise<boolean>,
     private readonly runtime: RuntimeDriver,
     private readonly host: HostCapacity,
     private readonly node: string,
@@ -83,6 +85,9 @@ export class BlueprintService {
     // The build's boxes get the devbox size the blueprint's launch parameters ask for: refused as for a devbox.
     resolveLimits((params.launch_parameters ?? {}) as Parameters<typeof resolveLimits>[0], this.host);
     if (params.build_context) await this.contexts.check(accountId, params.build_context.object_id);
+    for (const [env, name] of Object.entries(params.secrets ?? {})) {
+      if (!(await this.secretExists(accountId, name))) throw ERRORS.invalid(`secrets.${env}: no secret ${name}`);
+    }
     if (params.network_policy_id && !(await this.network?.egressOf(accountId, params.network_policy_id))) {
       throw ERRORS.invalid(`network_policy_id: no network policy ${params.network_policy_id}`);
     }

@@ -4,6 +4,7 @@
  * expanded arguments and environment, user, directory, context digest) were built before reuses that layer.
  */
 import { createHash } from 'node:crypto';
+import { posix } from 'node:path';
 import type { ResourceLimits, RuntimeDriver, SandboxUser } from '../../runtime/driver.js';
 import type { ContextArchive } from './build-context.js';
 import { applyInstruction, SUPPORTED, type BuildInputs, type BuildState, type LayerStep } from './build-steps.js';
@@ -117,7 +118,7 @@ export class BuildEngine {
       if (signal.aborted) throw new StepFailed('the build was stopped');
       const step: LayerStep | null =
         ins.keyword === 'FILE'
-          ? { kind: 'file', path: ins.args, contents: req.fileMounts[ins.args]!, key: ['FILE', ins.args, sha256(req.fileMounts[ins.args]!)] }
+          ? fileStep(ins.args, req.fileMounts[ins.args]!, state.image.workdir)
           : applyInstruction(ins, state, inputs);
       const tag = `#${n + 1}`;
       if (!step) {
@@ -185,3 +186,9 @@ export class BuildEngine {
 }
 
 export const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex');
+
+/** A file mount: a relative path is relative to the image's WORKDIR (else `/`), as COPY's destination is. */
+function fileStep(path: string, contents: string, workdir: string | null): LayerStep {
+  const abs = posix.resolve(workdir ?? '/', path);
+  return { kind: 'file', path: abs, contents, key: ['FILE', abs, sha256(contents)] };
+}

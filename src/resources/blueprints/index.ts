@@ -32,6 +32,7 @@ export function buildBlueprints(deps: {
   builds: number;
   timeoutMs: number;
   reveal(accountId: string, secret: string): Promise<string>;
+  secretExists(accountId: string, ref: string): Promise<boolean>;
   network?: BuildNetwork;
   /** Storage objects: build contexts are read from them. */
   objects: () => ObjectReader;
@@ -47,7 +48,7 @@ export function buildBlueprints(deps: {
     reveal: deps.reveal,
     network: deps.network,
   });
-  const service = new BlueprintService(store, deps.jobs, contexts, deps.network, deps.runtime, deps.host, deps.node, deps.log);
+  const service = new BlueprintService(store, deps.jobs, contexts, deps.network, deps.secretExists, deps.runtime, deps.host, deps.node, deps.log);
   return { service, runner, store, resolver: blueprintResolver(() => store) };
 }
 

@@ -148,5 +148,7 @@ describe('blueprint builds (stub sandboxes)', () => {
     const pub = await ok<{ blueprints: View[] }>({ method: 'GET', url: '/v1/blueprints/list_public', key: keyB });
     assert.deepEqual(pub.blueprints.map((x) => x.id), [b.id]);
     await bad({ method: 'POST', url: `/v1/blueprints/${b.id}/delete`, key: keyB }, 403, /another account/);
+    await bad({ method: 'GET', url: `/v1/blueprints/${b.id}/logs`, key: keyB }, 404, /not found/);
+    assert.ok((await logs(b.id)).length > 0, "the owner still reads the build's log");
   });
 });

@@ -122,8 +122,10 @@ export class BlueprintService {
     return this.store.list(null, filters, page);
   }
 
+  /** A build's log is its owner's: a public blueprint's other readers do not see it (a step may print a secret). */
   async logs(accountId: string, id: string): Promise<BuildLogLine[]> {
-    await this.get(accountId, id);
+    const b = await this.get(accountId, id);
+    if (b.accountId !== accountId) throw ERRORS.notFound('blueprint logs of', id);
     return this.store.logs(id);
   }
 

@@ -111,6 +111,26 @@ describe('blueprint builds (stub sandboxes)', () => {
     assert.deepEqual(shown.slice(-3), ['/w/rel.txt', '/abs.txt', 'echo setup']);
   });
 
+  test('the step cache keeps the 200 most recently used layers no blueprint names, and those used lately', async () => {
+    const store = f.deps.blueprints.store;
+    const node = f.deps.node;
+    const old = Date.now() - 3 * 3600_000;
+    for (let i = 0; i < 210; i++) {
+      await store.cacheLayer(node, `fake-${i}`, `bpl_fake${i}`);
+      f.runtime.layers.add(`bpl_fake${i}`);
+      await f.deps.store.db.query('UPDATE blueprint_step_cache SET create_time_ms = ? WHERE cache_key = ?', [old + i, `fake-${i}`]);
+    }
+    const b = await built({ name: 'collects', dockerfile: 'FROM runloop:runloop/starter-x86_64\nRUN echo collect' });
+    assert.equal(b.status, 'build_complete');
+    for (let tries = 0; f.runtime.layers.has('bpl_fake9'); tries++) {
+      assert.ok(tries < 200, 'the oldest loose layers were collected');
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    const left = new Set((await store.cacheEntries(node)).map((e) => e.layer));
+    for (let i = 0; i < 210; i++) assert.equal(left.has(`bpl_fake${i}`), i >= 10, `bpl_fake${i}`);
+    assert.ok(f.runtime.layers.has('bpl_fake209') && !f.runtime.layers.has('bpl_fake0'));
+  });
+
   test('failures: an unsupported instruction, no FROM, an unknown image; each named in the logs with a reason', async () => {
     for (const [dockerfile, pattern] of [
       ['FROM runloop:runloop/starter-x86_64\nHEALTHCHECK CMD true', /unsupported instruction HEALTHCHECK/],

@@ -15,6 +15,9 @@ import type { SqlBlueprintStore } from './sql-blueprint-store.js';
 import { StepFailed, type StepNetwork } from './step-sandbox.js';
 import { BUILDING, EMPTY_IMAGE, type Blueprint, type BuildFailure, type ImageConfig } from './types.js';
 
+/** Cached step layers no blueprint names that are kept at least (the most recently used). */
+export const CACHE_KEEP = 200;
+
 /** What the default image says of itself (Docker images carry PATH in their config). */
 const DEFAULT_IMAGE: ImageConfig = { ...EMPTY_IMAGE, env: { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' } };
 
@@ -45,6 +48,7 @@ export interface BuildNetwork {
 export class BuildRunner {
   private readonly running = new Map<string, Promise<void>>();
   private started = false;
+  private collecting = false;
 
   constructor(
     private readonly store: SqlBlueprintStore,
@@ -136,6 +140,31 @@ export class BuildRunner {
       clearTimeout(timer);
       release();
       await out.flush();
+      void this.collectCache();
+    }
+  }
+
+  /**
+   * Bounds the step cache: layers no blueprint names (steps of failed or superseded builds) are kept for
+   * reuse, the CACHE_KEEP most recently used of them; older ones go, once unused for longer than a build may
+   * last (a running build may stand on a layer it took from the cache, and took it within that time).
+   */
+  private async collectCache(): Promise<void> {
+    if (this.collecting) return;
+    this.collecting = true;
+    try {
+      const named = await this.store.layersInUse();
+      const loose = (await this.store.cacheEntries(this.opts.node)).filter((e) => !named.has(e.layer));
+      const idleBefore = Date.now() - this.opts.timeoutMs - 60_000;
+      const gone = loose.slice(CACHE_KEEP).filter((e) => e.usedMs < idleBefore).map((e) => e.layer);
+      if (!gone.length) return;
+      await this.store.uncacheLayers(this.opts.node, gone);
+      for (const l of gone) await this.runtime.deleteLayer(l).catch((err) => this.log.warn({ err, layer: l }, 'cached layer delete failed'));
+      this.log.info({ layers: gone.length }, 'step cache collected');
+    } catch (err) {
+      this.log.error({ err }, 'step cache collection failed');
+    } finally {
+      this.collecting = false;
     }
   }
 

@@ -39,7 +39,14 @@ export function buildBlueprints(deps: {
   log: Logger;
 }): BlueprintsModule {
   const store = new SqlBlueprintStore(deps.store.db);
-  const engine = new BuildEngine(deps.runtime, { get: (k) => store.cachedLayer(deps.node, k), put: (k, l) => store.cacheLayer(deps.node, k, l) });
+  const engine = new BuildEngine(deps.runtime, {
+    get: async (k) => {
+      const layer = await store.cachedLayer(deps.node, k);
+      if (layer) await store.touchCache(deps.node, k);
+      return layer;
+    },
+    put: (k, l) => store.cacheLayer(deps.node, k, l),
+  });
   const contexts = new ObjectContextSource(deps.objects);
   const runner = new BuildRunner(store, engine, contexts, deps.runtime, new Gate(deps.builds, 100_000), deps.log, {
     node: deps.node,

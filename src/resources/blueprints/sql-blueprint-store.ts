@@ -183,6 +183,18 @@ export class SqlBlueprintStore {
     );
   }
 
+  /** Marks a cache entry used now: the collection takes the least recently used first. */
+  async touchCache(node: string, key: string): Promise<void> {
+    await this.db.query('UPDATE blueprint_step_cache SET create_time_ms = ? WHERE node = ? AND cache_key = ?', [Date.now(), node, key]);
+  }
+
+  /** This node's cache entries, most recently used first. */
+  async cacheEntries(node: string): Promise<{ key: string; layer: string; usedMs: number }[]> {
+    const { rows } = await this.db.query<{ cache_key: string; layer_id: string; create_time_ms: number | string }>(
+      'SELECT cache_key, layer_id, create_time_ms FROM blueprint_step_cache WHERE node = ? ORDER BY create_time_ms DESC', [node]);
+    return rows.map((r) => ({ key: r.cache_key, layer: r.layer_id, usedMs: Number(r.create_time_ms) }));
+  }
+
   /** Forgets cache entries of layers that are gone. */
   async uncacheLayers(node: string, layers: string[]): Promise<void> {
     for (const l of layers) await this.db.query('DELETE FROM blueprint_step_cache WHERE node = ? AND layer_id = ?', [node, l]);

@@ -89,6 +89,7 @@ int main(int argc, char **argv) {
   size_t len;
   char *req = argc == 3 && strcmp(argv[1], "-r") == 0 ? read_request(atoi(argv[2]), &len) : args_request(argc, argv, &len);
   if (len == 0 || launch_parse_request(&l, req, len, err, sizeof err) != 0) die(125, "%s", len ? err : "an empty request");
+  if (l.tty_cols > 0) die(125, "a command on a terminal runs through boxexecd only"); /* no relay for it here */
   signal(SIGPIPE, SIG_IGN);
   const int stdio[3] = {0, 1, 2};
   struct started s;

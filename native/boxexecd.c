@@ -9,8 +9,14 @@
  * Frames, both directions: 1 type byte, 4-byte little-endian length, payload.
  *   server -> relay: 'R' NUL-separated boxexec arguments (first frame) or 'B' boxinit arguments
  *                    (creates a box: the server does not fork for that either), 'I' stdin bytes,
- *                    'E' stdin end, 'K' {signal, group flag}
+ *                    'E' stdin end, 'K' {signal, group: 0 the command, 1 its process group, 2 the
+ *                    foreground process group of its terminal}, 'W' {uint16 cols, uint16 rows} (a
+ *                    terminal's new size: TIOCSWINSZ on the master, the kernel sends SIGWINCH)
  *   relay -> server: '1' stdout bytes, '2' stderr bytes, 'X' {int32 exit code or -1, int32 signal}
+ * With -t among the arguments the command runs on a terminal of the box: its master (received from the
+ * box's forker, see launch.c) takes the place of the stdin and stdout pipes ('I' bytes are typed into the
+ * terminal, '1' frames carry what it shows, 'E' changes nothing); '2' carries only the launcher's own
+ * errors from before the terminal. Terminal bytes are copied (splice does not take a tty).
  * A pipe is read only once the previous output frame is flushed: a slow reader slows the command.
  * Frame payloads move between the pipes and the connection with splice (no copy through the relay).
  * Once the command is done and all is sent, the relay half-closes and waits for the server to close.
@@ -97,17 +103,24 @@ static void __attribute__((noreturn)) fail(int c, const char *msg) {
 }
 
 /* The command: started by the box's forker ('R', `cmd`), or boxinit forked here ('B', `child`). */
-static struct started cmd = {.pid = -1, .pidfd = -1, .conn = -1};
+static struct started cmd = {.pid = -1, .pidfd = -1, .conn = -1, .master = -1};
 static pid_t child = -1;
 
 static void apply_control(int *in_w) {
   char type = (char)ihead[0];
-  if (type == 'E' && *in_w >= 0) {
+  if (type == 'E' && *in_w >= 0 && cmd.master < 0) {
     close(*in_w);
     *in_w = -1;
   } else if (type == 'K' && ipos >= 2) {
-    if (cmd.pid > 0) launch_signal(&cmd, ipay[0], ipay[1]);
+    if (cmd.pid > 0 && ipay[1] == 2) launch_signal_foreground(&cmd, ipay[0]);
+    else if (cmd.pid > 0) launch_signal(&cmd, ipay[0], ipay[1]);
     else if (child > 0 && (!ipay[1] || kill(-child, ipay[0]) != 0)) kill(child, ipay[0]);
+  } else if (type == 'W' && ipos >= 4 && cmd.master >= 0) {
+    uint16_t cols, rows;
+    memcpy(&cols, ipay, 2);
+    memcpy(&rows, ipay + 2, 2);
+    struct winsize ws = {.ws_row = rows, .ws_col = cols};
+    if (cols > 0 && rows > 0) ioctl(cmd.master, TIOCSWINSZ, &ws);
   }
 }
 
@@ -239,6 +252,19 @@ static int flush_out(int c) {
   }
 }
 
+/* Starts a frame with what the terminal's master shows: read here (FIONREAD and splice do not serve a
+ * tty); returns 0 when it shows nothing yet, -1 once the terminal is gone (every slave closed: EIO). */
+static int start_tty_frame(int c, int fd) {
+  ssize_t n = read(fd, obuf + 5, OUT_CHUNK);
+  if (n < 0 && (errno == EAGAIN || errno == EINTR)) return 0;
+  if (n <= 0) return -1;
+  put_header(obuf, '1', (uint32_t)n);
+  olen = 5 + (size_t)n;
+  ooff = 0;
+  flush_out(c);
+  return 1;
+}
+
 /* Starts a frame with what pipe `fd` holds; returns 0 when it holds nothing. */
 static int start_frame(int c, int fd, char type) {
   int avail = 0;
@@ -313,6 +339,14 @@ static void __attribute__((noreturn)) serve(int c) {
   close(out[1]);
   close(er[1]);
   int in_w = in[1], pipes[2] = {out[0], er[0]}, sent_exit = 0, in_wait = WAIT_CONN;
+  if (hdr[0] == 'R' && l.tty_cols > 0 && !exited) {
+    /* input goes to a copy of the master, so that a closed input never closes the terminal */
+    close(in[1]);
+    close(out[0]);
+    in_w = dup(cmd.master);
+    pipes[0] = cmd.master;
+    use_splice = in_splice = 0;
+  }
   fcntl(c, F_SETFL, O_NONBLOCK);
   fcntl(in_w, F_SETFL, O_NONBLOCK);
   for (int i = 0; i < 2; i++) fcntl(pipes[i], F_SETFL, O_NONBLOCK);
@@ -349,6 +383,17 @@ static void __attribute__((noreturn)) serve(int c) {
     for (int i = 0; i < 2; i++) {
       if (!(p[2 + i].revents & (POLLIN | POLLHUP))) continue;
       int round = 0;
+      if (i == 0 && cmd.master >= 0 && pipes[0] == cmd.master) {
+        while (round++ < 8 && olen == 0 && body_left == 0) {
+          int r = start_tty_frame(c, pipes[0]);
+          if (r < 0) {
+            close(pipes[0]); /* the terminal is gone: everything it showed was sent */
+            pipes[0] = cmd.master = -1;
+          }
+          if (r <= 0) break;
+        }
+        continue;
+      }
       while (round++ < 8 && olen == 0 && body_left == 0 && start_frame(c, pipes[i], i == 0 ? '1' : '2')) {
       }
       if (round == 1 && olen == 0 && body_left == 0 && (p[2 + i].revents & POLLHUP)) {

@@ -25,10 +25,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <termios.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -42,7 +44,7 @@ int launch_parse(struct launch *l, int argc, char **argv, char *err, size_t errl
   l->nargs = argc - 1;
   int opt;
   optind = 1;
-  while ((opt = getopt(argc, argv, "+x:u:g:d:hRe:")) != -1) {
+  while ((opt = getopt(argc, argv, "+x:u:g:d:hRe:t:")) != -1) {
     switch (opt) {
       case 'x': l->sock = optarg; break;
       case 'u': l->uid = atol(optarg); break;
@@ -51,6 +53,13 @@ int launch_parse(struct launch *l, int argc, char **argv, char *err, size_t errl
       case 'h': l->cwd_is_home = 1; break;
       case 'R': l->as_root = 1; break;
       case 'e': if (l->n_env < MAX_ENV) l->env[l->n_env++] = optarg; break;
+      case 't':
+        if (sscanf(optarg, "%dx%d", &l->tty_cols, &l->tty_rows) != 2 || l->tty_cols < 1 || l->tty_cols > 65535 ||
+            l->tty_rows < 1 || l->tty_rows > 65535) {
+          snprintf(err, errlen, "bad terminal size");
+          return -1;
+        }
+        break;
       default: snprintf(err, errlen, "bad arguments"); return -1;
     }
   }
@@ -156,8 +165,43 @@ static void set_caps(int as_root) {
   if (syscall(SYS_capset, &hdr, data) != 0) die(125, "capset");
 }
 
+/* A terminal for the command, opened as the box user inside the box: /dev/ptmx there is the box's own
+ * devpts instance (boxinit mounts it with newinstance), so the slave is a /dev/pts/N of the box, owned by
+ * the user, like a login's. The slave is opened from the master (TIOCGPTPEER), never by a path the box
+ * could swap. The master goes to the relay (send_master): opening it here rather than in the relay through
+ * the box's /dev means no host process ever resolves a path inside the box. */
+static int open_terminal(const struct launch *l, int *slave) {
+  int master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (master < 0) die(125, "open /dev/ptmx");
+  int unlock = 0;
+  struct winsize ws = {.ws_row = (unsigned short)l->tty_rows, .ws_col = (unsigned short)l->tty_cols};
+  if (ioctl(master, TIOCSPTLCK, &unlock) != 0 || ioctl(master, TIOCSWINSZ, &ws) != 0) die(125, "set up the terminal");
+  *slave = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (*slave < 0) die(125, "open the terminal");
+  return master;
+}
+
+/* Hands the terminal's master to the relay on the forker's connection ('M' with the descriptor), ahead of
+ * the forker's 'P': the command's pid is reported only after this (see forkd.c). */
+static void send_master(int conn, int master) {
+  unsigned char buf[5] = {'M', 0, 0, 0, 0};
+  char cbuf[CMSG_SPACE(sizeof(int))];
+  memset(cbuf, 0, sizeof cbuf);
+  struct iovec iov = {.iov_base = buf, .iov_len = sizeof buf};
+  struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf};
+  struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int));
+  memcpy(CMSG_DATA(c), &master, sizeof master);
+  ssize_t n;
+  while ((n = sendmsg(conn, &m, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
+  }
+  if (n != sizeof buf) _exit(125);
+}
+
 /* The forker's child: host pid namespace, box everything else; forks the command and reports its pid. */
-static void __attribute__((noreturn)) child_main(struct launch *l, int pidfd, const int fds[3], int report) {
+static void __attribute__((noreturn)) child_main(struct launch *l, int pidfd, const int fds[3], int report, int conn) {
   for (int i = 0; i < 3; i++)
     if (fds[i] != i && dup2(fds[i], i) < 0) die(125, "stdio");
   sigset_t none;
@@ -180,15 +224,27 @@ static void __attribute__((noreturn)) child_main(struct launch *l, int pidfd, co
   }
   set_no_new_privs();
   install_seccomp();
+  int slave = -1, master = l->tty_cols > 0 ? open_terminal(l, &slave) : -1;
   pid_t cmd = fork();
   if (cmd < 0 && errno == EAGAIN) no_slot();
   if (cmd < 0) die(125, "fork into the box");
   if (cmd == 0) {
     setsid(); /* own session and process group: a group signal reaches everything the command starts */
+    if (slave >= 0) {
+      /* the terminal becomes the session's controlling terminal and the command's stdio */
+      if (ioctl(slave, TIOCSCTTY, 0) != 0) die(125, "set the controlling terminal");
+      for (int i = 0; i < 3; i++)
+        if (dup2(slave, i) < 0) _exit(125);
+    }
     syscall(SYS_close_range, 3, ~0U, 0);
     environ = (char **)l->env;
     execvp(l->argv[0], l->argv);
     die(errno == ENOENT ? 127 : 126, "%s", l->argv[0]);
+  }
+  if (master >= 0) {
+    send_master(conn, master);
+    close(master);
+    close(slave);
   }
   if (write(report, &cmd, sizeof cmd) != sizeof cmd) _exit(125);
   _exit(0);
@@ -219,5 +275,5 @@ void launch_child(int conn, int report, int init_pidfd) {
     die(125, "%s", err);
   }
   const int stdio[3] = {0, 1, 2};
-  child_main(&l, init_pidfd, stdio, report);
+  child_main(&l, init_pidfd, stdio, report, conn);
 }

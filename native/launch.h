@@ -15,6 +15,7 @@ struct launch {
   long uid, gid;
   const char *cwd;
   int cwd_is_home, as_root;
+  int tty_cols, tty_rows;        /* -t COLSxROWS: the command runs on a terminal of the box (0: pipes) */
   char *env[MAX_ENV + 1];
   int n_env;
   char **argv;
@@ -22,11 +23,11 @@ struct launch {
   int nargs;
 };
 
-/* A command the forker started: its host pid and a pidfd (signals), and the connection that brings
- * its wait status. */
+/* A command the forker started: its host pid and a pidfd (signals), the connection that brings its wait
+ * status, and with -t the master side of its terminal (else -1). */
 struct started {
   pid_t pid;
-  int pidfd, conn;
+  int pidfd, conn, master;
 };
 
 /* Parses boxexec's options (see boxexec.c) from argv; 0 on success, -1 with a message in err. */
@@ -50,6 +51,9 @@ int launch_wait(struct started *s, int *status);
 
 /* Signals the command, or its process group. */
 void launch_signal(const struct started *s, int sig, int group);
+
+/* Signals the foreground process group of the command's terminal (s->master), if the command still runs. */
+void launch_signal_foreground(const struct started *s, int sig);
 
 /* In the forker's child: reads a request from conn, enters the box, forks the command there and writes
  * its pid to `report`. Never returns. */

@@ -12,8 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/resource.h>
@@ -75,9 +77,18 @@ static int recv_msg(int conn, char *type, int32_t *val, int *fd) {
   return 0;
 }
 
+/* The master a box sent: kept only if it is what open_terminal (launch.c) opens, a pty master (the ptmx
+ * device, 5:2); anything else a box could have put at its /dev/ptmx is closed. */
+static int checked_master(int fd) {
+  struct stat st;
+  if (fd >= 0 && fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) && major(st.st_rdev) == 5 && minor(st.st_rdev) == 2) return fd;
+  if (fd >= 0) close(fd);
+  return -1;
+}
+
 int launch_start(const struct launch *l, const int fds[3], struct started *s, int *status, char *err, size_t errlen) {
   s->pid = -1;
-  s->pidfd = s->conn = -1;
+  s->pidfd = s->conn = s->master = -1;
   int conn = unix_socket_at(l->sock, 0);
   if (conn < 0) {
     snprintf(err, errlen, "the box is not running (%s)", strerror(errno));
@@ -120,8 +131,20 @@ int launch_start(const struct launch *l, const int fds[3], struct started *s, in
   char type = 0;
   int32_t val = 0;
   int pidfd = -1;
-  /* A refusal may come before the whole request went out: the reply is read either way. */
-  if (recv_msg(conn, &type, &val, &pidfd) != 0) {
+  /* A refusal may come before the whole request went out: the reply is read either way. With a terminal,
+   * its master comes first ('M'), then the pid. */
+  int got = recv_msg(conn, &type, &val, &pidfd);
+  if (got == 0 && type == 'M') {
+    s->master = checked_master(pidfd);
+    got = recv_msg(conn, &type, &val, &pidfd);
+  }
+  if (got == 0 && type == 'P' && l->tty_cols > 0 && s->master < 0) {
+    /* the command runs, but without the terminal it asked for: end it rather than relay nothing */
+    if (pidfd >= 0) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+    type = 'E';
+    val = ENOTTY;
+  }
+  if (got != 0) {
     close(conn);
     snprintf(err, errlen, "the box is not running");
     return -1;
@@ -133,6 +156,9 @@ int launch_start(const struct launch *l, const int fds[3], struct started *s, in
     return 0;
   }
   close(conn);
+  if (pidfd >= 0) close(pidfd);
+  if (s->master >= 0) close(s->master);
+  s->master = -1;
   if (type == 'X') {
     *status = val;
     return 1;
@@ -159,6 +185,31 @@ void launch_signal(const struct started *s, int sig, int group) {
   /* A group signal before the command's setsid() finds no group yet: signal the command itself. */
   if (group && kill(-s->pid, sig) == 0) return;
   syscall(SYS_pidfd_send_signal, s->pidfd, sig, NULL, 0);
+}
+
+#ifndef PIDFD_SIGNAL_PROCESS_GROUP
+#define PIDFD_SIGNAL_PROCESS_GROUP (1U << 2)
+#endif
+
+void launch_signal_foreground(const struct started *s, int sig) {
+  struct pollfd p = {.fd = s->pidfd, .events = POLLIN};
+  if (s->master < 0 || s->pidfd < 0 || poll(&p, 1, 0) != 0) return; /* no terminal, or the command ended */
+  /* The terminal's own way for the signals a keyboard sends: the kernel signals the foreground group it
+   * holds, with no pid number involved. */
+  if ((sig == SIGINT || sig == SIGQUIT || sig == SIGTSTP) && ioctl(s->master, TIOCSIG, sig) == 0) return;
+  pid_t pg = 0;
+  if (ioctl(s->master, TIOCGPGRP, &pg) != 0 || pg <= 0) return;
+  /* A pid number may be reused once its group is gone: the group's leader is pinned with a pidfd and must
+   * lead a group of the command's session (alive, so its number is its own) while it is still alive. The
+   * box decides which of its groups is in the foreground, never a process outside its session. */
+  int pfd = (int)syscall(SYS_pidfd_open, pg, 0);
+  if (pfd < 0) return; /* the leader is gone: nothing safe to aim at */
+  struct pollfd q = {.fd = pfd, .events = POLLIN};
+  if (getsid(pg) == s->pid && getpgid(pg) == pg && poll(&q, 1, 0) == 0 && poll(&p, 1, 0) == 0) {
+    if (syscall(SYS_pidfd_send_signal, pfd, sig, NULL, PIDFD_SIGNAL_PROCESS_GROUP) != 0 && errno == EINVAL)
+      kill(-pg, sig); /* before Linux 6.9 */
+  }
+  close(pfd);
 }
 
 void mirror_status(int status) {

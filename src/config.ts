@@ -2,6 +2,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadNetworkConfig, type NetworkConfig } from './network-config.js';
 import { loadObjectConfig, type ObjectConfig } from './resources/objects/config.js';
+import { loadSshConfig, type SshConfig } from './ssh-config.js';
 import { loadEvictionConfig, type EvictionConfig } from './resources/evictions/eviction-config.js';
 import { loadBlobConfig, type BlobConfig } from './platform/blob/config.js';
 
@@ -69,6 +70,8 @@ export interface Config {
    * API at `api.<this>`); null: any `{port}-{key}.tunnel.*` host name.
    */
   tunnelDomain: string | null;
+  /** The SSH front (DEVBOXD_SSH_PORT, DEVBOXD_SSH_PLAIN_PORT, DEVBOXD_SSH_DOMAIN, ...); see ssh-config.ts. */
+  ssh: SshConfig;
   /** Evictions: drain at SIGTERM, on memory pressure (DEVBOXD_EVICT_*); see resources/evictions/eviction-config.ts. */
   eviction: EvictionConfig;
   /** Where blobs live: DEVBOXD_BLOB_BACKEND (fs, s3) and the DEVBOXD_S3_* settings; see platform/blob/config.ts. */
@@ -183,6 +186,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     blueprintBuilds: int('DEVBOXD_BLUEPRINT_BUILDS', env.DEVBOXD_BLUEPRINT_BUILDS, 2, 1, 256),
     blueprintBuildTimeoutSeconds: int('DEVBOXD_BLUEPRINT_BUILD_TIMEOUT', env.DEVBOXD_BLUEPRINT_BUILD_TIMEOUT, 3600, 1, 7 * 24 * 3600),
     registry: loadRegistry(env),
+    ssh: loadSshConfig(env, env.DEVBOXD_HOST || '127.0.0.1', (name, def, min, max) => int(name, env[name], def, min, max)),
     eviction: loadEvictionConfig(env, (name, def, min, max) => int(name, env[name], def, min, max), (message) => new ConfigError(message)),
     blob: loadBlobConfig(env),
   });

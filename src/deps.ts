@@ -40,6 +40,7 @@ import { BUILD_JOB, buildBlueprints, type BlueprintsModule } from './resources/b
 import { objectMountExtensions } from './resources/objects/devbox-extensions.js';
 import { EXPIRE_JOB, ObjectService } from './resources/objects/object-service.js';
 import { Presigner } from './resources/objects/presign.js';
+import { SshFront, SshKeyService } from './resources/ssh/index.js';
 import { buildEvictions, type EvictionModule } from './resources/evictions/index.js';
 
 /** The composition root: every store, driver and service is built once, here, with explicit arguments. */
@@ -77,6 +78,8 @@ export interface Deps {
   tunnels: { service: TunnelService; front: TunnelFront };
   /** Blueprints: the service (routes, the operator's publish), the build runner (the build job's handler). */
   blueprints: BlueprintsModule;
+  /** SSH: create_ssh_key (keys) and the SSH front on its own ports (front.listen() at start). */
+  ssh: { keys: SshKeyService; front: SshFront };
   /** Evictions: the watch stream's source, drains (`devboxd drain`, SIGTERM with DEVBOXD_EVICT_ON_SHUTDOWN=suspend), memory pressure. */
   evictions: EvictionModule;
   /** Stops background work and closes what was opened, in reverse order. Devboxes keep running. */
@@ -141,10 +144,21 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     log: logger.child({ component: 'gateway' }),
   });
   boxServices.route(GATEWAY_PREFIX, gateway.proxy.handle);
+  // The SSH front reaches the box services through thunks, called once a connection logs in.
+  const sshFront = new SshFront({
+    config: config.ssh,
+    domain: config.ssh.domain ?? config.tunnelDomain,
+    dataDir: config.dataDir,
+    devboxById: (id) => devboxStore.getById(id),
+    sandboxOf: (id) => lifecycle.active.get(id)?.sandbox,
+    environmentOf: (d) => devboxes.environmentOf(d),
+    busy: (id, delta) => devboxes.busy(id, delta),
+    log: logger.child({ component: 'ssh' }),
+  });
   const lifecycle = new Lifecycle(devboxStore, runtime, events, logger.child({ component: 'lifecycle' }), {
     bootSteps: [egress.bootStep, boxLink.bootStep, fileMountsStep, objectMounts.bootStep, boxProcesses.bootStep],
     onRunning: [boxProcesses.onRunning],
-    onStopped: [egress.onStopped, boxLink.onStopped, boxProcesses.onStopped, mcp.devbox.onStopped, gateway.devbox.onStopped, (id) => evictions.service.stopped(id)],
+    onStopped: [egress.onStopped, boxLink.onStopped, boxProcesses.onStopped, mcp.devbox.onStopped, gateway.devbox.onStopped, (id) => evictions.service.stopped(id), sshFront.onStopped],
   });
   const tunnels = new TunnelService(store, sealer, () => devboxes);
   const host = { maxCpuCores: config.maxCpuCores, maxMemoryGiB: config.maxMemoryGiB };
@@ -264,8 +278,10 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     boxServices,
     tunnels: { service: tunnels, front: tunnelFront },
     blueprints,
+    ssh: { keys: new SshKeyService(devboxes, { served: sshFront.enabled, domain: config.ssh.domain ?? config.tunnelDomain }), front: sshFront },
     evictions,
     async close() {
+      await sshFront.close();
       evictions.close();
       tunnelFront.close();
       await boxServices.close();

@@ -42,8 +42,12 @@ export async function startServer(config: Config): Promise<Running> {
   const url = `http://${host}:${port}`;
   const control = await listenControl(config.dataDir, deps.evictions.service, config.eviction.graceMs, logger.child({ component: 'control' }));
 
+  const ssh = await deps.ssh.front.listen();
+
   // Plain lines on stdout before the JSON logs take over: what a person starting the server needs.
   process.stdout.write(`devboxd listening on ${url}\n`);
+  if (ssh.tls) process.stdout.write(`devboxd ssh (TLS, box by server name) on ${ssh.tls.address}:${ssh.tls.port}\n`);
+  if (ssh.plain) process.stdout.write(`devboxd ssh (plain, box by user name) on ${ssh.plain.address}:${ssh.plain.port}\n`);
   if (createdSecret) {
     const file = path.join(config.dataDir, 'admin-key');
     fs.writeFileSync(file, `${createdSecret}\n`, { mode: 0o600 });

@@ -15,10 +15,11 @@ import { secretRoutes } from './secrets/routes/index.js';
 import { SECRETS_SCHEMA } from './secrets/schema.js';
 import { snapshotRoutes } from './snapshots/routes/index.js';
 import { TUNNELS_SCHEMA, tunnelRoutes } from './tunnels/index.js';
-import { BLUEPRINTS_SCHEMA, blueprintRoutes } from './blueprints/index.js';
+import { EVICTIONS_SCHEMA, evictionRoutes } from './evictions/index.js';
 import { objectRoutes } from './objects/routes/index.js';
 import { OBJECTS_SCHEMA } from './objects/schema.js';
-import { EVICTIONS_SCHEMA, evictionRoutes } from './evictions/index.js';
+import { sshRoutes } from './ssh/index.js';
+import { BLUEPRINTS_SCHEMA, blueprintRoutes } from './blueprints/index.js';
 
 /**
  * The tables of resource modules that migrate their own (`<module>/schema.ts`), applied in this order after
@@ -41,7 +42,8 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   await app.register(gatewayRoutes, { gatewayConfigs: deps.gateway.configs, gatewayBindings: deps.gateway.bindings, devboxes: deps.devboxes });
   await app.register(networkPolicyRoutes, { policies: deps.networkPolicies });
   await app.register(tunnelRoutes, { tunnels: deps.tunnels.service });
-  await app.register(evictionRoutes, { evictions: deps.evictions.service });
-  await app.register(blueprintRoutes, { blueprints: deps.blueprints.service });
   await app.register(objectRoutes, { objects: deps.objects });
+  await app.register(evictionRoutes, { evictions: deps.evictions.service });
+  await app.register(sshRoutes, { keys: deps.ssh.keys });
+  await app.register(blueprintRoutes, { blueprints: deps.blueprints.service });
 }

@@ -43,6 +43,11 @@ export interface SpawnSpec {
   env?: Record<string, string>;
   /** Run as the box's root instead of the box user (uid 0 inside the box's user namespace). */
   asRoot?: boolean;
+  /**
+   * Run the command on a pseudo-terminal of the box (a /dev/pts/N of its own devpts, the command's
+   * controlling terminal) of this size: stdin is typed into it, stdout is what it shows, stderr stays empty.
+   */
+  tty?: { cols: number; rows: number };
 }
 
 /** A port or range of one rule of `EgressRules.cidrs`; no protocol means TCP and UDP. */
@@ -83,8 +88,14 @@ export interface BoxProcess {
   readonly stdout: Readable;
   readonly stderr: Readable;
   readonly exited: Promise<ProcessExit>;
-  /** Signals the process, or its whole process group (the command and everything it started). */
-  signal(sig: NodeJS.Signals, group: boolean): void;
+  /**
+   * Signals the process, or its whole process group (the command and everything it started), or with
+   * 'foreground' the foreground process group of its terminal (what ^C reaches; nothing without a tty or
+   * once the command ended).
+   */
+  signal(sig: NodeJS.Signals, group: boolean | 'foreground'): void;
+  /** Sets the terminal's size (the kernel sends SIGWINCH to its foreground group); a no-op without `tty`. */
+  resize(cols: number, rows: number): void;
 }
 
 export interface SandboxStats {

@@ -161,7 +161,9 @@ describe('presigned URLs over a real socket', () => {
     }
     const grew = peak - before;
     console.log(`server RSS: ${before.toFixed(0)} MiB before, peak ${peak.toFixed(0)} MiB while moving 1 GiB each way (+${grew.toFixed(0)} MiB)`);
-    assert.ok(grew < 128, `the server's RSS grew by ${grew.toFixed(0)} MiB while moving 1 GiB`);
+    // On S3 the store holds multipart parts in flight and the AWS SDK its own buffers: more, but still flat.
+    const bound = process.env.DEVBOXD_TEST_BLOB_BACKEND === 's3' ? 192 : 128;
+    assert.ok(grew < bound, `the server's RSS grew by ${grew.toFixed(0)} MiB while moving 1 GiB (bound ${bound} MiB)`);
   });
 });
 

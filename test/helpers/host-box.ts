@@ -16,6 +16,7 @@ export function hostBox(id: string): Sandbox {
         stderr: child.stderr,
         exited: new Promise((resolve) => child.on('exit', (exitCode, signal) => resolve({ exitCode, signal }))),
         signal: (sig, group) => (group ? process.kill(-child.pid!, sig) : child.kill(sig)),
+        resize: () => undefined,
       };
     },
   } as unknown as Sandbox;

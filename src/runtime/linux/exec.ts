@@ -8,7 +8,7 @@
  */
 import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
-import type { Writable } from 'node:stream';
+import { Readable, Writable } from 'node:stream';
 import type { BoxProcess, ProcessExit, SpawnSpec } from '../driver.js';
 import type { ExecDaemon } from './execd.js';
 import { native } from './paths.js';
@@ -38,6 +38,12 @@ function boxEnv(user: BoxUser, extra: Record<string, string> | undefined): strin
     .map(([k, v]) => `${k}=${v}`);
 }
 
+/** A terminal dimension as the kernel's winsize holds it (1..65535). */
+export function ttyDim(n: number): number {
+  if (!Number.isInteger(n) || n < 1 || n > 65535) throw new TypeError(`terminal size ${n} is not in 1..65535`);
+  return n;
+}
+
 /** boxexec's arguments (after the program name) for one command. */
 function execArgs(target: ExecTarget, spec: SpawnSpec): string[] {
   if (spec.argv.length === 0) throw new TypeError('argv must not be empty');
@@ -46,6 +52,7 @@ function execArgs(target: ExecTarget, spec: SpawnSpec): string[] {
   if (spec.cwd) args.push('-d', spec.cwd);
   else args.push('-d', user.home, '-h');
   if (spec.asRoot) args.push('-R');
+  if (spec.tty) args.push('-t', `${ttyDim(spec.tty.cols)}x${ttyDim(spec.tty.rows)}`);
   // The environment travels in the request: boxexec itself runs on the host and must not see LD_* etc.
   for (const e of boxEnv(user, spec.env)) args.push('-e', e);
   args.push('--', ...spec.argv);
@@ -57,6 +64,8 @@ export function execInBox(target: ExecTarget, spec: SpawnSpec, daemon?: ExecDaem
   const args = execArgs(target, spec);
   if (daemon?.alive) return daemon.exec(args);
   if (daemon) void daemon.start().catch(() => undefined); // died: bring it back for the next command
+  // boxexec has no relay for a terminal's master: a terminal waits for the daemon to be back.
+  if (spec.tty) return failedProcess('devboxd: the exec daemon is restarting: try again\r\n');
   if (args.some((a) => a.includes('\0'))) throw new TypeError('arguments and environment must not contain NUL bytes');
   const child = spawn(native.boxexec, ['-r', '4'], { stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe'], env: {} });
   const request = child.stdio[4] as Writable;
@@ -79,8 +88,21 @@ export function execInBox(target: ExecTarget, spec: SpawnSpec, daemon?: ExecDaem
     exited,
     signal(sig, group) {
       const num = constants.signals[sig];
-      if (num === undefined || control.destroyed) return;
+      if (num === undefined || control.destroyed || group === 'foreground') return;
       control.write(Buffer.from([num, group ? 1 : 0]));
     },
+    resize: () => undefined,
+  };
+}
+
+/** A process that ended before it started (status 125), `message` on its stdout (a terminal's screen). */
+function failedProcess(message: string): BoxProcess {
+  return {
+    stdin: new Writable({ write: (_c, _e, cb) => cb() }),
+    stdout: Readable.from([Buffer.from(message)]),
+    stderr: Readable.from([]),
+    exited: Promise.resolve({ exitCode: 125, signal: null }),
+    signal: () => undefined,
+    resize: () => undefined,
   };
 }

@@ -258,7 +258,16 @@ export class ExecDaemon {
       signal(sig, group) {
         const num = constants.signals[sig];
         if (num === undefined || exit || sock.destroyed) return;
-        sock.write(frame('K', Buffer.from([num, group ? 1 : 0])));
+        sock.write(frame('K', Buffer.from([num, group === 'foreground' ? 2 : group ? 1 : 0])));
+      },
+      resize(cols, rows) {
+        for (const n of [cols, rows])
+          if (!Number.isInteger(n) || n < 1 || n > 65535) throw new TypeError(`terminal size ${n} is not in 1..65535`);
+        if (exit || sock.destroyed) return;
+        const size = Buffer.alloc(4);
+        size.writeUInt16LE(cols, 0);
+        size.writeUInt16LE(rows, 2);
+        sock.write(frame('W', size));
       },
     };
   }

@@ -1,0 +1,3 @@
+export { sshRoutes } from './routes/index.js';
+export { SshFront, type SshAddresses } from './ssh-front.js';
+export { SshKeyService } from './ssh-key-service.js';

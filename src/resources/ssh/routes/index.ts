@@ -1,0 +1,26 @@
+import { Type } from 'typebox';
+import { resourceModule } from '../../../platform/http/resource-module.js';
+import { replies } from '../../../platform/http/schemas/common.js';
+import { DevboxIdParams } from '../../devboxes/routes/schemas.js';
+import type { SshKeyService } from '../ssh-key-service.js';
+
+export interface SshRouteOptions {
+  keys: SshKeyService;
+}
+
+/** DevboxCreateSSHKeyResponse. */
+const SshKeySchema = Type.Object({
+  id: Type.String(),
+  ssh_private_key: Type.String({ description: 'OpenSSH private key (PEM armour), ed25519; shown once, kept nowhere' }),
+  ssh_user: Type.String({ description: 'the box user the key logs in as' }),
+  url: Type.String({ description: 'host name of the box on the SSH front: the TLS server name (`openssl s_client -servername`)' }),
+});
+
+/** create_ssh_key; the connections themselves go to the SSH front (its own ports). */
+export const sshRoutes = resourceModule('RESOURCE_TYPE_DEVBOXES', (app, opts: SshRouteOptions) => {
+  // Outside x-request-id replays: a replay would keep the private key in the database.
+  app.post('/v1/devboxes/:id/create_ssh_key', { schema: { params: DevboxIdParams, response: replies(SshKeySchema) }, config: { idempotent: false } }, async (req) => {
+    const k = await opts.keys.create(req.principal.accountId, req.params.id, req.host);
+    return { id: k.devboxId, ssh_private_key: k.privateKey, ssh_user: k.user, url: k.url };
+  });
+});

@@ -1,0 +1,190 @@
+import net from 'node:net';
+import path from 'node:path';
+import tls from 'node:tls';
+import type { ParsedKey } from 'ssh2';
+import type { Logger } from '../../lib/logger.js';
+import type { Sandbox } from '../../runtime/driver.js';
+import type { SshConfig } from '../../ssh-config.js';
+import type { StopListener } from '../devboxes/extensions.js';
+import type { Devbox } from '../devboxes/types.js';
+import { loadHostKey, loadTlsPair } from './front-keys.js';
+import { devboxIdOf, devboxOfServerName, labelOf } from './host-name.js';
+import { serveConnection, type BoxTarget, type ConnectionOptions } from './ssh-connection.js';
+
+export interface SshFrontDeps {
+  config: SshConfig;
+  /** The effective base domain of the host names (DEVBOXD_SSH_DOMAIN, else DEVBOXD_TUNNEL_DOMAIN), or null: any. */
+  domain: string | null;
+  dataDir: string;
+  devboxById(id: string): Promise<Devbox | undefined>;
+  /** The box's live sandbox on this server, or undefined. */
+  sandboxOf(id: string): Sandbox | undefined;
+  /** The environment the box's processes get (its variables and secrets). */
+  environmentOf(d: Devbox): Promise<Record<string, string>>;
+  /** Counts an SSH connection as work in the box (+1 at login, -1 at its end): a busy box is never idle. */
+  busy(id: string, delta: 1 | -1): void;
+  log: Logger;
+}
+
+export interface SshAddresses {
+  tls: net.AddressInfo | null;
+  plain: net.AddressInfo | null;
+}
+
+/**
+ * The SSH front: a TLS port whose server name (SNI) picks the box (`<box>.ssh.<domain>`, what
+ * create_ssh_key's `url` says and `openssl s_client -servername %h` sends), and optionally a plain SSH port
+ * whose user name is the devbox id. Both run an SSH server (ssh2) over the stream. Bounded: connections in
+ * total (DEVBOXD_SSH_MAX_CONNECTIONS, counted from the TCP accept), logged-in connections per box, a deadline
+ * for TLS + key exchange + authentication, and an idle timeout on session traffic.
+ */
+export class SshFront {
+  private readonly sockets = new Set<net.Socket>();
+  private readonly byBox = new Map<string, Set<() => void>>();
+  private readonly servers: net.Server[] = [];
+  private hostKey?: ParsedKey;
+
+  constructor(private readonly deps: SshFrontDeps) {}
+
+  get enabled(): boolean {
+    return this.deps.config.port !== null || this.deps.config.plainPort !== null;
+  }
+
+  /** Opens the configured ports (none when SSH is off); the host key and TLS pair are made on first use. */
+  async listen(): Promise<SshAddresses> {
+    const c = this.deps.config;
+    const out: SshAddresses = { tls: null, plain: null };
+    if (!this.enabled) return out;
+    const dir = path.join(this.deps.dataDir, 'ssh');
+    this.hostKey = await loadHostKey(dir);
+    if (c.port !== null) {
+      const pair = await loadTlsPair(dir, { cert: c.tlsCert, key: c.tlsKey });
+      const server = tls.createServer({ ...pair, handshakeTimeout: c.handshakeTimeoutMs, minVersion: 'TLSv1.2' });
+      server.on('connection', (raw: net.Socket) => this.accept(raw));
+      server.on('secureConnection', (s: tls.TLSSocket) => void this.onTls(s).catch((err) => this.failed(s, err)));
+      server.on('tlsClientError', (_err, s) => s.destroy());
+      out.tls = await this.open(server, c.port);
+    }
+    if (c.plainPort !== null) {
+      const server = net.createServer((raw) => {
+        if (this.accept(raw)) this.onPlain(raw);
+      });
+      out.plain = await this.open(server, c.plainPort);
+    }
+    return out;
+  }
+
+  /** The box's processes are gone: its SSH connections end. */
+  readonly onStopped: StopListener = (id) => {
+    for (const end of this.byBox.get(id) ?? []) end();
+  };
+
+  async close(): Promise<void> {
+    for (const s of this.servers) s.close();
+    for (const s of this.sockets) s.destroy();
+    this.servers.length = 0;
+  }
+
+  private open(server: net.Server, port: number): Promise<net.AddressInfo> {
+    return new Promise((resolve, reject) => {
+      server.once('error', reject);
+      server.listen({ host: this.deps.config.host, port }, () => {
+        server.off('error', reject);
+        server.on('error', (err) => this.deps.log.error({ err }, 'ssh listener failed'));
+        this.servers.push(server);
+        resolve(server.address() as net.AddressInfo);
+      });
+    });
+  }
+
+  /** Admits a TCP connection under the total cap; false when refused. */
+  private accept(raw: net.Socket): boolean {
+    if (this.sockets.size >= this.deps.config.maxConnections) {
+      raw.destroy();
+      return false;
+    }
+    this.sockets.add(raw);
+    raw.setNoDelay(true);
+    raw.on('error', () => undefined);
+    raw.once('close', () => this.sockets.delete(raw));
+    return true;
+  }
+
+  /** Serves SSH on a stream whose login (key exchange and authentication) must end within the deadline. */
+  private serve(s: net.Socket, opts: Pick<ConnectionOptions, 'banner' | 'boxFor'>): void {
+    s.on('error', () => undefined);
+    const deadline = setTimeout(() => s.destroy(), this.deps.config.handshakeTimeoutMs);
+    s.once('close', () => clearTimeout(deadline));
+    serveConnection(s, {
+      ...opts,
+      hostKey: this.hostKey!,
+      admit: (box, end) => {
+        clearTimeout(deadline);
+        return this.admit(s, box, end);
+      },
+      idleTimeoutMs: this.deps.config.idleTimeoutSeconds * 1000,
+      log: this.deps.log,
+    });
+  }
+
+  private async onTls(s: tls.TLSSocket): Promise<void> {
+    const name = typeof s.servername === 'string' ? s.servername : '';
+    const id = devboxOfServerName(name, this.deps.domain);
+    const why = id ? await this.refusal(id) : `no devbox is named by the TLS server name "${name}" (expected <devbox>.ssh.<domain>, the url of create_ssh_key)`;
+    this.serve(s, {
+      banner: why ? `devboxd: ${why}` : undefined,
+      boxFor: async (user) => (id && !why ? this.target(id, user) : null),
+    });
+  }
+
+  /** Plain SSH: the user name is the devbox id (or its label); the box user is implied. */
+  private onPlain(s: net.Socket): void {
+    this.serve(s, {
+      boxFor: async (user) => {
+        const id = devboxIdOf(user);
+        return id ? this.target(id, null) : null;
+      },
+    });
+  }
+
+  /** Why a box cannot be logged into now, or null. */
+  private async refusal(id: string): Promise<string | null> {
+    const d = await this.deps.devboxById(id);
+    if (!d) return `no devbox ${labelOf(id)}`;
+    if (d.status === 'suspended' || d.status === 'suspending') return `devbox ${d.id} is ${d.status}: resume it (POST /v1/devboxes/${d.id}/resume) and connect again`;
+    if (d.status !== 'running') return `devbox ${d.id} is ${d.status}, not running`;
+    if (!this.deps.sandboxOf(id)) return `devbox ${d.id} does not run on this server`;
+    return null;
+  }
+
+  /** The box as a login target for `user` (null: any user, the plain port), or null. */
+  private async target(id: string, user: string | null): Promise<BoxTarget | null> {
+    const d = await this.deps.devboxById(id);
+    const sandbox = this.deps.sandboxOf(id);
+    if (!d || d.status !== 'running' || !sandbox) return null;
+    if (user !== null && user !== d.sandbox.user.name) return null;
+    return { id, sandbox, env: await this.deps.environmentOf(d) };
+  }
+
+  /** A logged-in connection: under the box's cap, counted as activity of the box until it closes. */
+  private admit(socket: net.Socket, box: BoxTarget, end: () => void): string | null {
+    const set = this.byBox.get(box.id) ?? new Set<() => void>();
+    const max = this.deps.config.maxConnectionsPerDevbox;
+    if (set.size >= max) return `devbox ${box.id} has ${max} SSH connections open, the most it may (DEVBOXD_SSH_MAX_CONNECTIONS_PER_DEVBOX); close one and retry`;
+    this.byBox.set(box.id, set);
+    set.add(end);
+    this.deps.busy(box.id, 1);
+    socket.once('close', () => {
+      set.delete(end);
+      if (set.size === 0 && this.byBox.get(box.id) === set) this.byBox.delete(box.id);
+      this.deps.busy(box.id, -1);
+    });
+    return null;
+  }
+
+  private failed(s: net.Socket, err: unknown): void {
+    this.deps.log.error({ err }, 'ssh connection failed');
+    s.destroy();
+  }
+}
+

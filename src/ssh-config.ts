@@ -1,0 +1,59 @@
+import fs from 'node:fs';
+import { ConfigError } from './config.js';
+
+/** The SSH front's settings (part of Config, parsed once at start). */
+export interface SshConfig {
+  /** DEVBOXD_SSH_PORT: TLS port whose SNI names the box (`<box>.ssh.<domain>`); null: no SSH front. */
+  port: number | null;
+  /** DEVBOXD_SSH_PLAIN_PORT: plain SSH (no TLS) where the user name is the devbox id; null: none. */
+  plainPort: number | null;
+  /** DEVBOXD_SSH_HOST: address both SSH ports listen on; default DEVBOXD_HOST. */
+  host: string;
+  /** DEVBOXD_SSH_DOMAIN: `url` of create_ssh_key is `<box>.ssh.<this>`; null: DEVBOXD_TUNNEL_DOMAIN, else the API's host name less `api.`. */
+  domain: string | null;
+  /** DEVBOXD_SSH_TLS_CERT / DEVBOXD_SSH_TLS_KEY: PEM files of the TLS port; unset, a self-signed pair made once in `<data>/ssh/`. */
+  tlsCert: string | null;
+  tlsKey: string | null;
+  /** DEVBOXD_SSH_MAX_CONNECTIONS: SSH connections open at once on this server (authenticated or not). */
+  maxConnections: number;
+  /** DEVBOXD_SSH_MAX_CONNECTIONS_PER_DEVBOX: SSH connections open at once to one box. */
+  maxConnectionsPerDevbox: number;
+  /** DEVBOXD_SSH_HANDSHAKE_TIMEOUT_MS: TLS, SSH key exchange and authentication must finish within this. */
+  handshakeTimeoutMs: number;
+  /** DEVBOXD_SSH_IDLE_TIMEOUT_S: a connection whose sessions move no byte for this long is closed. */
+  idleTimeoutSeconds: number;
+}
+
+type Int = (name: string, def: number, min: number, max: number) => number;
+
+/** An optional port: unset or empty is off; `0` picks a free port (tests). */
+function port(env: NodeJS.ProcessEnv, name: string, int: Int): number | null {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return null;
+  return int(name, 0, 0, 65535);
+}
+
+export function loadSshConfig(env: NodeJS.ProcessEnv, host: string, int: Int): SshConfig {
+  const domain = (env.DEVBOXD_SSH_DOMAIN || '').toLowerCase().replace(/\.$/, '') || null;
+  if (domain && !/^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$/.test(domain)) {
+    throw new ConfigError(`DEVBOXD_SSH_DOMAIN must be a DNS name (example.com), got "${env.DEVBOXD_SSH_DOMAIN}"`);
+  }
+  const tlsCert = env.DEVBOXD_SSH_TLS_CERT || null;
+  const tlsKey = env.DEVBOXD_SSH_TLS_KEY || null;
+  if (!tlsCert !== !tlsKey) throw new ConfigError('DEVBOXD_SSH_TLS_CERT and DEVBOXD_SSH_TLS_KEY go together: set both or neither');
+  for (const [name, file] of [['DEVBOXD_SSH_TLS_CERT', tlsCert], ['DEVBOXD_SSH_TLS_KEY', tlsKey]] as const) {
+    if (file && !fs.existsSync(file)) throw new ConfigError(`${name} names ${file}, which does not exist`);
+  }
+  return {
+    port: port(env, 'DEVBOXD_SSH_PORT', int),
+    plainPort: port(env, 'DEVBOXD_SSH_PLAIN_PORT', int),
+    host: env.DEVBOXD_SSH_HOST || host,
+    domain,
+    tlsCert,
+    tlsKey,
+    maxConnections: int('DEVBOXD_SSH_MAX_CONNECTIONS', 256, 1, 1_000_000),
+    maxConnectionsPerDevbox: int('DEVBOXD_SSH_MAX_CONNECTIONS_PER_DEVBOX', 16, 1, 100_000),
+    handshakeTimeoutMs: int('DEVBOXD_SSH_HANDSHAKE_TIMEOUT_MS', 20_000, 100, 600_000),
+    idleTimeoutSeconds: int('DEVBOXD_SSH_IDLE_TIMEOUT_S', 3600, 1, 7 * 24 * 3600),
+  };
+}

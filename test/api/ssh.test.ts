@@ -1,0 +1,245 @@
+/**
+ * SSH into boxes (issue 13, item 4), with the stock OpenSSH client: `create_ssh_key` through the official SDK,
+ * then `ssh` with the SDK's ProxyCommand (`openssl s_client -servername %h`) to the server's TLS port runs
+ * commands and an interactive shell in the box as its user; a wrong key, a key of another box and a key the
+ * user removed are refused; a suspended box is refused with a message; the key still works after a server
+ * restart; the plain port takes the devbox id as user name; sftp and scp work with the box's own sftp-server.
+ * Traffic goes only to 127.0.0.1.
+ */
+import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import tls from 'node:tls';
+import { after, before, describe, test } from 'node:test';
+import type Runloop from '@runloop/api-client';
+import ssh2 from 'ssh2';
+import { newKeyPair } from '../../src/resources/ssh/key-pair.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+import { freePort, ssh as run, sshTool, writeKey } from '../helpers/ssh-client.js';
+
+let server: TestServer;
+let api: Runloop;
+let tlsPort: number;
+let plainPort: number;
+const keyDir = fs.mkdtempSync(path.join(os.tmpdir(), 'devboxd-ssh-keys-'));
+
+/** The stock client against this file's server. */
+const ssh = (key: string, target: string, args: string[], opts: { input?: string; plain?: boolean; extra?: string[] } = {}) =>
+  run({ key, target, args, port: opts.plain ? plainPort : tlsPort, ...opts });
+const keyFile = (name: string, privateKey: string) => writeKey(keyDir, name, privateKey);
+
+before(async () => {
+  tlsPort = await freePort();
+  plainPort = await freePort();
+  server = await startTestServer({ DEVBOXD_SSH_PORT: String(tlsPort), DEVBOXD_SSH_PLAIN_PORT: String(plainPort) });
+  api = server.client();
+});
+
+after(async () => {
+  await server?.stop();
+  fs.rmSync(keyDir, { recursive: true, force: true });
+});
+
+describe('ssh into a box', () => {
+  let boxA: string;
+  let boxB: string;
+  let keyA: string;
+  let target: string;
+
+  before(async () => {
+    const [a, b] = await Promise.all([
+      api.devboxes.createAndAwaitRunning({ name: 'ssh-a', environment_variables: { GREETING: 'hello from a' } }),
+      api.devboxes.createAndAwaitRunning({ name: 'ssh-b' }),
+    ]);
+    boxA = a.id;
+    boxB = b.id;
+  });
+
+  test('create_ssh_key returns a private key, the box user and a host name for the box', async () => {
+    const k = await api.devboxes.createSSHKey(boxA);
+    assert.equal(k.id, boxA);
+    assert.equal(k.ssh_user, 'user');
+    assert.match(k.ssh_private_key, /^-----BEGIN OPENSSH PRIVATE KEY-----\n/);
+    assert.equal(k.url, `${boxA.replace('_', '-')}.ssh.127.0.0.1`);
+    keyA = keyFile('a', k.ssh_private_key);
+    // Never replayed from the database (which would then hold the private key): each call makes a new pair.
+    const again = await api.devboxes.createSSHKey(boxA, { headers: { 'x-request-id': 'ssh-key-once' } });
+    const third = await api.devboxes.createSSHKey(boxA, { headers: { 'x-request-id': 'ssh-key-once' } });
+    assert.notEqual(again.ssh_private_key, third.ssh_private_key);
+    for (const f of fs.readdirSync(server.dataDir).filter((n) => n.startsWith('devboxd.db'))) {
+      assert.equal(fs.readFileSync(path.join(server.dataDir, f)).includes('OPENSSH PRIVATE KEY'), false, `${f} holds a private key`);
+    }
+    target = `${k.ssh_user}@${k.url}`;
+    // The public half is in the box, owned by the user, private to them.
+    const r = await api.devboxes.executeAndAwaitCompletion(boxA, { command: 'stat -c "%a %U" ~/.ssh ~/.ssh/authorized_keys; grep -c ssh-ed25519 ~/.ssh/authorized_keys' });
+    assert.equal(r.stdout, '700 user\n600 user\n3\n');
+  });
+
+  test('ssh runs a command in the box as its user, with its environment, stdin and exit status', async () => {
+    const r = await ssh(keyA, target, ['id -un; hostname; echo "$GREETING"; pwd']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, 'user\nssh-a\nhello from a\n/home/user\n');
+    const counted = await ssh(keyA, target, ['wc -c; echo oops >&2; exit 7'], { input: 'x'.repeat(100_000) });
+    assert.equal(counted.code, 7);
+    assert.equal(counted.stdout.trim(), '100000');
+    assert.match(counted.stderr, /oops/);
+  });
+
+  test('an interactive shell with -tt runs what the here-doc types, on a terminal of the box', async () => {
+    const r = await ssh(keyA, target, [], { extra: ['-tt'], input: 'echo "sum=$((6*7))"\necho "user=$(id -un) term=$TERM"\ntty; stty size\nexit 3\n' });
+    assert.equal(r.code, 3, r.stderr);
+    assert.match(r.stdout, /sum=42/);
+    assert.match(r.stdout, /user=user term=\S+/);
+    assert.match(r.stdout, /\/dev\/pts\/\d+\r\n/);
+    // ssh's own stdin is no terminal here, so it asks for no size: the box's terminal is 80x24.
+    assert.match(r.stdout, /\r\n24 80\r\n/);
+  });
+
+  test('a terminal session takes its size, resizes, and ^C reaches the foreground command (ssh2 client)', async () => {
+    const k = await api.devboxes.createSSHKey(boxA);
+    const url = k.url;
+    const client = new ssh2.Client();
+    const sock = tls.connect({ host: '127.0.0.1', port: tlsPort, servername: url, rejectUnauthorized: false });
+    await new Promise<void>((resolve, reject) => {
+      client.once('ready', () => resolve()).once('error', reject);
+      client.connect({ sock, username: k.ssh_user, privateKey: k.ssh_private_key });
+    });
+    try {
+      const stream = await new Promise<ssh2.ClientChannel>((resolve, reject) =>
+        client.shell({ term: 'xterm-256color', cols: 100, rows: 30 }, (err, ch) => (err ? reject(err) : resolve(ch))),
+      );
+      let screen = '';
+      stream.on('data', (d: Buffer) => (screen += d.toString()));
+      const waitFor = async (re: RegExp, from: number) => {
+        const deadline = Date.now() + 15_000;
+        while (!re.test(screen.slice(from))) {
+          if (Date.now() > deadline) assert.fail(`no ${re} on the terminal; it shows:\n${screen.slice(from)}`);
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      };
+      const type = async (line: string, re: RegExp) => {
+        const from = screen.length;
+        stream.write(line);
+        await waitFor(re, from);
+      };
+      await type('echo "size=$(stty size) term=$TERM"\n', /size=30 100 term=xterm-256color/);
+      stream.setWindow(40, 120, 0, 0);
+      await new Promise((r) => setTimeout(r, 300));
+      await type('echo "size=$(stty size)"\n', /size=40 120/);
+      await type('sleep 300\n', /sleep 300/);
+      await new Promise((r) => setTimeout(r, 500));
+      stream.write('\x03');
+      await type('echo "after=$?"\n', /after=130/);
+      const exit = new Promise<number>((resolve) => stream.once('exit', (code: number) => resolve(code)));
+      stream.write('exit 5\n');
+      assert.equal(await exit, 5);
+    } finally {
+      client.end();
+    }
+  });
+
+  test('a wrong key is refused', async () => {
+    const stranger = keyFile('stranger', newKeyPair('stranger').private);
+    const r = await ssh(stranger, target, ['echo in']);
+    assert.equal(r.code, 255);
+    assert.equal(r.stdout, '');
+    assert.match(r.stderr, /Permission denied \(publickey\)/);
+    // Passwords (and every other method) are refused without a look.
+    const client = new ssh2.Client();
+    const sock = tls.connect({ host: '127.0.0.1', port: tlsPort, servername: target.split('@')[1], rejectUnauthorized: false });
+    const err = await new Promise<Error>((resolve) => {
+      client.once('ready', () => resolve(new Error('logged in'))).once('error', resolve);
+      client.connect({ sock, username: 'user', password: 'user', tryKeyboard: true });
+    });
+    client.end();
+    assert.match(err.message, /All configured authentication methods failed/);
+  });
+
+  test("box A's key does not reach box B, whose own key does", async () => {
+    const urlB = `user@${boxB.replace('_', '-')}.ssh.127.0.0.1`;
+    const refused = await ssh(keyA, urlB, ['hostname']);
+    assert.equal(refused.code, 255);
+    assert.match(refused.stderr, /Permission denied/);
+    const kB = await api.devboxes.createSSHKey(boxB);
+    const ok = await ssh(keyFile('b', kB.ssh_private_key), `${kB.ssh_user}@${kB.url}`, ['hostname']);
+    assert.equal(ok.stdout, 'ssh-b\n', ok.stderr);
+  });
+
+  test('a box whose user is root is reached as root', async () => {
+    const box = await api.devboxes.createAndAwaitRunning({ name: 'ssh-root', launch_parameters: { user_parameters: { username: 'root', uid: 0 } } });
+    const k = await api.devboxes.createSSHKey(box.id);
+    assert.equal(k.ssh_user, 'root');
+    const key = keyFile('root', k.ssh_private_key);
+    const host = `${k.ssh_user}@${k.url}`;
+    const r = await ssh(key, host, ['id -u; echo ~']);
+    assert.equal(r.stdout, '0\n/root\n', r.stderr);
+
+    // sftp and scp run the box's own sftp-server: root installs one (the host's, which needs only libc).
+    await api.devboxes.uploadFile(box.id, { path: '/usr/lib/openssh/sftp-server', file: fs.createReadStream('/usr/lib/openssh/sftp-server') });
+    await api.devboxes.executeAndAwaitCompletion(box.id, { command: 'chmod 755 /usr/lib/openssh/sftp-server' });
+    const local = path.join(keyDir, 'payload.bin');
+    const payload = crypto.randomBytes(300_000);
+    fs.writeFileSync(local, payload);
+    const back = path.join(keyDir, 'back.bin');
+    const sftp = await sshTool('sftp', { key, port: tlsPort, args: ['-b', '-', host], input: `put ${local} up.bin\nget up.bin ${back}\n` });
+    assert.equal(sftp.code, 0, sftp.stderr);
+    assert.ok(fs.readFileSync(back).equals(payload));
+    const scp = await sshTool('scp', { key, port: tlsPort, args: [local, `${host}:scp.bin`] });
+    assert.equal(scp.code, 0, scp.stderr);
+    const sum = await api.devboxes.executeAndAwaitCompletion(box.id, { command: 'sha256sum < scp.bin' });
+    assert.equal(sum.stdout!.split(' ')[0], crypto.createHash('sha256').update(payload).digest('hex'));
+    await api.devboxes.shutdown(box.id);
+  });
+
+  test('sftp to a box without an sftp-server says what to install', async () => {
+    const r = await sshTool('sftp', { key: keyA, port: tlsPort, args: ['-b', '-', target], input: 'ls\n' });
+    assert.notEqual(r.code, 0);
+    assert.match(r.stderr, /no sftp-server; install it in the box/);
+  });
+
+  test('the plain port takes the devbox id as user name', async () => {
+    const r = await ssh(keyA, `${boxA}@127.0.0.1`, ['id -un; hostname'], { plain: true });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, 'user\nssh-a\n');
+    const wrongBox = await ssh(keyA, `${boxB}@127.0.0.1`, ['true'], { plain: true });
+    assert.equal(wrongBox.code, 255);
+  });
+
+  test('a name that names no box is refused with a message', async () => {
+    const r = await ssh(keyA, 'user@dbx-000000000nosuchbox00.ssh.127.0.0.1', ['true']);
+    assert.equal(r.code, 255);
+    assert.match(r.stderr, /no devbox dbx-000000000nosuchbox00/);
+  });
+
+  test('the same key works after a server restart', async () => {
+    await server.restart();
+    const r = await ssh(keyA, target, ['hostname']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, 'ssh-a\n');
+  });
+
+  test('a key the user removes from authorized_keys stops working', async () => {
+    await api.devboxes.executeAndAwaitCompletion(boxA, { command: 'sed -i "/devboxd:/d" ~/.ssh/authorized_keys' });
+    const r = await ssh(keyA, target, ['true']);
+    assert.equal(r.code, 255);
+    assert.match(r.stderr, /Permission denied/);
+  });
+
+  test('a key that cannot be installed (the user broke ~/.ssh) is a 400 saying so', async () => {
+    await api.devboxes.executeAndAwaitCompletion(boxA, { command: 'rm -rf ~/.ssh && echo not-a-dir > ~/.ssh' });
+    const err = await api.devboxes.createSSHKey(boxA).then(() => null, (e: { status?: number; message?: string }) => e);
+    assert.equal(err?.status, 400);
+    assert.match(err?.message ?? '', /could not be installed in ~\/\.ssh\/authorized_keys/);
+  });
+
+  test('a suspended box is refused with a message saying so', async () => {
+    const k = await api.devboxes.createSSHKey(boxB);
+    await api.devboxes.suspend(boxB);
+    await api.devboxes.awaitSuspended(boxB);
+    const r = await ssh(keyFile('b2', k.ssh_private_key), `${k.ssh_user}@${k.url}`, ['true']);
+    assert.equal(r.code, 255);
+    assert.match(r.stderr, /is suspended: resume it/);
+  });
+});

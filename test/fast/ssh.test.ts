@@ -1,0 +1,98 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import ssh2 from 'ssh2';
+import { loadConfig } from '../../src/config.js';
+import { parseAuthorizedKeys } from '../../src/resources/ssh/authorized-keys.js';
+import { newKeyPair } from '../../src/resources/ssh/key-pair.js';
+import { baseDomain, devboxIdOf, devboxOfServerName, labelOf, sshHostName } from '../../src/resources/ssh/host-name.js';
+import { buildFastApp, type FastApp } from '../helpers/app.js';
+
+/** SSH without a sandbox: create_ssh_key's refusals, the settings, host names and authorized_keys parsing. */
+let f: FastApp;
+
+before(async () => {
+  f = await buildFastApp();
+});
+after(() => f?.close());
+
+describe('create_ssh_key', () => {
+  test('an unknown box is a 404 naming it', async () => {
+    const r = await f.call({ method: 'POST', url: '/v1/devboxes/dbx_nope/create_ssh_key' });
+    assert.equal(r.statusCode, 404);
+    assert.match(r.json().message, /dbx_nope/);
+  });
+
+  test('a server without an SSH port says so (400) and makes no key', async () => {
+    const d = (await f.call({ method: 'POST', url: '/v1/devboxes/create_and_await_running', payload: {} })).json();
+    assert.equal(d.status, 'running');
+    const r = await f.call({ method: 'POST', url: `/v1/devboxes/${d.id}/create_ssh_key` });
+    assert.equal(r.statusCode, 400);
+    assert.match(r.json().message, /DEVBOXD_SSH_PORT/);
+  });
+});
+
+describe('ssh settings', () => {
+  test('off by default, bounded, and bad values are refused naming the variable', () => {
+    const c = loadConfig({}).ssh;
+    assert.equal(c.port, null);
+    assert.equal(c.plainPort, null);
+    assert.equal(c.host, '127.0.0.1');
+    assert.ok(c.maxConnections > 0 && c.maxConnectionsPerDevbox > 0 && c.handshakeTimeoutMs > 0 && c.idleTimeoutSeconds > 0);
+    assert.equal(loadConfig({ DEVBOXD_SSH_PORT: '2222', DEVBOXD_HOST: '0.0.0.0' }).ssh.host, '0.0.0.0');
+    assert.throws(() => loadConfig({ DEVBOXD_SSH_PORT: 'ssh' }), /DEVBOXD_SSH_PORT/);
+    assert.throws(() => loadConfig({ DEVBOXD_SSH_PLAIN_PORT: '70000' }), /DEVBOXD_SSH_PLAIN_PORT/);
+    assert.throws(() => loadConfig({ DEVBOXD_SSH_DOMAIN: 'not a domain' }), /DEVBOXD_SSH_DOMAIN/);
+    assert.throws(() => loadConfig({ DEVBOXD_SSH_TLS_CERT: '/etc/hostname' }), /DEVBOXD_SSH_TLS_KEY/);
+    assert.throws(() => loadConfig({ DEVBOXD_SSH_TLS_CERT: '/nonexistent.crt', DEVBOXD_SSH_TLS_KEY: '/nonexistent.key' }), /does not exist/);
+    assert.throws(() => loadConfig({ DEVBOXD_SSH_MAX_CONNECTIONS_PER_DEVBOX: '0' }), /DEVBOXD_SSH_MAX_CONNECTIONS_PER_DEVBOX/);
+  });
+});
+
+describe('ssh host names', () => {
+  test('a box id becomes a DNS label and back; the url is under ssh.<domain>', () => {
+    assert.equal(labelOf('dbx_0mwtmmia1benjyj6csjdz'), 'dbx-0mwtmmia1benjyj6csjdz');
+    assert.equal(devboxIdOf('DBX-0mwtmmia1benjyj6csjdz'), 'dbx_0mwtmmia1benjyj6csjdz');
+    assert.equal(devboxIdOf('dbx_0mwtmmia1benjyj6csjdz'), 'dbx_0mwtmmia1benjyj6csjdz');
+    assert.equal(devboxIdOf('user'), null);
+    assert.equal(sshHostName('dbx_0mwtmmia1benjyj6csjdz', 'example.com'), 'dbx-0mwtmmia1benjyj6csjdz.ssh.example.com');
+  });
+
+  test("the domain is the configured one, else the API's host less api. (like getTunnelUrl)", () => {
+    assert.equal(baseDomain('example.org', 'api.example.com'), 'example.org');
+    assert.equal(baseDomain(null, 'api.example.com:443'), 'example.com');
+    assert.equal(baseDomain(null, '127.0.0.1:4000'), '127.0.0.1');
+    assert.equal(baseDomain(null, '[::1]:4000'), 'localhost');
+  });
+
+  test('the TLS server name picks the box; with a domain, only names under ssh.<domain>', () => {
+    assert.equal(devboxOfServerName('dbx-0mwtmmia1benjyj6csjdz.ssh.example.com', null), 'dbx_0mwtmmia1benjyj6csjdz');
+    assert.equal(devboxOfServerName('dbx-0mwtmmia1benjyj6csjdz.ssh.example.com.', 'example.com'), 'dbx_0mwtmmia1benjyj6csjdz');
+    assert.equal(devboxOfServerName('dbx-0mwtmmia1benjyj6csjdz.ssh.evil.com', 'example.com'), null);
+    assert.equal(devboxOfServerName('dbx-0mwtmmia1benjyj6csjdz.example.com', null), null);
+    assert.equal(devboxOfServerName('', null), null);
+  });
+});
+
+describe('authorized_keys', () => {
+  test('keys are read; comments, garbage and lines with options (which devboxd does not enforce) are left out', () => {
+    const a = newKeyPair('a').public;
+    const b = newKeyPair('b').public;
+    const c = ssh2.utils.generateKeyPairSync('ecdsa', { bits: 256 }).public;
+    const text = `# mine\n${a}\n\n  ${c}  \ncommand="/bin/true" ${b}\nfrom="10.0.0.1" ${b}\nssh-ed25519 not-base64!\nrandom text\n`;
+    const keys = parseAuthorizedKeys(text);
+    assert.deepEqual(keys.map((k) => k.getPublicSSH().toString('base64')), [a.split(' ')[1], c.split(' ')[1]]);
+  });
+});
+
+describe('key pairs', () => {
+  test('every pair is well formed (ssh2 alone drops a public key\'s leading zero byte in 1 pair of 256)', () => {
+    for (let i = 0; i < 2000; i++) {
+      const pair = newKeyPair('k');
+      for (const text of [pair.private, pair.public]) {
+        const k = ssh2.utils.parseKey(text);
+        assert.ok(!(k instanceof Error) && !Array.isArray(k), `pair ${i} does not parse`);
+        assert.equal(k.getPublicSSH().length, 51);
+      }
+    }
+  });
+});

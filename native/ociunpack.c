@@ -79,7 +79,9 @@ static void stage_top(const char *name) {
 /* The tar process: confined as the header says, then exec'd with stdin as the archive. */
 static void __attribute__((noreturn)) run_tar(const char *dir, const char *stage, int ready_fd, int go_fd, pid_t parent) {
   progname = "ociunpack(tar)";
+  /* Killed with ociunpack (its caller kills it to give up), also when that happened before this line. */
   if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) die(1, "pdeathsig");
+  if (getppid() != parent) die(1, "ociunpack is gone");
   /* The mount namespace is made and assembled as host root (the data dir is searchable by it alone) and
    * stays owned by the host's user namespace: tar, in a user namespace of its own, can change no mount. */
   if (unshare(CLONE_NEWNS) != 0) die(1, "unshare mount namespace");
@@ -177,6 +179,9 @@ int main(int argc, char **argv) {
   pid_t pid = fork();
   if (pid < 0) die(1, "fork");
   if (pid == 0) run_tar(dir, stage, ready[1], go[0], self);
+  /* Only the tar process holds these ends: its early death reads as end of file here, never a hang. */
+  close(ready[1]);
+  close(go[0]);
   close(STDIN_FILENO);
   char c;
   if (read(ready[0], &c, 1) != 1) die(1, "the tar process died early");

@@ -2,15 +2,14 @@
 # Installs and builds what devboxd needs on the host (idempotent; fast when everything is present):
 # Debian packages for the base image build (mmdebstrap) and the native helpers (a C toolchain), then
 # `make -C native`; nftables, iproute2 and conntrack (cutting a box's connections) for box networking;
-# zstd, and docker-registry, skopeo, umoci, busybox-static and htpasswd (apache2-utils) for registry images and their tests;
-# openssl (the SSH port's self-signed TLS pair) and openssh-client (the SSH tests' stock client). Runs as root on Debian 12.
+# openssl (the SSH port's self-signed TLS pair) and openssh-client (the SSH tests' stock client);
+# zstd, and docker-registry, skopeo, umoci, busybox-static and htpasswd (apache2-utils) for registry images and their tests. Runs as root on Debian 12.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # command -> Debian package providing it
-declare -A need=([mmdebstrap]=mmdebstrap [gcc]=gcc [make]=make [flock]=util-linux [du]=coreutils [mkfs.ext4]=e2fsprogs [nft]=nftables [ip]=iproute2 [conntrack]=conntrack
-  [zstd]=zstd [docker-registry]=docker-registry [skopeo]=skopeo [umoci]=umoci [htpasswd]=apache2-utils
-  [openssl]=openssl [ssh]=openssh-client)
+declare -A need=([mmdebstrap]=mmdebstrap [gcc]=gcc [make]=make [flock]=util-linux [du]=coreutils [mkfs.ext4]=e2fsprogs [nft]=nftables [ip]=iproute2 [conntrack]=conntrack [openssl]=openssl [ssh]=openssh-client
+  [zstd]=zstd [docker-registry]=docker-registry [skopeo]=skopeo [umoci]=umoci [htpasswd]=apache2-utils)
 missing=()
 for cmd in "${!need[@]}"; do
   command -v "$cmd" >/dev/null 2>&1 || missing+=("${need[$cmd]}")
@@ -18,11 +17,11 @@ done
 # PostgreSQL server binaries: `npm test` runs the store contract suite and API suites on a throwaway
 # cluster of its own (test/helpers/postgres.ts); the server itself only needs it with DEVBOXD_DATABASE_URL.
 compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null || missing+=(postgresql)
+# The SSH tests copy sftp-server into a box (the base image has none) to show sftp and scp through the SSH port.
+[ -x /usr/lib/openssh/sftp-server ] || missing+=(openssh-sftp-server)
 # Registry images: zstd unpacks zstd layers; the tests serve images from a registry of their own
 # (docker-registry), built with umoci from a static busybox and pushed with skopeo.
 dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q 'ok installed' || missing+=(busybox-static)
-# The SSH tests copy sftp-server into a box (the base image has none) to show sftp and scp through the SSH port.
-[ -x /usr/lib/openssh/sftp-server ] || missing+=(openssh-sftp-server)
 # Static linking of the helpers needs libc.a.
 [ -f /usr/lib/x86_64-linux-gnu/libc.a ] || [ -f /usr/lib/aarch64-linux-gnu/libc.a ] || missing+=(libc6-dev)
 if [ ${#missing[@]} -gt 0 ]; then

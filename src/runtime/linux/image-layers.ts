@@ -177,13 +177,15 @@ export class ImageLayers implements LayerSink {
       child.on('error', reject);
       child.on('close', (code) => resolve(code));
     });
+    // After a kill, the process's end is enough: its stdio may be held a moment longer by what it forked.
+    const killed = new Promise<void>((resolve) => child.on('exit', () => resolve()));
     const z = decompressor(desc);
     try {
       await pipeline(body, verifier(desc), z.stream, bounded(this.limits.maxUnpackedBytes, desc.digest), child.stdin, { signal });
       await z.done;
     } catch (err) {
       child.kill('SIGKILL');
-      await exited.catch(() => undefined);
+      await Promise.race([exited.catch(() => undefined), killed]);
       if (signal.aborted) throw signal.reason ?? err;
       if ((err as NodeJS.ErrnoException).code === 'EPIPE' || (err as NodeJS.ErrnoException).code === 'ERR_STREAM_PREMATURE_CLOSE') {
         throw new SandboxError('failed', `layer ${desc.digest} could not be unpacked: ${stderr.trim() || (err as Error).message}`);

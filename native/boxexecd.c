@@ -253,13 +253,22 @@ static int flush_out(int c) {
 }
 
 /* Starts a frame with what the terminal's master shows: read here (FIONREAD and splice do not serve a
- * tty); returns 0 when it shows nothing yet, -1 once the terminal is gone (every slave closed: EIO). */
+ * tty); returns 0 when it shows nothing yet, -1 once the terminal is gone (every slave closed: EIO). A
+ * read takes at most what the line discipline holds (4 KiB): reads go on while more is there, so a fast
+ * writer fills frames of up to TTY_FRAME, not one per 4 KiB. */
+#define TTY_FRAME (64 * 1024)
 static int start_tty_frame(int c, int fd) {
-  ssize_t n = read(fd, obuf + 5, OUT_CHUNK);
-  if (n < 0 && (errno == EAGAIN || errno == EINTR)) return 0;
-  if (n <= 0) return -1;
-  put_header(obuf, '1', (uint32_t)n);
-  olen = 5 + (size_t)n;
+  size_t got = 0;
+  for (;;) {
+    ssize_t n = read(fd, obuf + 5 + got, TTY_FRAME - got);
+    if (n > 0 && (got += (size_t)n) < TTY_FRAME) continue;
+    if (n < 0 && errno == EINTR) continue;
+    if (got == 0 && n < 0 && errno == EAGAIN) return 0;
+    if (got == 0) return -1;
+    break; /* what is there; EIO or the end come at the next read */
+  }
+  put_header(obuf, '1', (uint32_t)got);
+  olen = 5 + got;
   ooff = 0;
   flush_out(c);
   return 1;

@@ -26,9 +26,13 @@ export async function buildApp(deps: Deps, opts: AppOptions): Promise<FastifyIns
   const app = Fastify({
     loggerInstance: opts.logger,
     bodyLimit: opts.bodyLimit,
-    // Tunnel traffic (by host name or /tunnel/ path) is served ahead of Fastify, streamed to the box.
+    // Tunnel traffic (by host name or /tunnel/ path) is served ahead of Fastify, streamed to the box; PTY
+    // tunnels' host names ahead of those.
     serverFactory: ((handler: Parameters<typeof dualProtocolServer>[0]) =>
-      dualProtocolServer(deps.tunnels.front.wrap(handler as never) as never, deps.tunnels.front.upgrade)) as never,
+      dualProtocolServer(
+        deps.pty.front.wrap(deps.tunnels.front.wrap(handler as never) as never) as never,
+        deps.pty.front.upgrade(deps.tunnels.front.upgrade),
+      )) as never,
     requestIdHeader: false,
   }) as unknown as FastifyInstance;
 

@@ -70,6 +70,8 @@ export interface Config {
    * API at `api.<this>`); null: any `{port}-{key}.tunnel.*` host name.
    */
   tunnelDomain: string | null;
+  /** DEVBOXD_PTY_IDLE_TTL: seconds a PTY session (its shell) outlives its last client. */
+  ptyIdleTtlSeconds: number;
   /** The SSH front (DEVBOXD_SSH_PORT, DEVBOXD_SSH_PLAIN_PORT, DEVBOXD_SSH_DOMAIN, ...); see ssh-config.ts. */
   ssh: SshConfig;
   /** Evictions: drain at SIGTERM, on memory pressure (DEVBOXD_EVICT_*); see resources/evictions/eviction-config.ts. */
@@ -186,6 +188,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     blueprintBuilds: int('DEVBOXD_BLUEPRINT_BUILDS', env.DEVBOXD_BLUEPRINT_BUILDS, 2, 1, 256),
     blueprintBuildTimeoutSeconds: int('DEVBOXD_BLUEPRINT_BUILD_TIMEOUT', env.DEVBOXD_BLUEPRINT_BUILD_TIMEOUT, 3600, 1, 7 * 24 * 3600),
     registry: loadRegistry(env),
+    ptyIdleTtlSeconds: int('DEVBOXD_PTY_IDLE_TTL', env.DEVBOXD_PTY_IDLE_TTL, 600, 1, 7 * 24 * 3600),
     ssh: loadSshConfig(env, env.DEVBOXD_HOST || '127.0.0.1', (name, def, min, max) => int(name, env[name], def, min, max)),
     eviction: loadEvictionConfig(env, (name, def, min, max) => int(name, env[name], def, min, max), (message) => new ConfigError(message)),
     blob: loadBlobConfig(env),

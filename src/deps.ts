@@ -37,6 +37,7 @@ import { networkPolicyExtensions } from './resources/network-policies/devbox-ext
 import { NetworkPolicyService } from './resources/network-policies/network-policy-service.js';
 import { TunnelFront, TunnelService, WAKE_TIMEOUT_MS } from './resources/tunnels/index.js';
 import { BUILD_JOB, buildBlueprints, type BlueprintsModule } from './resources/blueprints/index.js';
+import { PtyFront, PtySessions, PtyTunnels, ptyStopListener } from './resources/pty/index.js';
 import { objectMountExtensions } from './resources/objects/devbox-extensions.js';
 import { EXPIRE_JOB, ObjectService } from './resources/objects/object-service.js';
 import { Presigner } from './resources/objects/presign.js';
@@ -78,6 +79,8 @@ export interface Deps {
   tunnels: { service: TunnelService; front: TunnelFront };
   /** Blueprints: the service (routes, the operator's publish), the build runner (the build job's handler). */
   blueprints: BlueprintsModule;
+  /** PTY tunnels (create_pty_tunnel), the terminal sessions, and their endpoints on the tunnel host names. */
+  pty: { tunnels: PtyTunnels; sessions: PtySessions; front: PtyFront };
   /** SSH: create_ssh_key (keys) and the SSH front on its own ports (front.listen() at start). */
   ssh: { keys: SshKeyService; front: SshFront };
   /** Evictions: the watch stream's source, drains (`devboxd drain`, SIGTERM with DEVBOXD_EVICT_ON_SHUTDOWN=suspend), memory pressure. */
@@ -158,7 +161,8 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   const lifecycle = new Lifecycle(devboxStore, runtime, events, logger.child({ component: 'lifecycle' }), {
     bootSteps: [egress.bootStep, boxLink.bootStep, fileMountsStep, objectMounts.bootStep, boxProcesses.bootStep],
     onRunning: [boxProcesses.onRunning],
-    onStopped: [egress.onStopped, boxLink.onStopped, boxProcesses.onStopped, mcp.devbox.onStopped, gateway.devbox.onStopped, (id) => evictions.service.stopped(id), sshFront.onStopped],
+    onStopped: [egress.onStopped, boxLink.onStopped, boxProcesses.onStopped, mcp.devbox.onStopped, gateway.devbox.onStopped, (id) => evictions.service.stopped(id), sshFront.onStopped,
+      ptyStopListener(() => ptySessions, () => ptyTunnels, (id) => devboxStore.getById(id))],
   });
   const tunnels = new TunnelService(store, sealer, () => devboxes);
   const host = { maxCpuCores: config.maxCpuCores, maxMemoryGiB: config.maxMemoryGiB };
@@ -231,6 +235,9 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     wakeTimeoutMs: WAKE_TIMEOUT_MS,
     log: logger.child({ component: 'tunnels' }),
   });
+  const ptyTunnels = new PtyTunnels(() => devboxes);
+  const ptySessions = new PtySessions(lifecycle, () => devboxes, config.ptyIdleTtlSeconds * 1000, logger.child({ component: 'pty' }));
+  const ptyFront = new PtyFront({ tunnels: ptyTunnels, sessions: ptySessions, devboxById: (id) => devboxStore.getById(id), domain: config.tunnelDomain, log: logger.child({ component: 'pty' }) });
   const evictions = buildEvictions({ store, lifecycle, events, suspend: (d) => suspend.suspendIdle(d), node, config: config.eviction, log: logger.child({ component: 'evictions' }) });
   const supervisor = new Supervisor(devboxStore, runtime, lifecycle, logger.child({ component: 'supervisor' }), node, (d) => suspend.suspendIdle(d));
   // Snapshots caught in progress and devboxes caught suspending are settled by their jobs, before the layer
@@ -278,6 +285,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     boxServices,
     tunnels: { service: tunnels, front: tunnelFront },
     blueprints,
+    pty: { tunnels: ptyTunnels, sessions: ptySessions, front: ptyFront },
     ssh: { keys: new SshKeyService(devboxes, { served: sshFront.enabled, domain: config.ssh.domain ?? config.tunnelDomain }), front: sshFront },
     evictions,
     async close() {

@@ -20,6 +20,7 @@ import { objectRoutes } from './objects/routes/index.js';
 import { OBJECTS_SCHEMA } from './objects/schema.js';
 import { sshRoutes } from './ssh/index.js';
 import { BLUEPRINTS_SCHEMA, blueprintRoutes } from './blueprints/index.js';
+import { ptyRoutes } from './pty/index.js';
 
 /**
  * The tables of resource modules that migrate their own (`<module>/schema.ts`), applied in this order after
@@ -46,4 +47,5 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   await app.register(evictionRoutes, { evictions: deps.evictions.service });
   await app.register(sshRoutes, { keys: deps.ssh.keys });
   await app.register(blueprintRoutes, { blueprints: deps.blueprints.service });
+  await app.register(ptyRoutes, { ptyTunnels: deps.pty.tunnels });
 }

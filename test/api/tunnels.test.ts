@@ -125,6 +125,49 @@ describe('an open tunnel', () => {
     assert.equal((await api.devboxes.retrieve(id)).status, 'running');
   });
 
+  test('large bodies (relayed past the HTTP parser) arrive whole; the client connection stays usable', async () => {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const get = (p: string) =>
+      new Promise<{ body: Buffer; reused: boolean }>((resolve, reject) => {
+        const req = http.get({ host: '127.0.0.1', port: serverPort, path: p, headers: { host }, agent }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve({ body: Buffer.concat(chunks), reused: req.reusedSocket }));
+          res.on('error', reject);
+        });
+        req.on('error', reject);
+      });
+    try {
+      for (const n of [(5 << 20) + 7, 1 << 20, (2 << 20) - 1]) {
+        const { body } = await get(`/bytes?n=${n}`);
+        assert.equal(body.length, n);
+        assert.ok(body.equals(Buffer.alloc(n, 'x')), `${n} bytes intact`);
+      }
+      const after = await get('/hello?after');
+      assert.equal(after.body.toString(), 'hello /hello?after');
+      assert.ok(after.reused, 'the same kept-alive client connection');
+      // Several at once, each on its own connection to the box.
+      const many = await Promise.all([1, 2, 3].map((i) => get(`/bytes?n=${(3 << 20) + i}`).then((r) => r.body.length)));
+      assert.deepEqual(many, [1, 2, 3].map((i) => (3 << 20) + i));
+    } finally {
+      agent.destroy();
+    }
+    const session = http2.connect(server.url);
+    try {
+      const len = await new Promise<number>((resolve, reject) => {
+        const req = session.request({ ':path': `/bytes?n=${(4 << 20) + 3}`, ':authority': host });
+        let got = 0;
+        req.on('data', (c: Buffer) => (got += c.length));
+        req.on('end', () => resolve(got));
+        req.on('error', reject);
+        req.end();
+      });
+      assert.equal(len, (4 << 20) + 3);
+    } finally {
+      session.close();
+    }
+  });
+
   test('a port nothing listens on is a 502; an unknown key a 404', async () => {
     const other = host.replace(`${PORT}-`, '9-');
     const r = await request({ host: other, path: '/' });

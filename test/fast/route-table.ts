@@ -46,6 +46,7 @@ export const ROUTES: Record<string, RouteCase> = {
   'POST /v1/devboxes/{id}/resume': { needs: DEVBOX_WRITE },
   'POST /v1/devboxes/{id}/enable_tunnel': { needs: DEVBOX_WRITE, body: {} },
   'POST /v1/devboxes/{id}/remove_tunnel': { needs: DEVBOX_WRITE },
+  'POST /v1/devboxes/{id}/create_pty_tunnel': { needs: DEVBOX_WRITE },
   'POST /v1/devboxes/{id}/create_ssh_key': { needs: DEVBOX_WRITE },
   'GET /v1/devboxes/evictions/watch': { needs: DEVBOX_READ },
 

@@ -71,6 +71,8 @@ describe('enable_tunnel / remove_tunnel', () => {
     assert.equal(t.wake_on_http, true);
     assert.equal(t.http_keep_alive, false);
     assert.ok(Math.abs(t.create_time_ms - Date.now()) < 60_000);
+    // A box created without a tunnel shows the one enabled later (its record now names the part).
+    assert.equal((await call('GET', `/v1/devboxes/${d.id}`)).body.tunnel?.tunnel_key, t.tunnel_key);
     const second = await call('POST', `/v1/devboxes/${d.id}/enable_tunnel`, {});
     assert.equal(second.status, 400);
     assert.match(second.body.message!, /already has a tunnel/);
@@ -81,6 +83,7 @@ describe('enable_tunnel / remove_tunnel', () => {
     assert.equal(third.status, 200, JSON.stringify(third.body));
     assert.equal(third.status, 200);
     assert.notEqual((third.body as unknown as Tunnel).tunnel_key, t.tunnel_key);
+    assert.equal((await call('GET', `/v1/devboxes/${d.id}`)).body.tunnel?.tunnel_key, (third.body as unknown as Tunnel).tunnel_key);
   });
 
   test('unknown box 404, ended box 400, unknown field 400', async () => {

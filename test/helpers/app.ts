@@ -21,7 +21,8 @@ export interface FastApp {
 
 /**
  * The fast tier: the real app (`buildApp`) and the real SQLite store in a temp dir, over a stub runtime, driven
- * with `inject()` (no socket, no root, no sandbox). `ready` false leaves the app open for more routes.
+ * with `inject()` (no socket, no root, no sandbox). `ready` false leaves the app open for more routes; `env` adds
+ * configuration (DEVBOXD_DATABASE_URL: PostgreSQL instead).
  */
 export async function buildFastApp(opts: { ready?: boolean; env?: Record<string, string> } = {}): Promise<FastApp> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'devboxd-fast-'));

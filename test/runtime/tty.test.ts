@@ -91,7 +91,7 @@ describe('a command on a terminal', () => {
     await new Promise((r) => setTimeout(r, 500));
     const t0 = Date.now();
     proc.stdin.write('\x03');
-    await s.type('echo after-ctrl-c\n', /after-ctrl-c\r?\n/);
+    await s.type('echo "after-$((40+2))"\n', /after-42/);
     assert.ok(Date.now() - t0 < 5000, 'sleep 100 was interrupted');
     assert.doesNotMatch(s.text.slice(from), /slept-0/);
 
@@ -105,7 +105,13 @@ describe('a command on a terminal', () => {
     // The controlling terminal: job control works (a background job, `jobs`, `fg`).
     await s.type('sleep 30 &\n', /\[1\] \d+/);
     await s.type('jobs; echo jobs-done\n', /Running[^]*jobs-done/);
-    await s.type('kill %1; wait; echo killed\n', /killed\r?\n/);
+    await s.type('kill %1; wait; echo "killed-$((40+2))"\n', /killed-42/);
+
+    // The usual confinement: the box user, no_new_privs, the seccomp filter, in the box's PID namespace.
+    await s.type('grep -E "^(NoNewPrivs|Seccomp):" /proc/self/status; echo "pid1=$(cat /proc/1/comm)"; echo "conf-$((6*7))"\n', /conf-42/);
+    assert.match(s.text, /NoNewPrivs:\s+1/);
+    assert.match(s.text, /Seccomp:\s+2/);
+    assert.match(s.text, /pid1=boxinit/);
 
     proc.stdin.write('exit 7\n');
     const exit = await proc.exited;
@@ -129,6 +135,35 @@ describe('a command on a terminal', () => {
     assert.ok(ptsA && ptsB && ptsA !== ptsB, `${ptsA} and ${ptsB}`);
     assert.match(sa.text, /24 80/);
     assert.match(sb.text, /20 90/);
+  });
+
+  it('a box whose /dev/ptmx is not a terminal gets no terminal: the command does not start', async () => {
+    const other = await driver.create({
+      id: 'tty-box-2',
+      hostname: 'tty-box-2',
+      layers: [],
+      limits: { cpuCores: 1, memoryBytes: 256 * MiB, diskBytes: 1024 * MiB, pids: 256 },
+      user: { name: 'user', uid: 1000 },
+    });
+    try {
+      const root = other.spawn({ argv: ['sh', '-c', 'rm -f /dev/ptmx && ln -s /dev/null /dev/ptmx'], asRoot: true });
+      root.stdin.end();
+      root.stdout.resume();
+      root.stderr.resume();
+      assert.equal((await root.exited).exitCode, 0);
+      const p = other.spawn({ argv: ['bash', '-c', 'echo started'], tty: { cols: 80, rows: 24 } });
+      let out = '';
+      let err = '';
+      p.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      p.stderr.on('data', (d: Buffer) => (err += d.toString()));
+      const closed = Promise.all([new Promise((r) => p.stdout.on('close', r)), new Promise((r) => p.stderr.on('close', r))]);
+      assert.equal((await p.exited).exitCode, 125);
+      await closed;
+      assert.equal(out, '');
+      assert.match(err, /terminal/);
+    } finally {
+      await other.destroy();
+    }
   });
 
   it('without tty, a command has no terminal and resize changes nothing', async () => {

@@ -93,6 +93,32 @@ for (const open of [openSqlite, openPostgres]) {
       assert.equal(ended.endTimeMs, 99);
     });
 
+    test('view parts: recorded at insert, added once by markView (also in a transaction), NULL rows stay NULL', async () => {
+      await ready;
+      const acc = await account(db.a);
+      const d = devbox(acc.id, { viewParts: ['mcp'] });
+      const old = devbox(acc.id, { viewParts: null });
+      await db.a.devboxes.insert(d);
+      await db.a.devboxes.insert(old);
+      assert.deepEqual((await db.a.devboxes.getById(d.id))!.viewParts, ['mcp']);
+      await db.a.transaction(async (tx) => {
+        await tx.devboxes.markView(d.id, 'tunnel');
+        await tx.devboxes.markView(d.id, 'tunnel');
+      });
+      await db.a.devboxes.markView(d.id, 'mcp');
+      assert.deepEqual((await db.a.devboxes.getById(d.id))!.viewParts, ['mcp', 'tunnel']);
+      await db.a.devboxes.markView(old.id, 'tunnel');
+      assert.equal((await db.a.devboxes.getById(old.id))!.viewParts, null, 'a row from before the record reads every part anyway');
+      // A transaction that fails leaves the part unrecorded.
+      await assert.rejects(
+        db.a.transaction(async (tx) => {
+          await tx.devboxes.markView(d.id, 'gateway');
+          throw new Error('rolled back');
+        }),
+      );
+      assert.deepEqual((await db.a.devboxes.getById(d.id))!.viewParts, ['mcp', 'tunnel']);
+    });
+
     test('listByStatus can scope to a node', async () => {
       await ready;
       const acc = await account(db.a);

@@ -107,6 +107,7 @@ export function devbox(accountId: string, over: Partial<Devbox> = {}): Devbox {
     stateTransitions: [{ status: 'provisioning', transitionTimeMs: now }],
     keepAliveAtMs: now,
     node: 'node-a',
+    viewParts: [],
     ...over,
   };
 }

@@ -97,10 +97,10 @@ describe('devbox extension points', () => {
             if (input.secrets?.TOKEN) throw ERRORS.notFound('secret', input.secrets.TOKEN);
             return undefined;
           },
-          async (_acc, input) => (input.snapshotId ? { layers: ['snp_x'], blueprintId: 'bpt_y' } : undefined),
+          async (_acc, input) => (input.snapshotId ? { layers: ['snp_x'], blueprintId: 'bpt_y', viewPart: 'tunnel' } : undefined),
         ],
         environment: [async () => ({ FROM_SECRET: 's3cr3t', SHARED: 'provider' })],
-        enrichers: [async (d: Devbox) => ({ tunnel: { box: d.id } })],
+        enrichers: [{ part: 'tunnel', none: { tunnel: null }, enrich: async (d: Devbox) => ({ tunnel: { box: d.id } }) }],
       },
     );
     const before = (await store.devboxes.list(accountId, { limit: 100, includeTotalCount: true })).totalCount;
@@ -111,6 +111,18 @@ describe('devbox extension points', () => {
     await settled(d.id);
     assert.deepEqual(await devboxes.environmentOf(d), { FROM_SECRET: 's3cr3t', SHARED: 'box' });
     assert.deepEqual(await devboxes.enrichments(d), { tunnel: { box: d.id } });
+    assert.deepEqual((await store.devboxes.getById(d.id))?.viewParts, ['tunnel'], 'the resolution view part is recorded');
+    // A box without the part is not read for it; once the part is recorded (markView, as enable_tunnel does), it is.
+    const plain = await devboxes.create(accountId, {});
+    await settled(plain.id);
+    assert.deepEqual(await devboxes.enrichments(plain), { tunnel: null });
+    await store.devboxes.markView(plain.id, 'tunnel');
+    await store.devboxes.markView(plain.id, 'tunnel');
+    const marked = (await store.devboxes.getById(plain.id))!;
+    assert.deepEqual(marked.viewParts, ['tunnel'], 'recorded once');
+    assert.deepEqual(await devboxes.enrichments(marked), { tunnel: { box: plain.id } });
+    // Rows from before the record (NULL) read every part.
+    assert.deepEqual(await devboxes.enrichments({ ...plain, viewParts: null }), { tunnel: { box: plain.id } });
   });
 
   it('what a resolver persists is written in the transaction that inserts the box: a failing persist leaves no box', async () => {

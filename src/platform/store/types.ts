@@ -145,6 +145,11 @@ export interface DevboxStore {
   patch(accountId: string, id: string, patch: { name?: string | null; metadata?: Record<string, string> }): Promise<Devbox | undefined>;
   /** Moves the keep-alive mark unless the box has ended; returns whether it did. */
   keepAlive(accountId: string, id: string, atMs: number): Promise<boolean>;
+  /**
+   * Records that the box may now have something for the view part `part` (Devbox.viewParts); call it in the
+   * transaction that writes that something. Never removed: a part recorded in vain costs one read per view.
+   */
+  markView(id: string, part: string): Promise<void>;
 }
 
 import type { Snapshot, SnapshotFilters, SnapshotStatus } from '../../resources/snapshots/types.js';

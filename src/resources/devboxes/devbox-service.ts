@@ -38,6 +38,7 @@ export class DevboxService {
     const persists: NonNullable<CreateResolution['persist']>[] = [];
     // Resolvers after one that gives defaults (a blueprint's) see the request with them applied.
     let effective = input;
+    const viewParts: string[] = [];
     for (const resolve of this.ext.resolvers) {
       const r = await resolve(accountId, effective);
       if (r?.layers) layers = r.layers;
@@ -47,6 +48,7 @@ export class DevboxService {
         effective = { ...input, launchParameters: { ...defaults.launchParameters, ...(input.launchParameters ?? {}) } };
       }
       if (r?.persist) persists.push(r.persist);
+      if (r?.viewPart) viewParts.push(r.viewPart);
     }
     const launchParameters = effective.launchParameters ?? {};
     const sandbox = resolveSandboxSettings(id, name, launchParameters, this.host);
@@ -74,6 +76,7 @@ export class DevboxService {
       stateTransitions: [{ status: 'provisioning', transitionTimeMs: now }],
       keepAliveAtMs: now,
       node: this.node,
+      viewParts,
     };
     if (persists.length) {
       await this.db.transaction(async (tx) => {
@@ -197,8 +200,9 @@ export class DevboxService {
 
   /** Fields the view carries beyond the record, by wire name, from every enricher. */
   async enrichments(d: Devbox): Promise<Record<string, unknown>> {
-    // Concurrent: each enricher reads its own table, and a GET waits for all of them.
-    const parts = await Promise.all(this.ext.enrichers.map((enrich) => enrich(d)));
+    // Concurrent: each enricher reads its own table, and a GET waits for all of them; none reads for a part
+    // the box never had.
+    const parts = await Promise.all(this.ext.enrichers.map((e) => (d.viewParts && !d.viewParts.includes(e.part) ? e.none : e.enrich(d))));
     return Object.assign({}, ...parts) as Record<string, unknown>;
   }
 

@@ -27,6 +27,8 @@ export interface CreateResolution {
    * transaction that inserts the devbox, so a box never exists without them, nor they without the box.
    */
   persist?: (tx: Store, devbox: Devbox) => Promise<void>;
+  /** The view part (a ViewEnricher's `part`) the box has something for from its creation on. */
+  viewPart?: string;
 }
 
 /**
@@ -70,8 +72,17 @@ export type StopListener = (devboxId: string) => void;
 /** Environment variables a box's processes get beyond its own (secrets), at boot and at every execution. */
 export type EnvironmentProvider = (devbox: Devbox) => Promise<Record<string, string>>;
 
-/** Fields a devbox view carries beyond the record (`tunnel`, `gateway_specs`, `mcp_specs`), by wire name. */
-export type ViewEnricher = (devbox: Devbox) => Promise<Record<string, unknown>>;
+/**
+ * Fields a devbox view carries beyond the record (`tunnel`, `gateway_specs`, `mcp_specs`), by wire name. A box
+ * whose record says it never had anything for `part` (Devbox.viewParts) gets `none` without a read: most boxes
+ * have no tunnel, MCP or gateway bindings, and each read is a database round trip on every GET.
+ */
+export interface ViewEnricher {
+  /** Lower-case letters; recorded by a create resolution's `viewPart` or `DevboxStore.markView`. */
+  part: string;
+  none: Record<string, unknown>;
+  enrich(devbox: Devbox): Promise<Record<string, unknown>>;
+}
 
 /**
  * Refuses a non-forced shutdown, or allows it with null. A refusal is a DomainError carrying its own code

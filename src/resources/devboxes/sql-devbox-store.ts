@@ -23,6 +23,7 @@ interface Row {
   state_transitions: string;
   keep_alive_at_ms: number;
   node: string;
+  view_parts: string | null;
 }
 
 const fromRow = (r: Row): Devbox => ({
@@ -45,6 +46,7 @@ const fromRow = (r: Row): Devbox => ({
   stateTransitions: JSON.parse(r.state_transitions),
   keepAliveAtMs: r.keep_alive_at_ms,
   node: r.node,
+  viewParts: r.view_parts === null ? null : r.view_parts.split(',').filter(Boolean),
 });
 
 const toRow = (d: Devbox): Row => ({
@@ -67,6 +69,8 @@ const toRow = (d: Devbox): Row => ({
   state_transitions: JSON.stringify(d.stateTransitions),
   keep_alive_at_ms: d.keepAliveAtMs,
   node: d.node,
+  // ',tunnel,mcp,': a part is recorded by appending `name,`, the same SQL on both dialects (markView).
+  view_parts: d.viewParts ? `,${d.viewParts.map((p) => `${p},`).join('')}` : null,
 });
 
 const COLUMNS = Object.keys(toRow({ sandbox: {}, stateTransitions: [] } as unknown as Devbox));
@@ -149,6 +153,15 @@ export class SqlDevboxStore implements DevboxStore {
     if (!sets.length) return this.get(accountId, id);
     const { rows } = await this.db.query<Row>(`UPDATE devboxes SET ${sets.join(', ')} WHERE account_id = ? AND id = ? RETURNING *`, [...args, accountId, id]);
     return rows[0] && fromRow(rows[0]);
+  }
+
+  async markView(id: string, part: string): Promise<void> {
+    // Only ever added: a part recorded stays, so a reader that saw the row without it read before the write.
+    await this.db.query("UPDATE devboxes SET view_parts = view_parts || ? WHERE id = ? AND view_parts IS NOT NULL AND view_parts NOT LIKE ?", [
+      `${part},`,
+      id,
+      `%,${part},%`,
+    ]);
   }
 
   async keepAlive(accountId: string, id: string, atMs: number): Promise<boolean> {

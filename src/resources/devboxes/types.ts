@@ -75,4 +75,10 @@ export interface Devbox {
   keepAliveAtMs: number;
   /** The server (DEVBOXD_NODE_NAME) whose sandbox runs this box; only it reconciles and supervises it. */
   node: string;
+  /**
+   * The view parts (a ViewEnricher's `part`: 'tunnel', 'mcp', 'gateway') this box may have anything for,
+   * recorded in the transaction that writes what they show; a part never recorded is not read for a view.
+   * Null for rows from before the record existed: every enricher reads.
+   */
+  viewParts: string[] | null;
 }

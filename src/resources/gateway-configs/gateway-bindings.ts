@@ -85,6 +85,7 @@ export class GatewayBindings {
         const store = new SqlGatewayStore(tx.db);
         for (const r of resolved) await store.insertBinding(this.newBinding(devbox, r.prefix, r.config.id, r.secretId).binding);
       },
+      viewPart: 'gateway',
     };
   }
 

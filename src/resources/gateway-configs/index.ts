@@ -42,7 +42,8 @@ export function buildAgentGateway(store: Store, opts: AgentGatewayOptions): Agen
     devbox: {
       resolver: (accountId, input) => bindings.resolve(accountId, input),
       environment: (d) => bindings.environment(d),
-      enricher: (d) => bindings.enrich(d),
+      // The view's bindings (those with a prefix) are made at create only; minted tokens do not show.
+      enricher: { part: 'gateway', none: {}, enrich: (d) => bindings.enrich(d) },
       onStopped: (id) => void bindings.stopped(id).catch((err) => opts.log.error({ err, devbox: id }, 'gateway tokens of an ended box not removed')),
     },
   };

@@ -32,10 +32,11 @@ export function mcpDevboxExtensions(deps: {
         if (other) throw ERRORS.invalid(`mcp: the variable ${name} is also set by ${other}`);
       }
       const specs = await tokens.resolveSpecs(accountId, input.mcp);
-      return { persist: (tx, devbox) => tokens.persist(tx, devbox, specs) };
+      return { persist: (tx, devbox) => tokens.persist(tx, devbox, specs), viewPart: 'mcp' };
     },
     environment: (devbox) => tokens.environment(devbox, hubUrl),
-    enricher: async (devbox) => ({ mcp_specs: await tokens.specs(devbox.id) }),
+    // Bindings are made at create only (the resolver's persist).
+    enricher: { part: 'mcp', none: { mcp_specs: null }, enrich: async (devbox) => ({ mcp_specs: await tokens.specs(devbox.id) }) },
     onStopped: (devboxId) => {
       upstreams.closeBox(devboxId);
       void (async () => {

@@ -22,7 +22,7 @@ export class TunnelService {
   private readonly cache = new Map<string, { tunnel: Tunnel; atMs: number }>();
 
   constructor(
-    store: Store,
+    private readonly store: Store,
     private readonly sealer: Sealer,
     private readonly devboxes: () => DevboxService,
   ) {
@@ -34,7 +34,12 @@ export class TunnelService {
     const d = await this.devboxes().get(accountId, devboxId);
     if (d.status !== 'running') throw ERRORS.devboxNotRunning(d.id, d.status);
     const tunnel = newTunnel(d.id, settings);
-    if (!(await this.tunnels.insert(this.toRow(tunnel)))) throw ERRORS.badState(`devbox ${d.id} already has a tunnel; remove_tunnel first`);
+    // The box's record says it has a tunnel in the transaction that writes it, so a view never misses it.
+    const inserted = await this.store.transaction(async (tx) => {
+      await tx.devboxes.markView(d.id, 'tunnel');
+      return new SqlTunnelStore(tx.db).insert(this.toRow(tunnel));
+    });
+    if (!inserted) throw ERRORS.badState(`devbox ${d.id} already has a tunnel; remove_tunnel first`);
     return tunnel;
   }
 
@@ -69,10 +74,10 @@ export class TunnelService {
   readonly resolver: CreateResolver = async (_accountId, input) => {
     if (!input.tunnel) return undefined;
     const settings = input.tunnel;
-    return { persist: async (tx: Store, devbox) => void (await new SqlTunnelStore(tx.db).insert(this.toRow(newTunnel(devbox.id, settings)))) };
+    return { persist: async (tx: Store, devbox) => void (await new SqlTunnelStore(tx.db).insert(this.toRow(newTunnel(devbox.id, settings)))), viewPart: 'tunnel' };
   };
 
-  readonly enricher: ViewEnricher = async (devbox) => ({ tunnel: toView(await this.ofDevbox(devbox.id)) });
+  readonly enricher: ViewEnricher = { part: 'tunnel', none: { tunnel: null }, enrich: async (devbox) => ({ tunnel: toView(await this.ofDevbox(devbox.id)) }) };
 
   private toRow(t: Tunnel): TunnelRow {
     return {

@@ -1,6 +1,7 @@
-import type { FastifyInstance, RouteOptions } from 'fastify';
-import type { AccountService } from '../../../resources/accounts/account-service.js';
-import { ERRORS } from '../../errors.js';
+import type { FastifyInstance, onSendHookHandler, RouteOptions } from 'fastify';
+import type { Readable } from 'node:stream';
+import { samePrincipal, type AccountService } from '../../../resources/accounts/account-service.js';
+import { DomainError, ERRORS } from '../../errors.js';
 import './context.js';
 
 /** Thrown at start when an authenticated route names no resource type: it would be open to every restricted key. */
@@ -21,6 +22,7 @@ export function registerAuth(app: FastifyInstance, accounts: AccountService): vo
   // options (the same object every hook sees) and read their final config once the app is ready.
   app.addHook('onRoute', (route) => {
     routes.push(route);
+    if (route.config?.overlapAuth) route.onSend = [...[route.onSend ?? []].flat(), holdForCheck];
   });
   app.addHook('onReady', async () => {
     const unguarded = routes.filter((r) => r.config?.auth !== false && !r.config?.resource);
@@ -40,7 +42,16 @@ export function registerAuth(app: FastifyInstance, accounts: AccountService): vo
     if (!header) throw ERRORS.unauthenticated('missing Authorization header: send "Authorization: Bearer <API key>"');
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (!match) throw ERRORS.unauthenticated('malformed Authorization header: expected "Bearer <API key>"');
-    const principal = await accounts.authenticate(match[1]!);
+    // A plain JSON read whose key passed before runs under that principal while its key is checked again;
+    // the response waits for the check (onSend below).
+    const overlap = config?.overlapAuth && (req.method === 'GET' || req.method === 'HEAD') ? accounts.overlapped(match[1]!) : undefined;
+    if (overlap) {
+      req.authCheck = overlap.check.then(
+        (now) => (samePrincipal(now, overlap.hint) ? null : ERRORS.unauthenticated('API key changed during the request; retry')),
+        (err: unknown) => err,
+      );
+    }
+    const principal = overlap?.hint ?? (await accounts.authenticate(match[1]!));
     // Unreachable after the start-up check; kept so that a route added past it is refused, never open.
     if (!config?.resource) throw ERRORS.forbidden(`${req.routeOptions.url} has no resource type: refused`);
     const level = config.access ?? (req.method === 'GET' || req.method === 'HEAD' ? 'read' : 'write');
@@ -48,4 +59,19 @@ export function registerAuth(app: FastifyInstance, accounts: AccountService): vo
     for (const need of config.alsoNeeds ?? []) accounts.authorize(principal, need.resource, need.access);
     req.principal = principal;
   });
+
+  app.decorateRequest('authCheck', null);
 }
+
+/** onSend of `overlapAuth` routes: the answer leaves once the key's check passed, else the refusal does. */
+const holdForCheck: onSendHookHandler = async (req, reply, payload) => {
+  if (!req.authCheck) return payload;
+  const err = await req.authCheck;
+  if (err === null) return payload;
+  // The key was refused meanwhile: what the route made is dropped, and the refusal goes out instead.
+  (payload as Readable | null)?.destroy?.();
+  const e = err instanceof DomainError ? err : null;
+  if (!e) req.log.error({ err }, 'key check failed');
+  reply.code(e?.status ?? 500).header('content-type', 'application/json; charset=utf-8');
+  return JSON.stringify(e ? { message: e.message, error: e.code } : { message: 'internal server error', error: 'internal' });
+};

@@ -4,10 +4,17 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The authenticated caller; set by the auth hook on every route that requires a key. */
     principal: Principal;
+    /** Set while the key is checked alongside the route's reads (`overlapAuth`): null once it passed, else the refusal. */
+    authCheck: Promise<unknown> | null;
   }
   interface FastifyContextConfig {
     /** false: no API key needed (health, metrics, OpenAPI). */
     auth?: boolean;
+    /**
+     * A read without side effects answered through the reply (no hijack, no stream written before onSend):
+     * its reads may run while the key is checked (AccountService.overlapped), the answer waits for the check.
+     */
+    overlapAuth?: boolean;
     /** Resource type a restricted key needs a scope on; GET needs read, other methods write unless `access` says. */
     resource?: ResourceType;
     /** The level `resource` needs, for POST routes that only read (download_file, wait_for_status...). */

@@ -137,4 +137,6 @@ export const PG_MIGRATIONS: string[] = [
      applied_at_ms BIGINT NOT NULL,
      PRIMARY KEY (module, version)
    );`,
+  // v4: the view parts a box may have anything for (Devbox.viewParts); NULL for boxes from before: read them all.
+  `ALTER TABLE devboxes ADD COLUMN view_parts TEXT;`,
 ];

@@ -155,4 +155,6 @@ export const MIGRATIONS: string[] = [
      applied_at_ms INTEGER NOT NULL,
      PRIMARY KEY (module, version)
    );`,
+  // v9: the view parts a box may have anything for (Devbox.viewParts); NULL for boxes from before: read them all.
+  `ALTER TABLE devboxes ADD COLUMN view_parts TEXT;`,
 ];

@@ -18,12 +18,12 @@ const MAX_WAIT_S = 30;
 const ListView = pageSchema('devboxes', DevboxViewSchema);
 
 export function readRoutes(app: Api, devboxes: DevboxService): void {
-  app.get('/v1/devboxes/:id', { schema: { params: DevboxIdParams, response: replies(DevboxViewSchema) } }, async (req) => {
+  app.get('/v1/devboxes/:id', { config: { overlapAuth: true }, schema: { params: DevboxIdParams, response: replies(DevboxViewSchema) } }, async (req) => {
     const { id } = req.params;
     return view(devboxes, await devboxes.get(req.principal.accountId, id));
   });
 
-  app.get('/v1/devboxes', { schema: { querystring: ListQuery, response: replies(ListView) } }, async (req) => {
+  app.get('/v1/devboxes', { config: { overlapAuth: true }, schema: { querystring: ListQuery, response: replies(ListView) } }, async (req) => {
     const q = req.query;
     const page = await devboxes.list(req.principal.accountId, toPageQuery(q), q.status);
     return pageEnvelope('devboxes', { ...page, items: await Promise.all(page.items.map((d) => view(devboxes, d))) });

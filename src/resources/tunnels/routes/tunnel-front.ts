@@ -9,6 +9,7 @@ import type { Lifecycle } from '../../devboxes/lifecycle.js';
 import type { Devbox } from '../../devboxes/types.js';
 import type { TunnelService } from '../tunnel-service.js';
 import type { Tunnel } from '../types.js';
+import { relayRawBody } from './raw-body.js';
 import { authorized, forwardHeaders, responseHeaders, tunnelTarget, upgradeHead, type TunnelTarget } from './target.js';
 
 type Req = http.IncomingMessage | http2.Http2ServerRequest;
@@ -96,8 +97,10 @@ export class TunnelFront {
         res.writeHead(ur.statusCode ?? 502, responseHeaders(ur.headers));
         // Server-sent events and other streams of unknown length: the client sees the head before the first chunk.
         if (ur.headers['content-length'] === undefined) (res as { flushHeaders?: () => void }).flushHeaders?.();
-        pump(ur, res);
-        ur.on('error', () => res.destroy());
+        if (!relayRawBody(ur, res, req.method, RESPONSE_BUFFER)) {
+          pump(ur, res);
+          ur.on('error', () => res.destroy());
+        }
       });
       up.on('error', (err) => {
         if (res.headersSent) return void res.destroy();

@@ -7,11 +7,10 @@ const KEEP_ALIVE_MS = 15_000;
 export interface SseStream {
   /** Fires when the client goes away: producers stop at once. */
   readonly signal: AbortSignal;
-  /**
-   * Sends unnamed events, one per JSON payload given, in one write; resolves when the transport can take
-   * more.
-   */
-  data(...payloads: unknown[]): Promise<void>;
+  /** Sends one unnamed event with a JSON payload; resolves when the transport can take more. */
+  data(payload: unknown): Promise<void>;
+  /** Sends one unnamed event per JSON payload, in one write; resolves when the transport can take more. */
+  dataAll(payloads: readonly unknown[]): Promise<void>;
   comment(text: string): void;
   /** `event: error` with `{code, message}` (the SDK turns it into an APIError of that status). */
   error(code: number, message: string): void;
@@ -38,20 +37,23 @@ export function startSse(reply: FastifyReply): SseStream {
     return res.write(text);
   }
 
+  async function dataAll(payloads: readonly unknown[]): Promise<void> {
+    if (write(payloads.map((p) => `data: ${JSON.stringify(p)}\n\n`).join(''))) return;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        res.off('drain', done);
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      res.on('drain', done);
+      signal.addEventListener('abort', done);
+    });
+  }
+
   return {
     signal,
-    async data(...payloads) {
-      if (write(payloads.map((p) => `data: ${JSON.stringify(p)}\n\n`).join(''))) return;
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          res.off('drain', done);
-          signal.removeEventListener('abort', done);
-          resolve();
-        };
-        res.on('drain', done);
-        signal.addEventListener('abort', done);
-      });
-    },
+    data: (payload) => dataAll([payload]),
+    dataAll,
     comment(text) {
       write(`: ${text.replace(/\n/g, ' ')}\n\n`);
     },

@@ -38,7 +38,7 @@ export function streamRoutes(app: Api, executions: ExecutionService): void {
         await executions.get(req.principal.accountId, id, execution_id); // 404s as JSON, before streaming
         const sse = startSse(reply);
         try {
-          for await (const chunk of executions.follow(id, execution_id, stream, offset, sse.signal)) await sse.data(...byLine(chunk));
+          for await (const chunk of executions.follow(id, execution_id, stream, offset, sse.signal)) await sse.dataAll(byLine(chunk));
         } catch (err) {
           req.log.error({ err, execution: execution_id }, 'output stream failed');
           sse.error(500, 'output stream failed');

@@ -33,7 +33,7 @@ import { createRuntime } from './runtime/index.js';
 import { openStore } from './platform/store/open.js';
 import type { IdempotencyStore, Store } from './platform/store/types.js';
 import { MODULE_SCHEMAS } from './resources/index.js';
-import { networkPolicyExtensions } from './resources/network-policies/devbox-extensions.js';
+import { networkPolicyExtensions, TUNNEL_PREFIX } from './resources/network-policies/devbox-extensions.js';
 import { NetworkPolicyService } from './resources/network-policies/network-policy-service.js';
 import { TunnelFront, TunnelService, WAKE_TIMEOUT_MS } from './resources/tunnels/index.js';
 import { BUILD_JOB, buildBlueprints, type BlueprintsModule } from './resources/blueprints/index.js';
@@ -235,6 +235,8 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     wakeTimeoutMs: WAKE_TIMEOUT_MS,
     log: logger.child({ component: 'tunnels' }),
   });
+  // Boxes whose policy allows devbox-to-devbox traffic reach their account's tunnels through the box services.
+  boxServices.route(TUNNEL_PREFIX, tunnelFront.fromBox);
   const ptyTunnels = new PtyTunnels(() => devboxes);
   const ptySessions = new PtySessions(lifecycle, () => devboxes, config.ptyIdleTtlSeconds * 1000, logger.child({ component: 'pty' }));
   const ptyFront = new PtyFront({ tunnels: ptyTunnels, sessions: ptySessions, devboxById: (id) => devboxStore.getById(id), domain: config.tunnelDomain, log: logger.child({ component: 'pty' }) });

@@ -14,6 +14,8 @@ const BOOT_TIMEOUT_MS = 30_000;
 
 /** The box-services prefix of the MCP hub; every other prefix but `/_whoami` is the agent gateway's. */
 const MCP_PREFIX = '/mcp';
+/** Other boxes' tunnels, reached through the box services (tunnels' `fromBox`). */
+export const TUNNEL_PREFIX = '/tunnel';
 
 export interface BoxEgress {
   resolver: CreateResolver;
@@ -152,6 +154,7 @@ export function networkPolicyExtensions(deps: {
       // A box whose policy is not in force (its adoption failed to read it) reaches neither service.
       const e = inForce.get(boxId);
       if (!e) return false;
+      if (prefix === TUNNEL_PREFIX) return e.allowDevboxToDevbox;
       return prefix === MCP_PREFIX || prefix.startsWith(`${MCP_PREFIX}/`) ? e.allowMcpGateway : e.allowAgentGateway;
     },
     close() {

@@ -98,6 +98,27 @@ test('closed sessions leave no relay behind while box processes that left the sh
   await api.devboxes.executeSync(boxId, { command: 'pkill -f "sleep 100000"; true' });
 });
 
+test('a shell that exits while a process it left holds the terminal ends its relay by itself', { timeout: 60_000 }, async () => {
+  const { pty, token } = await tunnel();
+  const baseline = execdProcesses();
+  const c = await pty.connect('leaves');
+  const ws = await attach(c.connect_url!, token);
+  const closed = new Promise<number>((r) => ws.once('close', (code) => r(code)));
+  await typeUntil(ws, `setsid -f sleep 100001; echo left-$((5 * 9))\n`, 'left-45');
+  assert.equal(execdProcesses(), baseline + 1);
+  ws.send('exit\n');
+  assert.equal(await closed, 1000);
+  let left = execdProcesses() - baseline;
+  for (let i = 0; i < 25 && left > 0; i++) {
+    await sleep(200);
+    left = execdProcesses() - baseline;
+  }
+  assert.equal(left, 0, 'the relay of an exited shell still runs');
+  const held = await api.devboxes.executeSync(boxId, { command: 'pgrep -c -f "sleep 100001"' });
+  assert.equal(held.stdout.trim(), '1');
+  await api.devboxes.executeSync(boxId, { command: 'pkill -f "sleep 100001"; true' });
+});
+
 test('an attached client that stops answering pings is dropped, and the next one attaches', { timeout: 60_000 }, async () => {
   const { pty, token } = await tunnel();
   const c = await pty.connect('quiet');

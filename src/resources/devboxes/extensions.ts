@@ -2,7 +2,7 @@ import type { DomainError } from '../../platform/errors.js';
 import type { Store } from '../../platform/store/types.js';
 import type { Sandbox } from '../../runtime/driver.js';
 import type { CreateDevboxInput, ObjectMount } from './create-input.js';
-import type { Devbox } from './types.js';
+import type { Devbox, LaunchParameters } from './types.js';
 
 /**
  * The extension points of the devbox core. Features that extend a devbox (snapshots, secrets, network
@@ -16,6 +16,12 @@ export interface CreateResolution {
   /** Image layers the box boots from (a snapshot's or a blueprint's), newest first. */
   layers?: string[];
   blueprintId?: string | null;
+  /**
+   * What the box takes from its image unless the request says otherwise (a blueprint's): launch parameters
+   * under the request's own (per field), environment variables under its own, an entrypoint when it gives
+   * none, and the directory its commands start in.
+   */
+  defaults?: { launchParameters?: LaunchParameters; environment?: Record<string, string>; entrypoint?: string | null; cwd?: string | null };
   /**
    * Records what the feature keeps about the new box (its secret, gateway or MCP bindings) in the
    * transaction that inserts the devbox, so a box never exists without them, nor they without the box.

@@ -162,7 +162,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     bootSteps: [egress.bootStep, boxLink.bootStep, fileMountsStep, objectMounts.bootStep, boxProcesses.bootStep],
     onRunning: [boxProcesses.onRunning],
     onStopped: [egress.onStopped, boxLink.onStopped, boxProcesses.onStopped, mcp.devbox.onStopped, gateway.devbox.onStopped, (id) => evictions.service.stopped(id), sshFront.onStopped,
-      ptyStopListener(() => ptySessions, () => ptyTunnels, (id) => devboxStore.getById(id))],
+      ptyStopListener(() => ptySessions, () => ptyTunnels)],
   });
   const tunnels = new TunnelService(store, sealer, () => devboxes);
   const host = { maxCpuCores: config.maxCpuCores, maxMemoryGiB: config.maxMemoryGiB };
@@ -180,7 +180,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     network: {
       egressOf: async (accountId, id) => (await networkPolicies.policies.get(accountId, id))?.egress,
       attach: (id, e) => egress.attachSandbox(id, e),
-      detach: (id) => egress.onStopped(id),
+      detach: (id) => egress.onStopped(id, true),
     },
     log: logger.child({ component: 'blueprints' }),
   });
@@ -239,7 +239,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   boxServices.route(TUNNEL_PREFIX, tunnelFront.fromBox);
   const ptyTunnels = new PtyTunnels(() => devboxes);
   const ptySessions = new PtySessions(lifecycle, () => devboxes, config.ptyIdleTtlSeconds * 1000, logger.child({ component: 'pty' }));
-  const ptyFront = new PtyFront({ tunnels: ptyTunnels, sessions: ptySessions, devboxById: (id) => devboxStore.getById(id), domain: config.tunnelDomain, log: logger.child({ component: 'pty' }) });
+  const ptyFront = new PtyFront({ tunnels: ptyTunnels, sessions: ptySessions, devboxById: (id) => devboxStore.getById(id), domain: config.tunnelDomain, pingMs: config.ptyPingSeconds * 1000, log: logger.child({ component: 'pty' }) });
   const evictions = buildEvictions({ store, lifecycle, events, suspend: (d) => suspend.suspendIdle(d), node, config: config.eviction, log: logger.child({ component: 'evictions' }) });
   const supervisor = new Supervisor(devboxStore, runtime, lifecycle, logger.child({ component: 'supervisor' }), node, (d) => suspend.suspendIdle(d));
   // Snapshots caught in progress and devboxes caught suspending are settled by their jobs, before the layer

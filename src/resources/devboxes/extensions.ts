@@ -66,8 +66,11 @@ export interface BootStep {
 /** Runs once the box is running (the entrypoint); `end` ends the box when what it started exits. */
 export type RunningStep = (devbox: Devbox, sandbox: Sandbox, end: () => void) => void;
 
-/** The box's processes are gone (shutdown, failure, suspend): what runs in it ends now. */
-export type StopListener = (devboxId: string) => void;
+/**
+ * The box's processes are gone (shutdown, failure, suspend): what runs in it ends now. `ended`: the box
+ * ended (shutdown, failure), so it never runs again, whatever its record says yet; false on suspend.
+ */
+export type StopListener = (devboxId: string, ended: boolean) => void;
 
 /** Environment variables a box's processes get beyond its own (secrets), at boot and at every execution. */
 export type EnvironmentProvider = (devbox: Devbox) => Promise<Record<string, string>>;

@@ -32,6 +32,9 @@ export interface S3BlobStoreOptions {
   partSize?: number;
 }
 
+/** How long an S3 socket may carry nothing before it is destroyed. */
+const SOCKET_IDLE_MS = 60_000;
+
 /**
  * Blobs as objects in one bucket under a key prefix: `<prefix><key>`. S3 makes a PutObject or a completed
  * multipart upload visible whole or not at all, and the last one to complete wins, which is the BlobStore's
@@ -40,6 +43,7 @@ export interface S3BlobStoreOptions {
 export class S3BlobStore implements BlobStore {
   private constructor(
     private readonly s3: S3Client,
+    private readonly reads: S3Client,
     private readonly bucket: string,
     private readonly prefix: string,
     private readonly opts: S3BlobStoreOptions,
@@ -47,7 +51,29 @@ export class S3BlobStore implements BlobStore {
 
   /** Builds the client and checks the bucket answers, so a misconfiguration stops the server at start. */
   static async open(config: S3Config, opts: S3BlobStoreOptions = {}): Promise<S3BlobStore> {
-    const s3 = new S3Client({
+    const s3 = S3BlobStore.client(config);
+    // Streamed reads have a client (and socket pool) of their own: a reader that stops taking bytes holds
+    // one of its sockets until the idle timeout, never one of the uploads' and bookkeeping's.
+    const reads = S3BlobStore.client(config);
+    const where = `S3 bucket "${config.bucket}" at ${config.endpoint ?? `AWS ${config.region}`}`;
+    try {
+      await s3.send(new HeadBucketCommand({ Bucket: config.bucket }), { abortSignal: AbortSignal.timeout(OPEN_TIMEOUT_MS) });
+    } catch (err) {
+      s3.destroy();
+      reads.destroy();
+      const status = (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+      const why =
+        status === 404 ? 'it does not exist (devboxd does not create buckets)'
+        : status === 403 || status === 401 ? 'access denied: check DEVBOXD_S3_ACCESS_KEY_ID, DEVBOXD_S3_SECRET_ACCESS_KEY and the bucket policy'
+        : status === 301 || status === 400 ? `the server refused the request (HTTP ${status}): check DEVBOXD_S3_REGION and DEVBOXD_S3_FORCE_PATH_STYLE`
+        : `it is not reachable: ${describe(err)}`;
+      throw new Error(`DEVBOXD_BLOB_BACKEND=s3: ${where}: ${why}`);
+    }
+    return new S3BlobStore(s3, reads, config.bucket, config.prefix, opts);
+  }
+
+  private static client(config: S3Config): S3Client {
+    return new S3Client({
       endpoint: config.endpoint,
       region: config.region,
       credentials: config.credentials,
@@ -58,24 +84,12 @@ export class S3BlobStore implements BlobStore {
       responseChecksumValidation: 'WHEN_REQUIRED',
       requestHandler: {
         connectionTimeout: 5_000,
+        // A socket that carries nothing this long (a hung S3, or a reader that stopped) is destroyed.
+        requestTimeout: SOCKET_IDLE_MS,
         httpAgent: new HttpAgent({ keepAlive: true, maxSockets: 64 }),
         httpsAgent: new HttpsAgent({ keepAlive: true, maxSockets: 64 }),
       },
     });
-    const where = `S3 bucket "${config.bucket}" at ${config.endpoint ?? `AWS ${config.region}`}`;
-    try {
-      await s3.send(new HeadBucketCommand({ Bucket: config.bucket }), { abortSignal: AbortSignal.timeout(OPEN_TIMEOUT_MS) });
-    } catch (err) {
-      s3.destroy();
-      const status = (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
-      const why =
-        status === 404 ? 'it does not exist (devboxd does not create buckets)'
-        : status === 403 || status === 401 ? 'access denied: check DEVBOXD_S3_ACCESS_KEY_ID, DEVBOXD_S3_SECRET_ACCESS_KEY and the bucket policy'
-        : status === 301 || status === 400 ? `the server refused the request (HTTP ${status}): check DEVBOXD_S3_REGION and DEVBOXD_S3_FORCE_PATH_STYLE`
-        : `it is not reachable: ${describe(err)}`;
-      throw new Error(`DEVBOXD_BLOB_BACKEND=s3: ${where}: ${why}`);
-    }
-    return new S3BlobStore(s3, config.bucket, config.prefix, opts);
   }
 
   async put(key: string, body: Readable | AsyncIterable<Uint8Array>, opts: { signal?: AbortSignal } = {}): Promise<BlobStat> {
@@ -124,7 +138,7 @@ export class S3BlobStore implements BlobStore {
       throw ERRORS.invalid(`range ${range.start}-${range.end ?? ''} is not a valid byte range`);
     }
     try {
-      const out = await this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key, Range: range ? `bytes=${range.start}-${range.end ?? ''}` : undefined }));
+      const out = await this.reads.send(new GetObjectCommand({ Bucket: this.bucket, Key, Range: range ? `bytes=${range.start}-${range.end ?? ''}` : undefined }));
       return out.Body as Readable;
     } catch (err) {
       if (isNotFound(err)) throw ERRORS.notFound('blob', key);
@@ -165,6 +179,7 @@ export class S3BlobStore implements BlobStore {
 
   close(): void {
     this.s3.destroy();
+    this.reads.destroy();
   }
 
   private objectKey(key: string): string {

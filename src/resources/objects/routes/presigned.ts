@@ -12,6 +12,9 @@ const Params = Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }) }
 const Query = Type.Object({ op: Type.Optional(Type.String()), account: Type.Optional(Type.String()), expires: Type.Optional(Type.String()), signature: Type.Optional(Type.String()) });
 const Bytes = { description: 'the object, or the asked range', content: { 'application/octet-stream': { schema: Type.Unsafe<Readable>({ type: 'string', format: 'binary' }) } } };
 
+/** How long a presigned download may send nothing (its client not reading) before it is cut off. */
+const DOWNLOAD_IDLE_MS = 60_000;
+
 type Req = FastifyRequest<{ Params: { id: string }; Querystring: PresignedQuery }>;
 
 /**
@@ -55,6 +58,9 @@ export async function presignedRoutes(app: FastifyInstance, { objects }: { objec
     async (request, reply) => {
       const req = request as Req;
       const o = await objects.presigned('download', req.params.id, req.query);
+      // A client that stops taking bytes loses the download after the idle time: the reply is destroyed, and
+      // with it the blob stream (on S3, its pooled socket).
+      reply.raw.setTimeout(DOWNLOAD_IDLE_MS, () => reply.raw.destroy());
       const size = await objects.size(o);
       const range = parseRange(req.headers.range, size);
       reply.header('accept-ranges', 'bytes');

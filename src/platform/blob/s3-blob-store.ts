@@ -144,6 +144,8 @@ export class S3BlobStore implements BlobStore {
       if (isNotFound(err)) throw ERRORS.notFound('blob', key);
       // A range that starts past the end: as a file read there, no bytes (the object exists, or S3 would say 404).
       if (status(err) === 416) return Readable.from([]);
+      // No answer from S3 (every read socket busy with readers, or S3 down): the caller may retry later.
+      if (status(err) === undefined) throw ERRORS.unavailable(`the blob store did not answer the read: ${describe(err)}`);
       throw err;
     }
   }

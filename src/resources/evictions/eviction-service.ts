@@ -47,6 +47,11 @@ export class EvictionService {
     return () => this.emitter.off(accountId, fn);
   }
 
+  /** How many watchers are subscribed, all accounts together (tests check that a watcher that left is gone). */
+  watchers(): number {
+    return this.emitter.eventNames().reduce((n, e) => n + this.emitter.listenerCount(e), 0);
+  }
+
   /** The account's pending evictions (boxes still running), for a watcher that connects. */
   pending(accountId: string): Promise<Eviction[]> {
     return this.deps.store.pending(accountId);

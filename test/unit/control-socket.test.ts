@@ -14,14 +14,15 @@ test('the control socket is 0600 under an open umask, and an open data dir is re
   const lines: string[] = [];
   const log = pino({ level: 'warn' }, { write: (l: string) => void lines.push(l) });
   const umask = process.umask(0);
+  let ctl: Awaited<ReturnType<typeof listenControl>> = null;
   try {
-    const ctl = await listenControl(dir, {} as EvictionService, 1000, log);
+    ctl = await listenControl(dir, {} as EvictionService, 1000, log);
     assert.ok(ctl);
     assert.equal(process.umask(0), 0, 'the umask is restored');
     assert.equal(fs.statSync(controlSocketPath(dir)).mode & 0o777, 0o600);
     assert.ok(lines.some((l) => l.includes('data dir is open')), 'a warning names the open data dir');
-    await ctl.close();
   } finally {
+    await ctl?.close();
     process.umask(umask);
     fs.rmSync(dir, { recursive: true, force: true });
   }

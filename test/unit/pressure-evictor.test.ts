@@ -88,6 +88,7 @@ test('configuration: off by default, sizes and percentages, bad values named', (
   const c = loadEvictionConfig({}, int, fail);
   assert.equal(c.memory, null);
   assert.equal(c.onShutdown, 'keep');
+  assert.ok(c.shutdownTimeoutMs + c.graceMs < 90_000, "the SIGTERM drain ends well within systemd's default TimeoutStopSec");
   assert.equal(parseSize('512M'), 512 * 1024 ** 2);
   assert.equal(parseSize('2GiB'), 2 * GiB);
   assert.equal(parseSize('10%', 1000), 100);

@@ -186,7 +186,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   });
   const devboxes = new DevboxService(store, lifecycle, events, logger.child({ component: 'devboxes' }), host, node, {
     // The blueprint's resolver first: the others see the request with the blueprint's launch defaults.
-    resolvers: [blueprints.resolver, secretsForBoxes.resolver, egress.resolver, mcp.devbox.resolver, snapshotLayersResolver(() => snapshots), gateway.devbox.resolver, tunnels.resolver, objectMounts.resolver],
+    resolvers: [async () => (evictions.service.refuseWhileDraining('create'), undefined), blueprints.resolver, secretsForBoxes.resolver, egress.resolver, mcp.devbox.resolver, snapshotLayersResolver(() => snapshots), gateway.devbox.resolver, tunnels.resolver, objectMounts.resolver],
     environment: [secretsForBoxes.environment, mcp.devbox.environment, gateway.devbox.environment],
     enrichers: [mcp.devbox.enricher, gateway.devbox.enricher, tunnels.enricher],
     shutdownGuards: [snapshotShutdownGuard(() => snapshots)],
@@ -223,7 +223,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     layersInUse: () => blueprints.store.layersInUse(),
     blueprintLayers: async (id) => (await blueprints.store.getById(id))?.layers ?? [],
   });
-  const suspend = new SuspendService(devboxes, store, lifecycle, snapshots, logger.child({ component: 'suspend' }), jobs, (id) => files.stopWrites(id));
+  const suspend = new SuspendService(devboxes, store, lifecycle, snapshots, logger.child({ component: 'suspend' }), jobs, (id) => files.stopWrites(id), () => evictions.service.refuseWhileDraining('resume'));
   const tunnelFront = new TunnelFront({
     tunnels,
     devboxes,

@@ -106,3 +106,16 @@ test('a watcher that leaves during the replay query leaves no subscription behin
     svc.pending = real;
   }
 });
+
+test('while a drain runs, a create gets a 503 that says the server is draining; after it, creates work again', async () => {
+  const created = await f.call({ method: 'POST', url: '/v1/devboxes/create_and_await_running', payload: {} });
+  assert.equal(created.statusCode, 200);
+  const drained = f.deps.evictions.service.drain('drain', 1000);
+  await new Promise((r) => setTimeout(r, 100));
+  const refused = await f.call({ method: 'POST', url: '/v1/devboxes', payload: {} });
+  assert.equal(refused.statusCode, 503);
+  assert.match(refused.json().message as string, /draining/);
+  await drained;
+  const after = await f.call({ method: 'POST', url: '/v1/devboxes', payload: {} });
+  assert.equal(after.statusCode, 200);
+});

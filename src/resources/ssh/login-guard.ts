@@ -14,7 +14,8 @@ const MAX_ENTRIES = 10_000;
 /**
  * What stands between a stranger and a box before any signature is checked: the box's keys come from a
  * short-lived cache (one in-box read per box per few seconds, however many connections ask; create_ssh_key
- * drops the entry), and a source address or box with many failed attempts gets no more reads for a minute.
+ * drops the entry); a source address with many failed attempts gets no more lookups for a minute, and a box
+ * with many is answered from its cached keys, however old, for that minute.
  * A login whose signature verifies reads the file again, so a key the user removed stops working at once.
  */
 export class LoginGuard {
@@ -23,10 +24,13 @@ export class LoginGuard {
 
   constructor(private readonly read: (sandbox: Sandbox) => Promise<ParsedKey[]> = authorizedKeys) {}
 
-  /** The box's keys, from the cache when fresh. */
+  /**
+   * The box's keys, from the cache when fresh. A box past its failure budget keeps its cached keys however old
+   * (its file is not read again for strangers), so its key holders still log in while it is under attack.
+   */
   cachedKeys(boxId: string, sandbox: Sandbox): Promise<ParsedKey[]> {
     const hit = this.keys.get(boxId);
-    if (hit && Date.now() - hit.at < KEYS_TTL_MS) return hit.keys;
+    if (hit && (Date.now() - hit.at < KEYS_TTL_MS || this.count(`b:${boxId}`) >= FAILURES_PER_BOX)) return hit.keys;
     return this.fresh(boxId, sandbox);
   }
 
@@ -44,9 +48,9 @@ export class LoginGuard {
     this.keys.delete(boxId);
   }
 
-  /** Whether `source` and `boxId` may still try keys (under their failure budgets). */
-  allowed(source: string, boxId: string): boolean {
-    return this.count(`s:${source}`) < FAILURES_PER_SOURCE && this.count(`b:${boxId}`) < FAILURES_PER_BOX;
+  /** Whether `source` may still try keys (under its failure budget). */
+  allowed(source: string): boolean {
+    return this.count(`s:${source}`) < FAILURES_PER_SOURCE;
   }
 
   failed(source: string, boxId: string | null): void {

@@ -64,8 +64,8 @@ function handle(client: Connection, o: ConnectionOptions): void {
     if (ctx.method !== 'publickey') return fail(ctx, null);
     const target = await o.boxFor(ctx.username);
     if (!target) return fail(ctx, null);
-    // Past its failure budget a source (or a box under attack) gets no key lookup: nothing runs in the box.
-    if (!o.guard.allowed(o.source, target.id)) return fail(ctx, target.id);
+    // Past its failure budget a source gets no key lookup: nothing runs in the box for it.
+    if (!o.guard.allowed(o.source)) return fail(ctx, target.id);
     const matches = (k: ParsedKey) => k.getPublicSSH().equals(ctx.key.data);
     const key = (await o.guard.cachedKeys(target.id, target.sandbox)).find(matches);
     if (!key) return fail(ctx, target.id);

@@ -56,6 +56,16 @@
 #define MAX_REQUEST (4 << 20)
 /* How long a finished relay keeps taking what the server still sends before it closes (see finish). */
 #define LINGER_MS 10000
+/* How long a terminal outlives its command: a process that left the command's session may hold it (and
+ * write to it) for ever, and nobody is told the command ended while its relay runs. Then the master is
+ * closed, and the kernel hangs the terminal up for the holders. */
+#define TTY_LINGER_MS 1000
+
+static long now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
 
 static unsigned char obuf[OUT_CHUNK + 5];
 static char boxinit_path[4096];
@@ -363,6 +373,7 @@ static void __attribute__((noreturn)) serve(int c) {
   if (setsockopt(c, SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof sndbuf) != 0)
     setsockopt(c, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
   if (child > 0 && waitpid(child, &status, WNOHANG) == child) exited = 1;
+  long tty_close_at = 0;
   for (;;) {
     int idle = olen == 0 && body_left == 0;
     if (idle && exited && !sent_exit) {
@@ -373,6 +384,19 @@ static void __attribute__((noreturn)) serve(int c) {
       ooff = 0;
       sent_exit = 1;
       idle = 0;
+      if (cmd.master >= 0 && pipes[0] == cmd.master) tty_close_at = now_ms() + TTY_LINGER_MS;
+    }
+    if (tty_close_at && idle && now_ms() >= tty_close_at) {
+      /* what the terminal shows now goes out, then the terminal is closed */
+      start_tty_frame(c, pipes[0]);
+      close(pipes[0]);
+      pipes[0] = cmd.master = -1;
+      if (in_w >= 0) close(in_w);
+      in_w = -1;
+      plen = poff = 0;
+      in_wait = WAIT_CONN;
+      tty_close_at = 0;
+      continue;
     }
     if (idle && sent_exit && pipes[0] < 0 && pipes[1] < 0) finish(c);
     struct pollfd p[6] = {
@@ -383,7 +407,10 @@ static void __attribute__((noreturn)) serve(int c) {
         {.fd = sfd, .events = POLLIN},
         {.fd = exited ? -1 : cmd.conn, .events = POLLIN},
     };
-    if (poll(p, 6, -1) < 0 && errno != EINTR) _exit(1);
+    /* while a frame is out, POLLOUT wakes the loop; the terminal's close waits for it */
+    long wait = -1;
+    if (tty_close_at && idle) wait = tty_close_at > now_ms() ? tty_close_at - now_ms() : 0;
+    if (poll(p, 6, (int)wait) < 0 && errno != EINTR) _exit(1);
     if (p[0].revents & (POLLERR | POLLHUP)) _exit(0); /* the server hung up: nobody reads any more */
     if ((p[0].revents & POLLIN) || p[1].revents) in_wait = pump_in(c, &in_w);
     if (p[0].revents & POLLOUT) flush_out(c);

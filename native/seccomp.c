@@ -140,10 +140,14 @@ static void emit_verdict(enum verdict v) {
     case ALLOW: ret(SECCOMP_RET_ALLOW); break;
     case DENY: ret(ERRNO(EPERM)); break;
     case NOSYS: ret(ERRNO(ENOSYS)); break;
-    case CHECK_IOCTL: /* TIOCSTI/TIOCLINUX push input into a terminal another process reads */
+    case CHECK_IOCTL:
+      /* TIOCSTI/TIOCLINUX push input into a terminal another process reads; TIOCSETD swaps a terminal's line
+       * discipline (N_HDLC, N_GSM, SLIP...: rarely used kernel code, loaded on demand, with a history of
+       * holes), which nothing in a box needs: its terminals keep N_TTY. */
       load(ARG_LO(1));
       ret_if(TIOCSTI, ERRNO(EPERM));
       ret_if(TIOCLINUX, ERRNO(EPERM));
+      ret_if(TIOCSETD, ERRNO(EPERM));
       ret(SECCOMP_RET_ALLOW);
       break;
     case CHECK_CLONE: /* threads and processes, never new namespaces */

@@ -24,6 +24,9 @@ const USAGE = `usage:
                                         owners can resume them): each is announced on the eviction watch
                                         stream N seconds (default DEVBOXD_EVICT_GRACE_SECONDS) before its
                                         suspend; exits 0 once all are suspended
+  devboxd blueprints publish ID         make a blueprint public: every account lists it (list_public), sees its
+                                        metadata (public/metadata) and may boot devboxes or build on it
+  devboxd blueprints unpublish ID       make it private to its account again
   devboxd objects publish OBJECT_ID     make a storage object public: listed by list_public, readable and
                                         mountable by every account (only its owner deletes it)
   devboxd objects unpublish OBJECT_ID   make it private to its account again`;
@@ -100,6 +103,17 @@ export async function runCli(argv: string[]): Promise<number> {
       const r = await rotateKey(store, { dataDir: config.dataDir, secretKey: config.secretKey, previousKeys: config.secretKeyPrevious, newKey });
       process.stdout.write(`re-encrypted ${r.resealed} secrets; every secret is now sealed under key ${r.keyId}\n`);
       for (const note of r.notes) process.stdout.write(`${note}\n`);
+      return 0;
+    });
+  }
+  if (cmd === 'blueprints' && (sub === 'publish' || sub === 'unpublish') && arg) {
+    return withStore(config, async (store) => {
+      const { SqlBlueprintStore } = await import('./resources/blueprints/sql-blueprint-store.js');
+      if (!(await new SqlBlueprintStore(store.db).setPublic(arg, sub === 'publish'))) {
+        process.stderr.write(`no blueprint ${arg}\n`);
+        return 1;
+      }
+      process.stdout.write(`blueprint ${arg} is now ${sub === 'publish' ? 'public' : 'private'}\n`);
       return 0;
     });
   }

@@ -72,12 +72,18 @@ export interface Config {
   tunnelDomain: string | null;
   /** DEVBOXD_PTY_IDLE_TTL: seconds a PTY session (its shell) outlives its last client. */
   ptyIdleTtlSeconds: number;
+  /** DEVBOXD_PTY_PING_INTERVAL: seconds between pings of an attached PTY client; one unanswered detaches it. */
+  ptyPingSeconds: number;
   /** The SSH front (DEVBOXD_SSH_PORT, DEVBOXD_SSH_PLAIN_PORT, DEVBOXD_SSH_DOMAIN, ...); see ssh-config.ts. */
   ssh: SshConfig;
   /** Evictions: drain at SIGTERM, on memory pressure (DEVBOXD_EVICT_*); see resources/evictions/eviction-config.ts. */
   eviction: EvictionConfig;
   /** Where blobs live: DEVBOXD_BLOB_BACKEND (fs, s3) and the DEVBOXD_S3_* settings; see platform/blob/config.ts. */
   blob: BlobConfig;
+  /** DEVBOXD_BLUEPRINT_BUILDS: blueprint builds running at once (more wait, queued). */
+  blueprintBuilds: number;
+  /** DEVBOXD_BLUEPRINT_BUILD_TIMEOUT: seconds a build may take before it fails. */
+  blueprintBuildTimeoutSeconds: number;
   /** Registries images are pulled from (DEVBOXD_REGISTRY_*); see src/runtime/oci/. */
   registry: RegistrySettings;
 }
@@ -181,10 +187,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     network: loadNetworkConfig(env, (name, def, min, max) => int(name, env[name], def, min, max)),
     objects: loadObjectConfig(env, (name, def, min, max) => int(name, env[name], def, min, max)),
     tunnelDomain,
+    blueprintBuilds: int('DEVBOXD_BLUEPRINT_BUILDS', env.DEVBOXD_BLUEPRINT_BUILDS, 2, 1, 256),
+    blueprintBuildTimeoutSeconds: int('DEVBOXD_BLUEPRINT_BUILD_TIMEOUT', env.DEVBOXD_BLUEPRINT_BUILD_TIMEOUT, 3600, 1, 7 * 24 * 3600),
+    registry: loadRegistry(env),
     ptyIdleTtlSeconds: int('DEVBOXD_PTY_IDLE_TTL', env.DEVBOXD_PTY_IDLE_TTL, 600, 1, 7 * 24 * 3600),
+    ptyPingSeconds: int('DEVBOXD_PTY_PING_INTERVAL', env.DEVBOXD_PTY_PING_INTERVAL, 30, 1, 3600),
     ssh: loadSshConfig(env, env.DEVBOXD_HOST || '127.0.0.1', (name, def, min, max) => int(name, env[name], def, min, max)),
     eviction: loadEvictionConfig(env, (name, def, min, max) => int(name, env[name], def, min, max), (message) => new ConfigError(message)),
     blob: loadBlobConfig(env),
-    registry: loadRegistry(env),
   });
 }

@@ -2,7 +2,6 @@ import path from 'node:path';
 import type { Config } from './config.js';
 import { AccountService } from './resources/accounts/account-service.js';
 import { fileMountsStep } from './resources/devboxes/boot-steps.js';
-import { unknownBlueprints } from './resources/devboxes/create-resolvers.js';
 import { DevboxService } from './resources/devboxes/devbox-service.js';
 import { Lifecycle } from './resources/devboxes/lifecycle.js';
 import { StatusEvents } from './resources/devboxes/status-events.js';
@@ -34,9 +33,10 @@ import { createRuntime } from './runtime/index.js';
 import { openStore } from './platform/store/open.js';
 import type { IdempotencyStore, Store } from './platform/store/types.js';
 import { MODULE_SCHEMAS } from './resources/index.js';
-import { networkPolicyExtensions } from './resources/network-policies/devbox-extensions.js';
+import { networkPolicyExtensions, TUNNEL_PREFIX } from './resources/network-policies/devbox-extensions.js';
 import { NetworkPolicyService } from './resources/network-policies/network-policy-service.js';
 import { TunnelFront, TunnelService, WAKE_TIMEOUT_MS } from './resources/tunnels/index.js';
+import { BUILD_JOB, buildBlueprints, type BlueprintsModule } from './resources/blueprints/index.js';
 import { PtyFront, PtySessions, PtyTunnels, ptyStopListener } from './resources/pty/index.js';
 import { objectMountExtensions } from './resources/objects/devbox-extensions.js';
 import { EXPIRE_JOB, ObjectService } from './resources/objects/object-service.js';
@@ -77,6 +77,8 @@ export interface Deps {
   boxServices: BoxServices;
   /** Tunnels: enable/remove and the view (service); the traffic on the main port, ahead of the API (front). */
   tunnels: { service: TunnelService; front: TunnelFront };
+  /** Blueprints: the service (routes, the operator's publish), the build runner (the build job's handler). */
+  blueprints: BlueprintsModule;
   /** PTY tunnels (create_pty_tunnel), the terminal sessions, and their endpoints on the tunnel host names. */
   pty: { tunnels: PtyTunnels; sessions: PtySessions; front: PtyFront };
   /** SSH: create_ssh_key (keys) and the SSH front on its own ports (front.listen() at start). */
@@ -162,14 +164,31 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     bootSteps: [egress.bootStep, boxLink.bootStep, fileMountsStep, objectMounts.bootStep, boxProcesses.bootStep],
     onRunning: [boxProcesses.onRunning],
     onStopped: [egress.onStopped, boxLink.onStopped, boxProcesses.onStopped, mcp.devbox.onStopped, gateway.devbox.onStopped, (id) => evictions.service.stopped(id), sshFront.onStopped,
-      ptyStopListener(() => ptySessions, () => ptyTunnels, (id) => devboxStore.getById(id))],
+      ptyStopListener(() => ptySessions, () => ptyTunnels)],
   });
   const tunnels = new TunnelService(store, sealer, () => devboxes);
-  const devboxes = new DevboxService(store, lifecycle, events, logger.child({ component: 'devboxes' }), {
-    maxCpuCores: config.maxCpuCores,
-    maxMemoryGiB: config.maxMemoryGiB,
-  }, node, {
-    resolvers: [secretsForBoxes.resolver, egress.resolver, mcp.devbox.resolver, unknownBlueprints, snapshotLayersResolver(() => snapshots), gateway.devbox.resolver, tunnels.resolver, objectMounts.resolver],
+  const host = { maxCpuCores: config.maxCpuCores, maxMemoryGiB: config.maxMemoryGiB };
+  const blueprints = buildBlueprints({
+    store,
+    runtime,
+    jobs: () => jobs,
+    node,
+    host,
+    objects: () => objects,
+    builds: config.blueprintBuilds,
+    timeoutMs: config.blueprintBuildTimeoutSeconds * 1000,
+    reveal: async (accountId, name) => (await secrets.reveal(accountId, name)).value,
+    secretExists: async (accountId, ref) => (await secrets.resolve(accountId, ref)) !== undefined,
+    network: {
+      egressOf: async (accountId, id) => (await networkPolicies.policies.get(accountId, id))?.egress,
+      attach: (id, e) => egress.attachSandbox(id, e),
+      detach: (id) => egress.onStopped(id, true),
+    },
+    log: logger.child({ component: 'blueprints' }),
+  });
+  const devboxes = new DevboxService(store, lifecycle, events, logger.child({ component: 'devboxes' }), host, node, {
+    // The blueprint's resolver first: the others see the request with the blueprint's launch defaults.
+    resolvers: [blueprints.resolver, secretsForBoxes.resolver, egress.resolver, mcp.devbox.resolver, snapshotLayersResolver(() => snapshots), gateway.devbox.resolver, tunnels.resolver, objectMounts.resolver],
     environment: [secretsForBoxes.environment, mcp.devbox.environment, gateway.devbox.environment],
     enrichers: [mcp.devbox.enricher, gateway.devbox.enricher, tunnels.enricher],
     shutdownGuards: [snapshotShutdownGuard(() => snapshots)],
@@ -195,6 +214,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     [CAPTURE_JOB]: { run: (job) => snapshots.settleCapture(job.subjectId), exhausted: (job, err) => snapshots.captureFailed(job.subjectId, err) },
     [SUSPEND_JOB]: { run: (job) => suspend.settleSuspend(job.subjectId), exhausted: (job, err) => suspend.suspendFailed(job.subjectId, err) },
     [RESUME_JOB]: { run: (job) => suspend.settleResume(job.subjectId), exhausted: (job, err) => suspend.resumeFailed(job.subjectId, err) },
+    [BUILD_JOB]: { run: (job) => blueprints.runner.run(job.subjectId), exhausted: (job, err) => blueprints.runner.exhausted(job.subjectId, err) },
     [EXPIRE_JOB]: (job) => objects.expire(job.subjectId),
   }, logger.child({ component: 'jobs' }));
   // Presigned URLs are signed under a key derived from the master key this server held first (see presign.ts).
@@ -202,6 +222,8 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   const snapshots = new SnapshotService(store.snapshots, devboxStore, devboxes, runtime, logger.child({ component: 'snapshots' }), jobs, {
     layersDir: path.join(config.dataDir, 'layers'),
     node,
+    layersInUse: () => blueprints.store.layersInUse(),
+    blueprintLayers: async (id) => (await blueprints.store.getById(id))?.layers ?? [],
   });
   const suspend = new SuspendService(devboxes, store, lifecycle, snapshots, logger.child({ component: 'suspend' }), jobs, (id) => files.stopWrites(id));
   const tunnelFront = new TunnelFront({
@@ -215,9 +237,11 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     wakeTimeoutMs: WAKE_TIMEOUT_MS,
     log: logger.child({ component: 'tunnels' }),
   });
+  // Boxes whose policy allows devbox-to-devbox traffic reach their account's tunnels through the box services.
+  boxServices.route(TUNNEL_PREFIX, tunnelFront.fromBox);
   const ptyTunnels = new PtyTunnels(() => devboxes);
   const ptySessions = new PtySessions(lifecycle, () => devboxes, config.ptyIdleTtlSeconds * 1000, logger.child({ component: 'pty' }));
-  const ptyFront = new PtyFront({ tunnels: ptyTunnels, sessions: ptySessions, devboxById: (id) => devboxStore.getById(id), domain: config.tunnelDomain, log: logger.child({ component: 'pty' }) });
+  const ptyFront = new PtyFront({ tunnels: ptyTunnels, sessions: ptySessions, devboxById: (id) => devboxStore.getById(id), domain: config.tunnelDomain, pingMs: config.ptyPingSeconds * 1000, log: logger.child({ component: 'pty' }) });
   const evictions = buildEvictions({ store, lifecycle, events, suspend: (d) => suspend.suspendIdle(d), node, config: config.eviction, log: logger.child({ component: 'evictions' }) });
   const supervisor = new Supervisor(devboxStore, runtime, lifecycle, logger.child({ component: 'supervisor' }), node, (d) => suspend.suspendIdle(d));
   // Snapshots caught in progress and devboxes caught suspending are settled by their jobs, before the layer
@@ -238,6 +262,8 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   await executions.reconcileOutput();
   await mcp.reconcile();
   supervisor.start();
+  // Builds a restart cut run again from here (their jobs retry): the supervisor removed their old sandboxes.
+  blueprints.runner.markStarted();
   await evictions.start();
   return {
     store,
@@ -262,6 +288,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     gateway,
     boxServices,
     tunnels: { service: tunnels, front: tunnelFront },
+    blueprints,
     pty: { tunnels: ptyTunnels, sessions: ptySessions, front: ptyFront },
     ssh: { keys: new SshKeyService(devboxes, { guard: sshGuard, served: sshFront.enabled, domain: config.ssh.domain ?? config.tunnelDomain }), front: sshFront },
     evictions,

@@ -19,6 +19,7 @@ import { EVICTIONS_SCHEMA, evictionRoutes } from './evictions/index.js';
 import { objectRoutes } from './objects/routes/index.js';
 import { OBJECTS_SCHEMA } from './objects/schema.js';
 import { sshRoutes } from './ssh/index.js';
+import { BLUEPRINTS_SCHEMA, blueprintRoutes } from './blueprints/index.js';
 import { ptyRoutes } from './pty/index.js';
 
 /**
@@ -26,7 +27,7 @@ import { ptyRoutes } from './pty/index.js';
  * the core schema. The core resources (accounts, devboxes, executions, snapshots) predate modules and keep
  * theirs in src/platform/store/{sqlite,postgres}/migrations.ts.
  */
-export const MODULE_SCHEMAS: readonly ModuleSchema[] = [SECRETS_SCHEMA, MCP_SCHEMA, GATEWAY_SCHEMA, NETWORK_POLICIES_SCHEMA, TUNNELS_SCHEMA, EVICTIONS_SCHEMA, OBJECTS_SCHEMA];
+export const MODULE_SCHEMAS: readonly ModuleSchema[] = [SECRETS_SCHEMA, MCP_SCHEMA, GATEWAY_SCHEMA, NETWORK_POLICIES_SCHEMA, TUNNELS_SCHEMA, EVICTIONS_SCHEMA, OBJECTS_SCHEMA, BLUEPRINTS_SCHEMA];
 
 /** Every resource's routes, each one hop from its path to the file that serves it. */
 export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
@@ -45,5 +46,6 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   await app.register(objectRoutes, { objects: deps.objects });
   await app.register(evictionRoutes, { evictions: deps.evictions.service });
   await app.register(sshRoutes, { keys: deps.ssh.keys });
+  await app.register(blueprintRoutes, { blueprints: deps.blueprints.service });
   await app.register(ptyRoutes, { ptyTunnels: deps.pty.tunnels });
 }

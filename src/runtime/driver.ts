@@ -96,6 +96,12 @@ export interface BoxProcess {
   signal(sig: NodeJS.Signals, group: boolean | 'foreground'): void;
   /** Sets the terminal's size (the kernel sends SIGWINCH to its foreground group); a no-op without `tty`. */
   resize(cols: number, rows: number): void;
+  /**
+   * Ends the process's connection at once: its output and input go nowhere from then on. With `tty` the
+   * terminal's master is closed, so the kernel hangs the terminal up for whatever still holds it (a process
+   * that left the command's session), and nothing keeps running on the host for it.
+   */
+  close(): void;
 }
 
 export interface SandboxStats {

@@ -124,7 +124,8 @@ describe("another account's ids", () => {
   });
 
   test('every operation on an id of account A answers account B 404 with a JSON message', async () => {
-    for (const op of operations.filter((o) => o.includes('{'))) {
+    // The public blueprint catalogue takes a metadata key, not an id of anyone's.
+    for (const op of operations.filter((o) => o.includes('{') && !o.includes('/public/metadata/'))) {
       assertJsonError(await call(op, keyB, idsOf(op)), 404, `${op} with account A's ids`);
     }
   });

@@ -17,6 +17,8 @@ export interface RouteCase {
 
 const DEVBOX_READ: Need[] = [['RESOURCE_TYPE_DEVBOXES', 'read']];
 const DEVBOX_WRITE: Need[] = [['RESOURCE_TYPE_DEVBOXES', 'write']];
+const BLUEPRINT_READ: Need[] = [['RESOURCE_TYPE_BLUEPRINTS', 'read']];
+const BLUEPRINT_WRITE: Need[] = [['RESOURCE_TYPE_BLUEPRINTS', 'write']];
 const SNAPSHOT_READ: Need[] = [['RESOURCE_TYPE_SNAPSHOTS', 'read']];
 const SNAPSHOT_WRITE: Need[] = [['RESOURCE_TYPE_SNAPSHOTS', 'write']];
 const TAKE_SNAPSHOT: Need[] = [
@@ -108,6 +110,15 @@ export const ROUTES: Record<string, RouteCase> = {
   'POST /v1/network-policies/{id}': { needs: DEVBOX_WRITE, body: { description: 'x' } },
   'POST /v1/network-policies/{id}/delete': { needs: DEVBOX_WRITE },
 
+  'POST /v1/blueprints': { needs: BLUEPRINT_WRITE, body: { name: 'route-table-blueprint' } },
+  'POST /v1/blueprints/preview': { needs: BLUEPRINT_WRITE, body: { name: 'route-table-blueprint' } },
+  'GET /v1/blueprints': { needs: BLUEPRINT_READ },
+  'GET /v1/blueprints/list_public': { needs: BLUEPRINT_READ },
+  'GET /v1/blueprints/public/metadata/keys': { needs: BLUEPRINT_READ },
+  'GET /v1/blueprints/public/metadata/keys/{key}/values': { needs: BLUEPRINT_READ },
+  'GET /v1/blueprints/{id}': { needs: BLUEPRINT_READ },
+  'GET /v1/blueprints/{id}/logs': { needs: BLUEPRINT_READ },
+  'POST /v1/blueprints/{id}/delete': { needs: BLUEPRINT_WRITE },
   'POST /v1/objects': { needs: [['RESOURCE_TYPE_OBJECTS', 'write']], body: { name: 'route-table.txt', content_type: 'text' } },
   'GET /v1/objects': { needs: [['RESOURCE_TYPE_OBJECTS', 'read']] },
   'GET /v1/objects/list_public': { needs: [['RESOURCE_TYPE_OBJECTS', 'read']] },

@@ -17,6 +17,7 @@ export function hostBox(id: string): Sandbox {
         exited: new Promise((resolve) => child.on('exit', (exitCode, signal) => resolve({ exitCode, signal }))),
         signal: (sig, group) => (group ? process.kill(-child.pid!, sig) : child.kill(sig)),
         resize: () => undefined,
+        close: () => [child.stdin, child.stdout, child.stderr].forEach((s) => s.destroy()),
       };
     },
   } as unknown as Sandbox;

@@ -120,6 +120,6 @@ export class StubRuntime implements RuntimeDriver {
       err.end(stderr);
       exit({ exitCode, signal: null });
     });
-    return { stdin, stdout: out, stderr: err, exited, signal: () => undefined, resize: () => undefined };
+    return { stdin, stdout: out, stderr: err, exited, signal: () => undefined, resize: () => undefined, close: () => undefined };
   }
 }

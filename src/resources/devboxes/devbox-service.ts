@@ -32,21 +32,29 @@ export class DevboxService {
   async create(accountId: string, input: CreateDevboxInput): Promise<Devbox> {
     const id = newId('dbx');
     const name = input.name || null;
-    const launchParameters = input.launchParameters ?? {};
-    const sandbox = resolveSandboxSettings(id, name, launchParameters, this.host);
-    const env = { ...(input.environmentVariables ?? {}) };
-    checkEnvironment(env, 'environment_variables');
     let layers: string[] = [];
     let blueprintId: string | null = null;
+    let defaults: NonNullable<CreateResolution['defaults']> = {};
     const persists: NonNullable<CreateResolution['persist']>[] = [];
+    // Resolvers after one that gives defaults (a blueprint's) see the request with them applied.
+    let effective = input;
     const viewParts: string[] = [];
     for (const resolve of this.ext.resolvers) {
-      const r = await resolve(accountId, input);
+      const r = await resolve(accountId, effective);
       if (r?.layers) layers = r.layers;
       if (r?.blueprintId !== undefined) blueprintId = r.blueprintId;
+      if (r?.defaults) {
+        defaults = r.defaults;
+        effective = { ...input, launchParameters: { ...defaults.launchParameters, ...(input.launchParameters ?? {}) } };
+      }
       if (r?.persist) persists.push(r.persist);
       if (r?.viewPart) viewParts.push(r.viewPart);
     }
+    const launchParameters = effective.launchParameters ?? {};
+    const sandbox = resolveSandboxSettings(id, name, launchParameters, this.host);
+    if (defaults.cwd) sandbox.cwd = defaults.cwd;
+    const env = { ...defaults.environment, ...(input.environmentVariables ?? {}) };
+    checkEnvironment(env, 'environment_variables');
     const now = Date.now();
     const d: Devbox = {
       id,
@@ -60,7 +68,7 @@ export class DevboxService {
       metadata: input.metadata ?? {},
       launchParameters,
       environment: env,
-      entrypoint: input.entrypoint || null,
+      entrypoint: input.entrypoint || defaults.entrypoint || null,
       blueprintId,
       snapshotId: input.snapshotId || null,
       layers,

@@ -2,7 +2,7 @@ import type { DomainError } from '../../platform/errors.js';
 import type { Store } from '../../platform/store/types.js';
 import type { Sandbox } from '../../runtime/driver.js';
 import type { CreateDevboxInput, ObjectMount } from './create-input.js';
-import type { Devbox } from './types.js';
+import type { Devbox, LaunchParameters } from './types.js';
 
 /**
  * The extension points of the devbox core. Features that extend a devbox (snapshots, secrets, network
@@ -16,6 +16,12 @@ export interface CreateResolution {
   /** Image layers the box boots from (a snapshot's or a blueprint's), newest first. */
   layers?: string[];
   blueprintId?: string | null;
+  /**
+   * What the box takes from its image unless the request says otherwise (a blueprint's): launch parameters
+   * under the request's own (per field), environment variables under its own, an entrypoint when it gives
+   * none, and the directory its commands start in.
+   */
+  defaults?: { launchParameters?: LaunchParameters; environment?: Record<string, string>; entrypoint?: string | null; cwd?: string | null };
   /**
    * Records what the feature keeps about the new box (its secret, gateway or MCP bindings) in the
    * transaction that inserts the devbox, so a box never exists without them, nor they without the box.
@@ -60,8 +66,11 @@ export interface BootStep {
 /** Runs once the box is running (the entrypoint); `end` ends the box when what it started exits. */
 export type RunningStep = (devbox: Devbox, sandbox: Sandbox, end: () => void) => void;
 
-/** The box's processes are gone (shutdown, failure, suspend): what runs in it ends now. */
-export type StopListener = (devboxId: string) => void;
+/**
+ * The box's processes are gone (shutdown, failure, suspend): what runs in it ends now. `ended`: the box
+ * ended (shutdown, failure), so it never runs again, whatever its record says yet; false on suspend.
+ */
+export type StopListener = (devboxId: string, ended: boolean) => void;
 
 /** Environment variables a box's processes get beyond its own (secrets), at boot and at every execution. */
 export type EnvironmentProvider = (devbox: Devbox) => Promise<Record<string, string>>;

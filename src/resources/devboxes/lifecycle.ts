@@ -159,7 +159,7 @@ export class Lifecycle {
     } finally {
       // Even when the record could not be written: the sandbox goes, and so does what the box left behind
       // (execution output), also for a box with no sandbox (suspended).
-      this.stopped(id);
+      this.stopped(id, true);
       if (box) await box.sandbox.destroy().catch((err) => this.log.error({ err, devbox: id }, 'sandbox destroy failed'));
     }
   }
@@ -172,7 +172,7 @@ export class Lifecycle {
     const box = this.active.get(id);
     this.active.delete(id);
     if (!box) return undefined;
-    this.stopped(id);
+    this.stopped(id, false);
     return box.sandbox;
   }
 
@@ -192,7 +192,7 @@ export class Lifecycle {
     void this.end(id, { status: 'failure', reason: 'health_check_failed' }, 'the sandbox stopped unexpectedly');
   }
 
-  private stopped(id: string): void {
-    for (const listener of this.ext.onStopped) listener(id);
+  private stopped(id: string, ended: boolean): void {
+    for (const listener of this.ext.onStopped) listener(id, ended);
   }
 }

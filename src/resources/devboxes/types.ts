@@ -47,6 +47,8 @@ export interface SandboxSettings {
   user: SandboxUser;
   hostname: string;
   launch: LaunchSettings;
+  /** Where commands start (the image's WORKDIR); absent: the user's home. */
+  cwd?: string;
 }
 
 export interface Devbox {

@@ -11,6 +11,8 @@ export type StdinOp = { text: string } | { eof: true };
 export interface BoxJobSpec {
   argv: string[];
   env: Record<string, string>;
+  /** Working directory; absent: the user's home. */
+  cwd?: string;
   /** Keep stdin open for `stdin()`; otherwise it is closed at start. */
   attachStdin?: boolean;
   /** The process is on its way (its output files are open). */
@@ -71,7 +73,7 @@ export class BoxJob {
     this.attachStdin = spec.attachStdin ?? false;
     let proc: BoxProcess;
     try {
-      proc = sandbox.spawn({ argv: spec.argv, env: spec.env });
+      proc = sandbox.spawn({ argv: spec.argv, env: spec.env, cwd: spec.cwd });
     } catch (err) {
       await files.stderr.write(Buffer.from(`devboxd: could not start the command: ${(err as Error).message}\n`));
       return 127;

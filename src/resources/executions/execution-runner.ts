@@ -119,6 +119,7 @@ export class ExecutionRunner implements BoxProcessHooks {
     const exitStatus = await live.job.run(sandbox, {
       argv,
       env,
+      cwd: devbox.sandbox.cwd,
       attachStdin,
       // Recorded once the process is on its way: the write overlaps the command's start-up.
       onSpawned: () => void this.persist(live, { ...logBase(e), level: 'info' }),

@@ -14,6 +14,8 @@ const BOOT_TIMEOUT_MS = 30_000;
 
 /** The box-services prefix of the MCP hub; every other prefix but `/_whoami` is the agent gateway's. */
 const MCP_PREFIX = '/mcp';
+/** Other boxes' tunnels, reached through the box services (tunnels' `fromBox`). */
+export const TUNNEL_PREFIX = '/tunnel';
 
 export interface BoxEgress {
   resolver: CreateResolver;
@@ -23,6 +25,11 @@ export interface BoxEgress {
   reattach(ids: string[]): Promise<void>;
   /** A policy changed: its boxes on this server get the new rules. */
   changed: PolicyChanged;
+  /**
+   * A sandbox that is not a devbox (a blueprint build's step) under `egress` (a policy's; null: what a box
+   * without a policy gets), DNS included, until `onStopped(id)`.
+   */
+  attachSandbox(id: string, egress: Egress | null): Promise<void>;
   /** Whether the box's policy lets it use the box service under `prefix` (MCP hub, agent gateway). */
   allowsService(boxId: string, prefix: string): boolean;
   close(): void;
@@ -128,11 +135,26 @@ export function networkPolicyExtensions(deps: {
       const failed = (await Promise.allSettled(ids.filter((id) => inForce.has(id) || starting.has(id)).map((id) => apply(id)))).filter((r) => r.status === 'rejected');
       if (failed.length) throw new Error(`${failed.length} of the policy's running boxes did not take the new rules: ${(failed[0] as PromiseRejectedResult).reason}`);
     },
+    async attachSandbox(id, egress) {
+      const e = egress ?? fallback;
+      inForce.set(id, e);
+      const net = await runtime.network(id);
+      if (!net) return;
+      await withTimeout(
+        (async () => {
+          await runtime.setEgress(id, toRules(e));
+          await dns.attach(id, net, decide(id));
+        })(),
+        BOOT_TIMEOUT_MS,
+        `the network of sandbox ${id} was not set up within ${BOOT_TIMEOUT_MS / 1000} s`,
+      );
+    },
     allowsService(boxId, prefix) {
       if (prefix === '/_whoami') return true;
       // A box whose policy is not in force (its adoption failed to read it) reaches neither service.
       const e = inForce.get(boxId);
       if (!e) return false;
+      if (prefix === TUNNEL_PREFIX) return e.allowDevboxToDevbox;
       return prefix === MCP_PREFIX || prefix.startsWith(`${MCP_PREFIX}/`) ? e.allowMcpGateway : e.allowAgentGateway;
     },
     close() {

@@ -54,6 +54,8 @@ const CLIENT_HWM = 256 * 1024;
  */
 export class PtySessions {
   private readonly sessions = new Map<string, PtySession>();
+  /** Sessions being started per box (their environment is read): they count against the cap already. */
+  private readonly starting = new Map<string, number>();
 
   constructor(
     private readonly lifecycle: Lifecycle,
@@ -82,6 +84,18 @@ export class PtySessions {
     }
     if (existing) this.drop(existing, 1000, 'the shell exited');
     if (this.countOf(d.id) >= MAX_PER_BOX) throw ERRORS.badState(`devbox ${d.id} has ${MAX_PER_BOX} PTY sessions: close one first`);
+    // The slot is taken before the await: connects that wait together cannot all pass the cap.
+    this.starting.set(d.id, (this.starting.get(d.id) ?? 0) + 1);
+    try {
+      return await this.start(d, name, size);
+    } finally {
+      const n = this.starting.get(d.id)! - 1;
+      if (n === 0) this.starting.delete(d.id);
+      else this.starting.set(d.id, n);
+    }
+  }
+
+  private async start(d: Devbox, name: string, size: { cols: number; rows: number } | null): Promise<{ session: PtySession; created: boolean }> {
     const { env, argv } = await this.shellOf(d);
     // Another connect may have started the same session while the environment was read.
     const raced = this.get(d.id, name);
@@ -183,13 +197,26 @@ export class PtySessions {
     session.proc.signal(sig, 'foreground');
   }
 
-  /** SIGHUP to the foreground group and the shell, then the session is gone (its shell's group killed later). */
+  /**
+   * SIGHUP to the foreground group and the shell, then the session is gone; once the shell exited (or its
+   * group was killed after the grace) the terminal is closed, which hangs it up for a process that left the
+   * shell's session and still holds it.
+   */
   close(session: PtySession): void {
     if (!session.exit) {
-      session.proc.signal('SIGHUP', 'foreground');
-      session.proc.signal('SIGHUP', true);
-      const kill = setTimeout(() => session.proc.signal('SIGKILL', true), HANGUP_GRACE_MS);
-      void session.proc.exited.then(() => clearTimeout(kill));
+      const { proc } = session;
+      proc.signal('SIGHUP', 'foreground');
+      proc.signal('SIGHUP', true);
+      const kill = setTimeout(() => {
+        proc.signal('SIGKILL', true);
+        proc.close();
+      }, HANGUP_GRACE_MS);
+      kill.unref();
+      void proc.exited.then(() => {
+        clearTimeout(kill);
+        proc.close();
+      });
+      return this.drop(session, 1000, 'the session was closed', false);
     }
     this.drop(session, 1000, 'the session was closed');
   }
@@ -220,7 +247,8 @@ export class PtySessions {
     session.idleTimer.unref();
   }
 
-  private drop(session: PtySession, code: number, reason: string): void {
+  /** Forgets a session and ends its client; with `hangUp`, at once its terminal too (see BoxProcess.close). */
+  private drop(session: PtySession, code: number, reason: string, hangUp = true): void {
     const key = keyOf(session.devboxId, session.name);
     if (this.sessions.get(key) === session) this.sessions.delete(key);
     clearTimeout(session.idleTimer);
@@ -232,6 +260,7 @@ export class PtySessions {
     clearTimeout(session.idleTimer);
     session.proc.stdout.destroy();
     session.proc.stdin.destroy();
+    if (hangUp) session.proc.close();
     this.log.debug({ devbox: session.devboxId, session: session.name, reason }, 'PTY session ended');
   }
 
@@ -242,7 +271,7 @@ export class PtySessions {
   private countOf(devboxId: string): number {
     let n = 0;
     for (const s of this.sessions.values()) if (s.devboxId === devboxId) n++;
-    return n;
+    return n + (this.starting.get(devboxId) ?? 0);
   }
 }
 

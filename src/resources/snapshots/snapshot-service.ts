@@ -20,6 +20,10 @@ export interface SnapshotServiceOptions {
   layersDir?: string;
   /** DEVBOXD_NODE_NAME: recorded on each snapshot (its layer is here); reconcile touches only this node's. */
   node?: string;
+  /** Layers other modules keep (blueprints' images): never collected. */
+  layersInUse?: () => Promise<Iterable<string>>;
+  /** A blueprint's layers: a snapshot's size counts only what lies above its blueprint. */
+  blueprintLayers?: (blueprintId: string) => Promise<string[]>;
 }
 
 /**
@@ -138,10 +142,17 @@ export class SnapshotService {
     // throws, so the job retries and finds the layer complete; the layer itself is never dropped for it.
     this.sizes.set(s.id, sizeBytes);
     let total = sizeBytes;
-    for (const layer of s.layers.slice(1)) total += await this.layerSize(layer);
+    for (const layer of await this.sizedLayers(s, s.layers.slice(1))) total += await this.layerSize(layer);
     const now = (await this.store.setStatus(s.id, ['in_progress'], 'complete', { sizeBytes: total })) ?? (await this.store.getById(s.id)) ?? s;
     this.log.info({ snapshot: s.id, devbox: s.sourceDevboxId, bytes: sizeBytes, ms: Date.now() - started }, 'snapshot complete');
     return now;
+  }
+
+  /** Those of `layers` the snapshot's size counts: not its blueprint's (the size is relative to it). */
+  private async sizedLayers(s: Snapshot, layers: string[]): Promise<string[]> {
+    if (!s.sourceBlueprintId || !this.opts.blueprintLayers) return layers;
+    const base = new Set(await this.opts.blueprintLayers(s.sourceBlueprintId).catch(() => [] as string[]));
+    return layers.filter((l) => !base.has(l));
   }
 
   private async layerSize(layer: string): Promise<number> {
@@ -216,6 +227,7 @@ export class SnapshotService {
     for (const s of await this.store.listByStatus(['in_progress', 'complete'])) for (const l of s.layers) used.add(l);
     const alive = DEVBOX_STATUSES.filter((st) => !TERMINAL.has(st));
     for (const d of await this.devboxStore.listByStatus(alive)) for (const l of d.layers) used.add(l);
+    for (const l of (await this.opts.layersInUse?.()) ?? []) used.add(l);
     return used;
   }
 
@@ -253,7 +265,7 @@ export class SnapshotService {
     if (!s || s.status !== 'in_progress') return;
     if (await this.runtime.layerExists(s.id).catch(() => false)) {
       let total = 0;
-      for (const layer of s.layers) total += await this.layerSize(layer);
+      for (const layer of await this.sizedLayers(s, s.layers)) total += await this.layerSize(layer);
       await this.store.setStatus(s.id, ['in_progress'], 'complete', { sizeBytes: total });
       this.log.info({ snapshot: s.id }, 'snapshot found complete after restart');
     } else {

@@ -92,6 +92,10 @@ export function execInBox(target: ExecTarget, spec: SpawnSpec, daemon?: ExecDaem
       control.write(Buffer.from([num, group ? 1 : 0]));
     },
     resize: () => undefined,
+    close() {
+      // boxexec has no terminal: without its pipes it has nothing left to relay.
+      for (const s of [child.stdin, child.stdout, child.stderr, control]) s.destroy();
+    },
   };
 }
 
@@ -104,5 +108,6 @@ function failedProcess(message: string): BoxProcess {
     exited: Promise.resolve({ exitCode: 125, signal: null }),
     signal: () => undefined,
     resize: () => undefined,
+    close: () => undefined,
   };
 }

@@ -269,6 +269,10 @@ export class ExecDaemon {
         size.writeUInt16LE(rows, 2);
         sock.write(frame('W', size));
       },
+      close() {
+        // The relay sees the hang-up and exits, which closes the terminal's master (see boxexecd.c).
+        sock.destroy();
+      },
     };
   }
 }

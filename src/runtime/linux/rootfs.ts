@@ -86,6 +86,9 @@ export function seedResolver(upper: string, nameserver: string): void {
 }
 
 export function seedUpper(upper: string, lowers: string[], hostname: string, want: { name: string; uid: number }): BoxUser {
+  // The merged root takes the upper directory's owner: box root's, as the image's root is, so box root may
+  // create top-level directories (`mkdir /app`, a Dockerfile's `WORKDIR /app`).
+  chownSync(upper, BOX_ID_BASE, BOX_ID_BASE);
   // Where the box's init mounts /proc, /sys and /dev, and the usual /tmp: an image from a registry may
   // lack them (an empty directory in the upper layer merges with the image's own, if it has one).
   for (const [dir, mode] of [['proc', 0o555], ['sys', 0o555], ['dev', 0o755], ['tmp', 0o1777]] as const) {

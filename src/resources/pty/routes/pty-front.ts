@@ -26,6 +26,8 @@ export interface PtyFrontDeps {
   devboxById: (id: string) => Promise<Devbox | undefined>;
   /** DEVBOXD_TUNNEL_DOMAIN, or null: any `{port}-{key}.tunnel.*` host name. */
   domain: string | null;
+  /** How often an attached client is pinged; a client that has not answered the last ping by the next is dropped. */
+  pingMs: number;
   log: Logger;
 }
 
@@ -157,7 +159,20 @@ export class PtyFront {
     ws.on('error', () => ws.terminate());
     if (!this.deps.sessions.attach(session, client)) return ws.close(4409, 'another client is attached');
     ws.on('message', (data: Buffer) => this.deps.sessions.input(session, data));
-    ws.on('close', () => this.deps.sessions.detach(session, client));
+    // A client whose network went away without a word (sleep, NAT timeout) would hold the session's only
+    // attach slot, and keep the box busy, for as long as the kernel sees no error: a quiet shell sends nothing.
+    let answered = true;
+    ws.on('pong', () => (answered = true));
+    const heartbeat = setInterval(() => {
+      if (!answered) return ws.terminate();
+      answered = false;
+      ws.ping();
+    }, this.deps.pingMs);
+    heartbeat.unref();
+    ws.on('close', () => {
+      clearInterval(heartbeat);
+      this.deps.sessions.detach(session, client);
+    });
   }
 
   private refusal(err: unknown): DomainError {

@@ -78,6 +78,22 @@ export class TunnelFront {
     return true;
   };
 
+  /**
+   * A box's request to a tunnel through its box services (`http://127.0.0.1:1023/tunnel/{key}/{port}/…`), which
+   * the box's network policy opens with `allow_devbox_to_devbox`: only tunnels of boxes of the caller's own
+   * account answer; any other key gets the 404 an unknown key gets. HTTP and SSE (upgrades do not pass the
+   * box services).
+   */
+  readonly fromBox = async (req: Req, res: Res, boxId: string): Promise<void> => {
+    const target = tunnelTarget(req, this.deps.domain);
+    const unknown = new Refusal(404, 'no tunnel with this key', 'not_found');
+    if (target === null || target === 'malformed') return reply(res, new Refusal(404, 'a tunnel path is /tunnel/{tunnel_key}/{port}/…', 'not_found'));
+    const tunnel = await this.deps.tunnels.byKey(target.key);
+    const [caller, owner] = await Promise.all([this.deps.devboxById(boxId), tunnel && this.deps.devboxById(tunnel.devboxId)]);
+    if (!caller || !owner || owner.accountId !== caller.accountId) return reply(res, unknown);
+    return this.serve(req, res, target);
+  };
+
   close(): void {
     this.agent.destroy();
   }

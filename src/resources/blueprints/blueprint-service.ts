@@ -1,0 +1,166 @@
+import { ERRORS } from '../../platform/errors.js';
+import { newId } from '../../lib/ids.js';
+import type { Logger } from '../../lib/logger.js';
+import type { Page, PageQuery } from '../../platform/store/types.js';
+import type { RuntimeDriver } from '../../runtime/driver.js';
+import type { JobRunner } from '../../platform/jobs/job-runner.js';
+import { resolveLimits, type HostCapacity } from '../devboxes/resources.js';
+import type { BuildContextSource } from './build-context.js';
+import type { BuildNetwork } from './build-runner.js';
+import { dockerfileOf } from './preview.js';
+import type { SqlBlueprintStore } from './sql-blueprint-store.js';
+import { EMPTY_IMAGE, type Blueprint, type BlueprintFilters, type BuildLogLine, type BuildParameters } from './types.js';
+
+/** The durable job that builds a blueprint: a restart finds it and builds again (finished steps are cached). */
+export const BUILD_JOB = 'blueprint.build';
+
+/** A base image name that means devboxd's default image (Runloop's starter images map to it). */
+export const isDefaultImage = (ref: string): boolean => /^runloop[:/]/.test(ref) || ref === 'devboxd' || ref === 'devboxd:default';
+
+/**
+ * Blueprints: records, the public catalogue, and the build queue. The build itself is the build runner's
+ * (build-runner.ts); this service records a build as queued with its job, and reads what builds left.
+ */
+export class BlueprintService {
+  constructor(
+    private readonly store: SqlBlueprintStore,
+    /** Built after the devbox service, which needs this module's resolver: reached by a thunk. */
+    private readonly jobs: () => JobRunner,
+    private readonly contexts: BuildContextSource,
+    private readonly network: BuildNetwork | undefined,
+    /** Whether the account has a secret of that id or name (values are read only by the build). */
+    private readonly secretExists: (accountId: string, ref: string) => Promise<boolean>,
+    private readonly runtime: RuntimeDriver,
+    private readonly host: HostCapacity,
+    private readonly node: string,
+    private readonly log: Logger,
+  ) {}
+
+  async create(accountId: string, params: BuildParameters): Promise<Blueprint> {
+    await this.check(accountId, params);
+    const base = await this.baseOf(accountId, params);
+    const b: Blueprint = {
+      id: newId('bpt'),
+      accountId,
+      name: params.name,
+      status: 'queued',
+      failureReason: null,
+      failureMessage: null,
+      parameters: params,
+      metadata: params.metadata ?? {},
+      isPublic: false,
+      baseBlueprintId: base?.id ?? null,
+      layers: [],
+      image: EMPTY_IMAGE,
+      createTimeMs: Date.now(),
+      buildFinishTimeMs: null,
+      node: this.node,
+    };
+    // The job first: a crash right after the insert still finds the job that builds it.
+    const job = await this.jobs().add(BUILD_JOB, b.id);
+    try {
+      await this.store.insert(b);
+    } catch (err) {
+      await this.jobs().drop(job).catch(() => undefined);
+      throw err;
+    }
+    this.jobs().start(job);
+    this.log.info({ blueprint: b.id, account: accountId }, 'blueprint queued');
+    return b;
+  }
+
+  /** The Dockerfile the request would build (base blueprint as FROM, setup commands as RUN lines). */
+  async preview(accountId: string, params: BuildParameters): Promise<string> {
+    await this.check(accountId, params);
+    return dockerfileOf(params, (await this.baseOf(accountId, params))?.id ?? null);
+  }
+
+  private async check(accountId: string, params: BuildParameters): Promise<void> {
+    if (params.services?.length) throw ERRORS.invalid('services: containerized services are not supported on this server yet');
+    if (params.code_mounts?.length) throw ERRORS.invalid('code_mounts are not supported on this server yet');
+    if (params.launch_parameters?.required_services && (params.launch_parameters.required_services as unknown[]).length) {
+      throw ERRORS.invalid('launch_parameters.required_services: containerized services are not supported on this server yet');
+    }
+    if (params.base_blueprint_id && params.base_blueprint_name) throw ERRORS.invalid('give base_blueprint_id or base_blueprint_name, not both');
+    // The build's boxes get the devbox size the blueprint's launch parameters ask for: refused as for a devbox.
+    resolveLimits((params.launch_parameters ?? {}) as Parameters<typeof resolveLimits>[0], this.host);
+    if (params.build_context) await this.contexts.check(accountId, params.build_context.object_id);
+    for (const [env, name] of Object.entries(params.secrets ?? {})) {
+      if (!(await this.secretExists(accountId, name))) throw ERRORS.invalid(`secrets.${env}: no secret ${name}`);
+    }
+    if (params.network_policy_id && !(await this.network?.egressOf(accountId, params.network_policy_id))) {
+      throw ERRORS.invalid(`network_policy_id: no network policy ${params.network_policy_id}`);
+    }
+  }
+
+  private async baseOf(accountId: string, params: BuildParameters): Promise<Blueprint | null> {
+    if (params.base_blueprint_id) {
+      const b = await this.store.get(accountId, params.base_blueprint_id);
+      if (!b) throw ERRORS.notFound('blueprint', params.base_blueprint_id);
+      if (b.status !== 'build_complete') throw ERRORS.invalid(`base_blueprint_id: blueprint ${b.id} is ${b.status}, not build_complete`);
+      return b;
+    }
+    if (params.base_blueprint_name) {
+      const b = await this.store.latestBuilt(accountId, params.base_blueprint_name);
+      if (!b) throw ERRORS.invalid(`base_blueprint_name: no built blueprint is named ${params.base_blueprint_name}`);
+      return b;
+    }
+    return null;
+  }
+
+  async get(accountId: string, id: string): Promise<Blueprint> {
+    const b = await this.store.get(accountId, id);
+    if (!b) throw ERRORS.notFound('blueprint', id);
+    return b;
+  }
+
+  list(accountId: string, filters: BlueprintFilters, page: PageQuery): Promise<Page<Blueprint>> {
+    return this.store.list(accountId, filters, page);
+  }
+
+  listPublic(filters: BlueprintFilters, page: PageQuery): Promise<Page<Blueprint>> {
+    return this.store.list(null, filters, page);
+  }
+
+  /** A build's log is its owner's: a public blueprint's other readers do not see it (a step may print a secret). */
+  async logs(accountId: string, id: string): Promise<BuildLogLine[]> {
+    const b = await this.get(accountId, id);
+    if (b.accountId !== accountId) throw ERRORS.notFound('blueprint logs of', id);
+    return this.store.logs(id);
+  }
+
+  /** Refused (400) while a devbox, snapshot or blueprint stands on it, or while it builds. */
+  async delete(accountId: string, id: string): Promise<Blueprint> {
+    const b = await this.get(accountId, id);
+    if (b.accountId !== accountId) throw ERRORS.forbidden(`blueprint ${id} is public and belongs to another account`);
+    if (b.status === 'queued' || b.status === 'provisioning' || b.status === 'building') {
+      throw ERRORS.badState(`blueprint ${id} is ${b.status}; delete it once its build has finished`);
+    }
+    const dep = await this.store.dependents(id);
+    const what = [
+      dep.devboxes && `${dep.devboxes} devbox(es) that have not ended`,
+      dep.snapshots && `${dep.snapshots} snapshot(s) (GET /v1/devboxes/disk_snapshots?source_blueprint_id=${id})`,
+      dep.blueprints && `${dep.blueprints} blueprint(s) built on it`,
+    ].filter(Boolean);
+    if (what.length) throw ERRORS.badState(`blueprint ${id} cannot be deleted: ${what.join(', ')} depend on it`);
+    await this.store.delete(id);
+    // Its layers go unless another blueprint shares them (the same steps on the same parent).
+    const used = await this.store.layersInUse();
+    const gone = b.layers.filter((l) => !used.has(l));
+    await this.store.uncacheLayers(this.node, gone);
+    for (const l of gone) await this.runtime.deleteLayer(l).catch((err) => this.log.warn({ err, layer: l }, 'blueprint layer delete failed'));
+    this.log.info({ blueprint: id, layers: gone.length }, 'blueprint deleted');
+    return b;
+  }
+
+  /** Metadata keys of public blueprints, sorted. */
+  async publicKeys(): Promise<string[]> {
+    const keys = new Set((await this.store.publicMetadata()).flatMap((m) => Object.keys(m)));
+    return [...keys].sort();
+  }
+
+  async publicValues(key: string): Promise<string[]> {
+    const values = new Set((await this.store.publicMetadata()).flatMap((m) => (Object.hasOwn(m, key) ? [m[key]!] : [])));
+    return [...values].sort();
+  }
+}

@@ -1,0 +1,47 @@
+import type { ModuleSchema } from '../../platform/store/module-schema.js';
+
+/**
+ * Blueprints, their build logs (bounded per blueprint) and the step cache: a built layer by the digest of
+ * its step's inputs, per node (layers are files on the node that built them).
+ */
+const tables = (text: string, big: string) => [
+  `CREATE TABLE blueprints (
+     id ${text} PRIMARY KEY,
+     account_id ${text} NOT NULL,
+     name TEXT NOT NULL,
+     status TEXT NOT NULL,
+     failure_reason TEXT,
+     failure_message TEXT,
+     parameters TEXT NOT NULL,
+     metadata TEXT NOT NULL,
+     is_public INTEGER NOT NULL DEFAULT 0,
+     base_blueprint_id ${text},
+     layers TEXT NOT NULL,
+     image TEXT NOT NULL,
+     create_time_ms ${big} NOT NULL,
+     build_finish_time_ms ${big},
+     node TEXT NOT NULL
+   );
+   CREATE INDEX blueprints_account_name ON blueprints (account_id, name);
+   CREATE TABLE blueprint_logs (
+     blueprint_id ${text} NOT NULL,
+     seq INTEGER NOT NULL,
+     level TEXT NOT NULL,
+     message TEXT NOT NULL,
+     timestamp_ms ${big} NOT NULL,
+     PRIMARY KEY (blueprint_id, seq)
+   );
+   CREATE TABLE blueprint_step_cache (
+     node TEXT NOT NULL,
+     cache_key ${text} NOT NULL,
+     layer_id TEXT NOT NULL,
+     create_time_ms ${big} NOT NULL,
+     PRIMARY KEY (node, cache_key)
+   );`,
+];
+
+export const BLUEPRINTS_SCHEMA: ModuleSchema = {
+  module: 'blueprints',
+  sqlite: tables('TEXT', 'INTEGER'),
+  postgres: tables('TEXT COLLATE "C"', 'BIGINT'),
+};

@@ -1,0 +1,174 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { buildFastApp, type FastApp } from '../helpers/app.js';
+import { ROOT } from '../helpers/server.js';
+
+/** Blueprints through the HTTP API (inject) over the stub runtime: validation, preview, builds and their cache. */
+let f: FastApp;
+let keyB: string;
+
+type View = { id: string; name: string; status: string; failure_reason: string | null; base_blueprint_id: string | null; parameters: Record<string, unknown> };
+
+async function ok<T = View>(opts: Parameters<FastApp['call']>[0]): Promise<T> {
+  const res = await f.call(opts);
+  assert.equal(res.statusCode, 200, `${opts.method} ${opts.url}: ${res.body}`);
+  return res.json() as T;
+}
+async function bad(opts: Parameters<FastApp['call']>[0], status: number, pattern: RegExp): Promise<void> {
+  const res = await f.call(opts);
+  assert.equal(res.statusCode, status, res.body);
+  assert.match((JSON.parse(res.body) as { message: string }).message, pattern);
+}
+const create = (payload: Record<string, unknown>) => ok({ method: 'POST', url: '/v1/blueprints', payload });
+const logs = async (id: string) => (await ok<{ logs: { message: string }[] }>({ method: 'GET', url: `/v1/blueprints/${id}/logs` })).logs.map((l) => l.message);
+
+async function built(payload: Record<string, unknown>): Promise<View> {
+  const b = await create(payload);
+  for (;;) {
+    const now = await ok({ method: 'GET', url: `/v1/blueprints/${b.id}` });
+    if (now.status === 'build_complete' || now.status === 'failed') return now;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+before(async () => {
+  f = await buildFastApp();
+  const out = execFileSync(process.execPath, [path.join(ROOT, 'bin/devboxd.js'), 'accounts', 'create', 'team-bp'], {
+    env: { ...process.env, DEVBOXD_DATA_DIR: f.dataDir },
+  }).toString();
+  keyB = out.trim().split('\n').at(-1)!;
+});
+after(() => f?.close());
+
+describe('blueprint requests', () => {
+  test('bad input is a 400 naming the field; what is not offered is refused, never ignored', async () => {
+    const post = (payload: Record<string, unknown>) => ({ method: 'POST' as const, url: '/v1/blueprints', payload });
+    await bad(post({}), 400, /name/);
+    await bad(post({ name: 'x', dockerfilee: 'FROM a' }), 400, /dockerfilee/);
+    await bad(post({ name: 'x', system_setup_commands: 'echo' }), 400, /system_setup_commands/);
+    await bad(post({ name: 'x', devbox_capabilities: ['docker_in_docker'] }), 400, /docker_in_docker is not offered/);
+    await bad(post({ name: 'x', services: [{ name: 'db', image: 'postgres:16' }] }), 400, /services/);
+    await bad(post({ name: 'x', code_mounts: [{ repo_name: 'r', repo_owner: 'o' }] }), 400, /code_mounts/);
+    await bad(post({ name: 'x', network_policy_id: 'np_1' }), 400, /network_policy_id: no network policy np_1/);
+    await bad(post({ name: 'x', launch_parameters: { required_services: ['db'] } }), 400, /required_services/);
+    await bad(post({ name: 'x', base_blueprint_id: 'bpt_nope' }), 404, /bpt_nope/);
+    await bad(post({ name: 'x', base_blueprint_name: 'nope' }), 400, /base_blueprint_name/);
+    await bad(post({ name: 'x', base_blueprint_id: 'a', base_blueprint_name: 'b' }), 400, /not both/);
+    await bad(post({ name: 'x', build_context: { type: 'object', object_id: 'obj_nope' } }), 400, /build_context.object_id/);
+    await bad(post({ name: 'x', build_args: { 'bad-name': '1' } }), 400, /build_args/);
+    await bad(post({ name: 'x', secrets: { TOKEN: 'NO_SUCH_SECRET' } }), 400, /secrets.TOKEN: no secret NO_SUCH_SECRET/);
+    await bad(post({ name: 'x', launch_parameters: { resource_size_request: 'HUGE' } }), 400, /resource_size_request/);
+  });
+
+  test('preview: the Dockerfile the request builds (default image, base blueprint as FROM, setup commands as RUN)', async () => {
+    const p = await ok<{ dockerfile: string }>({ method: 'POST', url: '/v1/blueprints/preview', payload: { name: 'p', system_setup_commands: ['apt-get update', 'echo hi'] } });
+    assert.equal(p.dockerfile, 'FROM runloop:runloop/starter-x86_64\nRUN apt-get update\nRUN echo hi\n');
+    const base = await built({ name: 'preview-base' });
+    const q = await ok<{ dockerfile: string }>({ method: 'POST', url: '/v1/blueprints/preview', payload: { name: 'p', base_blueprint_id: base.id, dockerfile: 'FROM ubuntu:22.04\nRUN true' } });
+    assert.equal(q.dockerfile, `FROM ${base.id}\nRUN true\n`);
+  });
+});
+
+describe('blueprint builds (stub sandboxes)', () => {
+  test('a build runs each filesystem step once; a rebuild takes them from the cache; devboxes start on its layers with its ENV', async () => {
+    const dockerfile = 'FROM runloop:runloop/starter-x86_64\nARG V=1\nRUN echo $V\nENV A=1 B="two words"\nWORKDIR /app\nRUN echo two\nCMD ["python3", "-m", "http.server"]';
+    const b = await built({ name: 'stub-app', dockerfile, metadata: { k: 'v' } });
+    assert.equal(b.status, 'build_complete', (await logs(b.id)).join('\n'));
+    assert.deepEqual(b.parameters, { name: 'stub-app', dockerfile, metadata: { k: 'v' } });
+    assert.ok((await logs(b.id)).includes('build complete: 3 step(s) built, 0 from the cache'));
+    const again = await built({ name: 'stub-app', dockerfile });
+    assert.ok((await logs(again.id)).includes('build complete: 0 step(s) built, 3 from the cache'));
+    const other = await built({ name: 'stub-app', dockerfile, build_args: { V: '2' } });
+    assert.ok((await logs(other.id)).includes('build complete: 3 step(s) built, 0 from the cache'));
+
+    const listed = await ok<{ blueprints: View[] }>({ method: 'GET', url: '/v1/blueprints?name=stub-app&status=build_complete' });
+    assert.deepEqual(listed.blueprints.map((x) => x.id), [b.id, again.id, other.id]);
+
+    const box = await ok<{ id: string; blueprint_id: string }>({ method: 'POST', url: '/v1/devboxes', payload: { blueprint_name: 'stub-app', environment_variables: { B: 'mine' } } });
+    assert.equal(box.blueprint_id, other.id, 'blueprint_name: the newest built one');
+    const record = await f.deps.store.devboxes.getById(box.id);
+    assert.equal(record!.layers.length, 3);
+    assert.equal(record!.environment.A, '1');
+    assert.equal(record!.environment.B, 'mine', "the request's own variables win");
+    assert.equal(record!.sandbox.cwd, '/app');
+    assert.equal(record!.entrypoint, "exec python3 -m http.server");
+    await bad({ method: 'POST', url: `/v1/blueprints/${other.id}/delete` }, 400, /devbox/);
+  });
+
+  test('file mounts are written after the Dockerfile, relative to its WORKDIR, before the setup commands', async () => {
+    const argvs: string[][] = [];
+    const before = f.runtime.run;
+    f.runtime.run = (spec) => (argvs.push(spec.argv), {});
+    try {
+      const b = await built({ name: 'mounts', dockerfile: 'FROM runloop:runloop/starter-x86_64\nWORKDIR /w', file_mounts: { 'rel.txt': 'x', '/abs.txt': 'y' }, system_setup_commands: ['echo setup'] });
+      assert.equal(b.status, 'build_complete', (await logs(b.id)).join('\n'));
+    } finally {
+      f.runtime.run = before;
+    }
+    const shown = argvs.map((a) => a.at(-1));
+    assert.deepEqual(shown.slice(-3), ['/w/rel.txt', '/abs.txt', 'echo setup']);
+  });
+
+  test('the step cache keeps the 200 most recently used layers no blueprint names, and those used lately', async () => {
+    const store = f.deps.blueprints.store;
+    const node = f.deps.node;
+    const old = Date.now() - 3 * 3600_000;
+    for (let i = 0; i < 210; i++) {
+      await store.cacheLayer(node, `fake-${i}`, `bpl_fake${i}`);
+      f.runtime.layers.add(`bpl_fake${i}`);
+      await f.deps.store.db.query('UPDATE blueprint_step_cache SET create_time_ms = ? WHERE cache_key = ?', [old + i, `fake-${i}`]);
+    }
+    const b = await built({ name: 'collects', dockerfile: 'FROM runloop:runloop/starter-x86_64\nRUN echo collect' });
+    assert.equal(b.status, 'build_complete');
+    for (let tries = 0; f.runtime.layers.has('bpl_fake9'); tries++) {
+      assert.ok(tries < 200, 'the oldest loose layers were collected');
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    const left = new Set((await store.cacheEntries(node)).map((e) => e.layer));
+    for (let i = 0; i < 210; i++) assert.equal(left.has(`bpl_fake${i}`), i >= 10, `bpl_fake${i}`);
+    assert.ok(f.runtime.layers.has('bpl_fake209') && !f.runtime.layers.has('bpl_fake0'));
+  });
+
+  test('failures: an unsupported instruction, no FROM, an unknown image; each named in the logs with a reason', async () => {
+    for (const [dockerfile, pattern] of [
+      ['FROM runloop:runloop/starter-x86_64\nHEALTHCHECK CMD true', /unsupported instruction HEALTHCHECK/],
+      ['RUN true', /must start with FROM/],
+      ['FROM nowhere.example/none:1', /FROM nowhere.example\/none:1/],
+      ['FROM runloop:runloop/starter-x86_64\nFROM runloop:runloop/starter-x86_64', /multi-stage/],
+      ['FROM runloop:runloop/starter-x86_64\nCOPY a /a', /no build context/],
+    ] as const) {
+      const b = await built({ name: 'bad', dockerfile });
+      assert.equal(b.status, 'failed', dockerfile);
+      assert.equal(b.failure_reason, 'build_failed');
+      assert.ok((await logs(b.id)).some((l) => pattern.test(l)), `${dockerfile}: ${(await logs(b.id)).join('\n')}`);
+    }
+    const failed = (await ok<{ blueprints: View[] }>({ method: 'GET', url: '/v1/blueprints?status=failed' })).blueprints;
+    assert.equal(failed.length, 5);
+    await bad({ method: 'POST', url: '/v1/devboxes', payload: { blueprint_id: failed[0]!.id } }, 400, /failed, not build_complete/);
+  });
+
+  test('a build under a network policy of the account builds; another account cannot name it', async () => {
+    const policy = await ok<{ id: string }>({ method: 'POST', url: '/v1/network-policies', payload: { name: 'build-net', allow_all: true } });
+    const b = await built({ name: 'with-net', network_policy_id: policy.id, dockerfile: 'FROM runloop:runloop/starter-x86_64\nRUN true' });
+    assert.equal(b.status, 'build_complete', (await logs(b.id)).join('\n'));
+    await bad({ method: 'POST', url: '/v1/blueprints', key: keyB, payload: { name: 'x', network_policy_id: policy.id } }, 400, /no network policy/);
+  });
+
+  test("another account sees none of it; the public catalogue holds what an operator published", async () => {
+    const b = await built({ name: 'mine', metadata: { owner: 'a' } });
+    await bad({ method: 'GET', url: `/v1/blueprints/${b.id}`, key: keyB }, 404, /not found/);
+    await bad({ method: 'GET', url: `/v1/blueprints/${b.id}/logs`, key: keyB }, 404, /not found/);
+    assert.deepEqual(await ok({ method: 'GET', url: '/v1/blueprints/public/metadata/keys', key: keyB }), { keys: [] });
+    await f.deps.blueprints.store.setPublic(b.id, true);
+    assert.deepEqual(await ok({ method: 'GET', url: '/v1/blueprints/public/metadata/keys', key: keyB }), { keys: ['owner'] });
+    assert.deepEqual(await ok({ method: 'GET', url: '/v1/blueprints/public/metadata/keys/owner/values', key: keyB }), { key: 'owner', values: ['a'] });
+    assert.deepEqual(await ok({ method: 'GET', url: '/v1/blueprints/public/metadata/keys/none/values', key: keyB }), { key: 'none', values: [] });
+    const pub = await ok<{ blueprints: View[] }>({ method: 'GET', url: '/v1/blueprints/list_public', key: keyB });
+    assert.deepEqual(pub.blueprints.map((x) => x.id), [b.id]);
+    await bad({ method: 'POST', url: `/v1/blueprints/${b.id}/delete`, key: keyB }, 403, /another account/);
+    await bad({ method: 'GET', url: `/v1/blueprints/${b.id}/logs`, key: keyB }, 404, /not found/);
+    assert.ok((await logs(b.id)).length > 0, "the owner still reads the build's log");
+  });
+});

@@ -41,7 +41,7 @@ import { PtyFront, PtySessions, PtyTunnels, ptyStopListener } from './resources/
 import { objectMountExtensions } from './resources/objects/devbox-extensions.js';
 import { EXPIRE_JOB, ObjectService } from './resources/objects/object-service.js';
 import { Presigner } from './resources/objects/presign.js';
-import { SshFront, SshKeyService } from './resources/ssh/index.js';
+import { LoginGuard, SshFront, SshKeyService } from './resources/ssh/index.js';
 import { buildEvictions, type EvictionModule } from './resources/evictions/index.js';
 
 /** The composition root: every store, driver and service is built once, here, with explicit arguments. */
@@ -148,6 +148,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   });
   boxServices.route(GATEWAY_PREFIX, gateway.proxy.handle);
   // The SSH front reaches the box services through thunks, called once a connection logs in.
+  const sshGuard = new LoginGuard();
   const sshFront = new SshFront({
     config: config.ssh,
     domain: config.ssh.domain ?? config.tunnelDomain,
@@ -155,6 +156,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     devboxById: (id) => devboxStore.getById(id),
     sandboxOf: (id) => lifecycle.active.get(id)?.sandbox,
     environmentOf: (d) => devboxes.environmentOf(d),
+    guard: sshGuard,
     busy: (id, delta) => devboxes.busy(id, delta),
     log: logger.child({ component: 'ssh' }),
   });
@@ -288,7 +290,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     tunnels: { service: tunnels, front: tunnelFront },
     blueprints,
     pty: { tunnels: ptyTunnels, sessions: ptySessions, front: ptyFront },
-    ssh: { keys: new SshKeyService(devboxes, { served: sshFront.enabled, domain: config.ssh.domain ?? config.tunnelDomain }), front: sshFront },
+    ssh: { keys: new SshKeyService(devboxes, { guard: sshGuard, served: sshFront.enabled, domain: config.ssh.domain ?? config.tunnelDomain }), front: sshFront },
     evictions,
     async close() {
       await sshFront.close();

@@ -41,7 +41,7 @@ import { PtyFront, PtySessions, PtyTunnels, ptyStopListener } from './resources/
 import { objectMountExtensions } from './resources/objects/devbox-extensions.js';
 import { EXPIRE_JOB, ObjectService } from './resources/objects/object-service.js';
 import { Presigner } from './resources/objects/presign.js';
-import { SshFront, SshKeyService } from './resources/ssh/index.js';
+import { LoginGuard, SshFront, SshKeyService } from './resources/ssh/index.js';
 import { buildEvictions, type EvictionModule } from './resources/evictions/index.js';
 
 /** The composition root: every store, driver and service is built once, here, with explicit arguments. */
@@ -148,6 +148,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   });
   boxServices.route(GATEWAY_PREFIX, gateway.proxy.handle);
   // The SSH front reaches the box services through thunks, called once a connection logs in.
+  const sshGuard = new LoginGuard();
   const sshFront = new SshFront({
     config: config.ssh,
     domain: config.ssh.domain ?? config.tunnelDomain,
@@ -155,6 +156,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     devboxById: (id) => devboxStore.getById(id),
     sandboxOf: (id) => lifecycle.active.get(id)?.sandbox,
     environmentOf: (d) => devboxes.environmentOf(d),
+    guard: sshGuard,
     busy: (id, delta) => devboxes.busy(id, delta),
     log: logger.child({ component: 'ssh' }),
   });
@@ -186,7 +188,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   });
   const devboxes = new DevboxService(store, lifecycle, events, logger.child({ component: 'devboxes' }), host, node, {
     // The blueprint's resolver first: the others see the request with the blueprint's launch defaults.
-    resolvers: [blueprints.resolver, secretsForBoxes.resolver, egress.resolver, mcp.devbox.resolver, snapshotLayersResolver(() => snapshots), gateway.devbox.resolver, tunnels.resolver, objectMounts.resolver],
+    resolvers: [async () => (evictions.service.refuseWhileDraining('create'), undefined), blueprints.resolver, secretsForBoxes.resolver, egress.resolver, mcp.devbox.resolver, snapshotLayersResolver(() => snapshots), gateway.devbox.resolver, tunnels.resolver, objectMounts.resolver],
     environment: [secretsForBoxes.environment, mcp.devbox.environment, gateway.devbox.environment],
     enrichers: [mcp.devbox.enricher, gateway.devbox.enricher, tunnels.enricher],
     shutdownGuards: [snapshotShutdownGuard(() => snapshots)],
@@ -223,7 +225,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     layersInUse: () => blueprints.store.layersInUse(),
     blueprintLayers: async (id) => (await blueprints.store.getById(id))?.layers ?? [],
   });
-  const suspend = new SuspendService(devboxes, store, lifecycle, snapshots, logger.child({ component: 'suspend' }), jobs, (id) => files.stopWrites(id));
+  const suspend = new SuspendService(devboxes, store, lifecycle, snapshots, logger.child({ component: 'suspend' }), jobs, (id) => files.stopWrites(id), () => evictions.service.refuseWhileDraining('resume'));
   const tunnelFront = new TunnelFront({
     tunnels,
     devboxes,
@@ -240,7 +242,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   const ptyTunnels = new PtyTunnels(() => devboxes);
   const ptySessions = new PtySessions(lifecycle, () => devboxes, config.ptyIdleTtlSeconds * 1000, logger.child({ component: 'pty' }));
   const ptyFront = new PtyFront({ tunnels: ptyTunnels, sessions: ptySessions, devboxById: (id) => devboxStore.getById(id), domain: config.tunnelDomain, pingMs: config.ptyPingSeconds * 1000, log: logger.child({ component: 'pty' }) });
-  const evictions = buildEvictions({ store, lifecycle, events, suspend: (d) => suspend.suspendIdle(d), node, config: config.eviction, log: logger.child({ component: 'evictions' }) });
+  const evictions = buildEvictions({ store, lifecycle, events, suspend: (d) => suspend.suspendIdle(d), snapshotting: async (id) => Boolean(await snapshots.inProgressFor(id)), node, config: config.eviction, log: logger.child({ component: 'evictions' }) });
   const supervisor = new Supervisor(devboxStore, runtime, lifecycle, logger.child({ component: 'supervisor' }), node, (d) => suspend.suspendIdle(d));
   // Snapshots caught in progress and devboxes caught suspending are settled by their jobs, before the layer
   // collection and the supervisor's reconcile look at them.
@@ -288,7 +290,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     tunnels: { service: tunnels, front: tunnelFront },
     blueprints,
     pty: { tunnels: ptyTunnels, sessions: ptySessions, front: ptyFront },
-    ssh: { keys: new SshKeyService(devboxes, { served: sshFront.enabled, domain: config.ssh.domain ?? config.tunnelDomain }), front: sshFront },
+    ssh: { keys: new SshKeyService(devboxes, { guard: sshGuard, served: sshFront.enabled, domain: config.ssh.domain ?? config.tunnelDomain }), front: sshFront },
     evictions,
     async close() {
       await sshFront.close();

@@ -64,7 +64,7 @@ export async function startServer(config: Config): Promise<Running> {
       if (config.eviction.onShutdown === 'suspend') {
         // Before the API closes: watchers hear of each eviction, and clients may act until the deadline.
         logger.info('shutting down: suspending every devbox (DEVBOXD_EVICT_ON_SHUTDOWN=suspend)');
-        await deps.evictions.service.drain('host_shutdown', config.eviction.graceMs).catch((err) => logger.error({ err }, 'drain at shutdown failed'));
+        await drainWithin(deps, config.eviction.graceMs, config.eviction.shutdownTimeoutMs, logger);
       } else {
         logger.info('shutting down: draining requests; devboxes keep running and are adopted at next start');
       }
@@ -74,4 +74,20 @@ export async function startServer(config: Config): Promise<Running> {
       await lock.release();
     })());
   return { app, deps, url, stop };
+}
+
+/**
+ * The SIGTERM drain, bounded: a service manager kills a server that takes too long (mid-suspend), and clients
+ * that keep creating boxes would keep a drain going. Past the deadline the boxes still running are named and
+ * left running, to be adopted at the next start.
+ */
+async function drainWithin(deps: Deps, graceMs: number, timeoutMs: number, logger: Logger): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
+  const drained = deps.evictions.service.drain('host_shutdown', graceMs).catch((err) => logger.error({ err }, 'drain at shutdown failed'));
+  const first = await Promise.race([drained, timedOut]);
+  clearTimeout(timer);
+  if (first !== 'timeout') return;
+  const left = await deps.store.devboxes.listByStatus(['running'], deps.node).catch(() => []);
+  logger.warn({ timeoutMs, left: left.map((d) => d.id) }, 'shutdown drain deadline passed: stopping with these devboxes running (adopted at next start)');
 }

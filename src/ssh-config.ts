@@ -14,8 +14,14 @@ export interface SshConfig {
   /** DEVBOXD_SSH_TLS_CERT / DEVBOXD_SSH_TLS_KEY: PEM files of the TLS port; unset, a self-signed pair made once in `<data>/ssh/`. */
   tlsCert: string | null;
   tlsKey: string | null;
-  /** DEVBOXD_SSH_MAX_CONNECTIONS: SSH connections open at once on this server (authenticated or not). */
+  /** DEVBOXD_SSH_MAX_CONNECTIONS: logged-in SSH connections open at once on this server. */
   maxConnections: number;
+  /** DEVBOXD_SSH_MAX_STARTUPS: connections not yet logged in, at once (sshd's MaxStartups); past it a new one is closed. */
+  maxStartups: number;
+  /** DEVBOXD_SSH_MAX_STARTUPS_PER_SOURCE: connections not yet logged in from one address, at once. */
+  maxStartupsPerSource: number;
+  /** DEVBOXD_SSH_IDENT_TIMEOUT_MS: a connection must send its first SSH byte (TLS done) within this. */
+  identTimeoutMs: number;
   /** DEVBOXD_SSH_MAX_CONNECTIONS_PER_DEVBOX: SSH connections open at once to one box. */
   maxConnectionsPerDevbox: number;
   /** DEVBOXD_SSH_HANDSHAKE_TIMEOUT_MS: TLS, SSH key exchange and authentication must finish within this. */
@@ -52,6 +58,9 @@ export function loadSshConfig(env: NodeJS.ProcessEnv, host: string, int: Int): S
     tlsCert,
     tlsKey,
     maxConnections: int('DEVBOXD_SSH_MAX_CONNECTIONS', 256, 1, 1_000_000),
+    maxStartups: int('DEVBOXD_SSH_MAX_STARTUPS', 64, 1, 1_000_000),
+    maxStartupsPerSource: int('DEVBOXD_SSH_MAX_STARTUPS_PER_SOURCE', 10, 1, 1_000_000),
+    identTimeoutMs: int('DEVBOXD_SSH_IDENT_TIMEOUT_MS', 5000, 100, 600_000),
     maxConnectionsPerDevbox: int('DEVBOXD_SSH_MAX_CONNECTIONS_PER_DEVBOX', 16, 1, 100_000),
     handshakeTimeoutMs: int('DEVBOXD_SSH_HANDSHAKE_TIMEOUT_MS', 20_000, 100, 600_000),
     idleTimeoutSeconds: int('DEVBOXD_SSH_IDLE_TIMEOUT_S', 3600, 1, 7 * 24 * 3600),

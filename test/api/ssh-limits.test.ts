@@ -1,6 +1,7 @@
 /**
- * The SSH front's bounds, on a server with small ones (and the operator's TLS pair): a connection that does
- * not log in within the handshake deadline is closed; past the total cap a connection is closed at once; a
+ * The SSH front's bounds, on a server with small ones (and the operator's TLS pair): a silent connection is
+ * closed after the short deadline, one that does not log in after the login deadline; connections not logged
+ * in are capped per address and in total, and a key holder logs in while a stranger holds his slots; a
  * box takes at most DEVBOXD_SSH_MAX_CONNECTIONS_PER_DEVBOX logged-in connections (the next one is told why);
  * a session that moves no byte for the idle timeout is closed and its command hung up; a box that stops
  * ends its connections; an SSH session keeps a box with after_idle from idling. Traffic goes only to
@@ -19,6 +20,7 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 import { finished, freePort, ssh as run, startSsh, writeKey } from '../helpers/ssh-client.js';
 
 const HANDSHAKE_MS = 3000;
+const IDENT_MS = 1000;
 const IDLE_S = 5;
 
 let server: TestServer;
@@ -37,6 +39,9 @@ before(async () => {
     DEVBOXD_SSH_TLS_KEY: path.join(keyDir, 'tls.key'),
     DEVBOXD_SSH_MAX_CONNECTIONS_PER_DEVBOX: '2',
     DEVBOXD_SSH_MAX_CONNECTIONS: '4',
+    DEVBOXD_SSH_MAX_STARTUPS: '5',
+    DEVBOXD_SSH_MAX_STARTUPS_PER_SOURCE: '3',
+    DEVBOXD_SSH_IDENT_TIMEOUT_MS: String(IDENT_MS),
     DEVBOXD_SSH_HANDSHAKE_TIMEOUT_MS: String(HANDSHAKE_MS),
     DEVBOXD_SSH_IDLE_TIMEOUT_S: String(IDLE_S),
   });
@@ -71,31 +76,51 @@ describe('ssh limits', () => {
     t.destroy();
   });
 
-  test('a connection that does not log in within the deadline is closed', async () => {
+  test('a connection silent past the short deadline is closed; one that speaks SSH but does not log in, past the login deadline', async () => {
     const silentTcp = closedAfter(net.connect({ host: '127.0.0.1', port }));
     const t = tls.connect({ host: '127.0.0.1', port, servername: 'dbx-0000000000000000000000.ssh.127.0.0.1', rejectUnauthorized: false });
     const silentSsh = closedAfter(t);
+    const u = tls.connect({ host: '127.0.0.1', port, servername: 'dbx-0000000000000000000000.ssh.127.0.0.1', rejectUnauthorized: false }, () => u.write('SSH-2.0-slow\r\n'));
+    const slowLogin = closedAfter(u);
     for (const ms of [await silentTcp, await silentSsh]) {
-      assert.ok(ms >= HANDSHAKE_MS - 500 && ms < HANDSHAKE_MS + 5000, `closed after ${ms} ms`);
+      assert.ok(ms >= IDENT_MS - 300 && ms < IDENT_MS + 2000, `silent: closed after ${ms} ms`);
     }
+    const ms = await slowLogin;
+    assert.ok(ms >= HANDSHAKE_MS - 500 && ms < HANDSHAKE_MS + 5000, `slow login: closed after ${ms} ms`);
   });
 
-  test('past DEVBOXD_SSH_MAX_CONNECTIONS a new connection is closed at once', async () => {
-    const held = await Promise.all(
-      [0, 1, 2, 3].map(() => new Promise<net.Socket>((resolve) => {
-        const s = net.connect({ host: '127.0.0.1', port }, () => resolve(s));
-        s.on('error', () => undefined);
-      })),
-    );
+  test('connections not logged in are capped per address and in total; a key holder still logs in meanwhile', async () => {
+    const b = await boxWithKey();
+    /** Connections from `from` that say SSH-2.0 and stall (held up to the login deadline), with when each closed. */
+    const hold = (from: string, n: number) =>
+      Promise.all(Array.from({ length: n }, () => new Promise<{ s: net.Socket; closed: Promise<number> }>((resolve) => {
+        const raw = net.connect({ host: '127.0.0.1', port, localAddress: from });
+        raw.on('error', () => undefined);
+        const s = tls.connect({ socket: raw, servername: 'x.ssh.operator.test', rejectUnauthorized: false });
+        const closed = closedAfter(s);
+        s.once('secureConnect', () => s.write('SSH-2.0-stall\r\n'));
+        s.once('secureConnect', () => resolve({ s, closed })).once('close', () => resolve({ s, closed }));
+      })));
+    const attacker = await hold('127.0.0.2', 3);
+    await new Promise((r) => setTimeout(r, 100));
+    const [extra] = await hold('127.0.0.2', 1);
+    assert.ok((await extra!.closed) < 500, 'a 4th from one address is closed at once');
+    // The stranger's slots are full; a key holder elsewhere logs in (before: it was reset).
+    let strangersLeft = false;
+    void Promise.race(attacker.map((a) => a.closed)).then(() => (strangersLeft = true));
+    const inside = await run({ key: b.key, target: b.target, port, args: ['echo in'] });
+    assert.equal(inside.stdout, 'in\n', inside.stderr);
+    assert.equal(strangersLeft, false, 'the stranger held its slots all along');
+    // The total: 3 + 2 from two addresses fill it; a third address is closed at once.
+    const second = await hold('127.0.0.3', 2);
+    await new Promise((r) => setTimeout(r, 100));
+    const [third] = await hold('127.0.0.4', 1);
+    assert.ok((await third!.closed) < 500, 'past DEVBOXD_SSH_MAX_STARTUPS a new connection is closed at once');
+    for (const h of [...attacker, ...second]) h.s.destroy();
     await new Promise((r) => setTimeout(r, 200));
-    const ms = await closedAfter(net.connect({ host: '127.0.0.1', port }));
-    assert.ok(ms < 1000, `closed after ${ms} ms`);
-    for (const s of held) s.destroy();
-    await new Promise((r) => setTimeout(r, 200));
-    // Room again once they are gone.
-    const t = tls.connect({ host: '127.0.0.1', port, servername: 'x.ssh.operator.test', rejectUnauthorized: false });
-    await new Promise<void>((resolve, reject) => t.once('secureConnect', () => resolve()).once('error', reject));
-    t.destroy();
+    const again = await run({ key: b.key, target: b.target, port, args: ['echo in'] });
+    assert.equal(again.stdout, 'in\n', again.stderr);
+    await api.devboxes.shutdown(b.id);
   });
 
   test('a box takes a bounded number of connections; the next one is told why', async () => {

@@ -2,7 +2,8 @@
  * SSH into boxes (issue 13, item 4), with the stock OpenSSH client: `create_ssh_key` through the official SDK,
  * then `ssh` with the SDK's ProxyCommand (`openssl s_client -servername %h`) to the server's TLS port runs
  * commands and an interactive shell in the box as its user; a wrong key, a key of another box and a key the
- * user removed are refused; a suspended box is refused with a message; the key still works after a server
+ * user removed are refused; strangers' attempts do not read the box's file each time; an unknown and a
+ * suspended box get the same message before a login; the key still works after a server
  * restart; the plain port takes the devbox id as user name; sftp and scp work with the box's own sftp-server.
  * Traffic goes only to 127.0.0.1.
  */
@@ -157,6 +158,18 @@ describe('ssh into a box', () => {
     assert.match(err.message, /All configured authentication methods failed/);
   });
 
+  test("strangers' attempts are answered from a cache: no read of authorized_keys in the box per attempt", async () => {
+    const stranger = keyFile('stranger-2', newKeyPair('stranger').private);
+    assert.equal((await ssh(stranger, target, ['true'])).code, 255);
+    await api.devboxes.executeAndAwaitCompletion(boxA, { command: 'touch -a -d @946684800 ~/.ssh/authorized_keys' });
+    for (let i = 0; i < 3; i++) assert.equal((await ssh(stranger, target, ['true'])).code, 255);
+    const atime = await api.devboxes.executeAndAwaitCompletion(boxA, { command: 'stat -c %X ~/.ssh/authorized_keys' });
+    // Before: every attempt ran `head ~/.ssh/authorized_keys` in the box (and made its environment).
+    assert.equal(atime.stdout?.trim(), '946684800');
+    // The key holder still logs in at once (a verified signature reads the file again).
+    assert.equal((await ssh(keyA, target, ['echo in'])).stdout, 'in\n');
+  });
+
   test("box A's key does not reach box B, whose own key does", async () => {
     const urlB = `user@${boxB.replace('_', '-')}.ssh.127.0.0.1`;
     const refused = await ssh(keyA, urlB, ['hostname']);
@@ -210,7 +223,7 @@ describe('ssh into a box', () => {
   test('a name that names no box is refused with a message', async () => {
     const r = await ssh(keyA, 'user@dbx-000000000nosuchbox00.ssh.127.0.0.1', ['true']);
     assert.equal(r.code, 255);
-    assert.match(r.stderr, /no devbox dbx-000000000nosuchbox00/);
+    assert.match(r.stderr, /no such devbox, or it is not running on this server/);
   });
 
   test('the same key works after a server restart', async () => {
@@ -234,12 +247,13 @@ describe('ssh into a box', () => {
     assert.match(err?.message ?? '', /could not be installed in ~\/\.ssh\/authorized_keys/);
   });
 
-  test('a suspended box is refused with a message saying so', async () => {
+  test('a suspended box is refused with the message an unknown one gets (no status oracle before a login)', async () => {
     const k = await api.devboxes.createSSHKey(boxB);
     await api.devboxes.suspend(boxB);
     await api.devboxes.awaitSuspended(boxB);
     const r = await ssh(keyFile('b2', k.ssh_private_key), `${k.ssh_user}@${k.url}`, ['true']);
     assert.equal(r.code, 255);
-    assert.match(r.stderr, /is suspended: resume it/);
+    assert.match(r.stderr, /no such devbox, or it is not running on this server \(a suspended box is resumed with POST/);
+    assert.doesNotMatch(r.stderr, /is suspended/);
   });
 });

@@ -82,3 +82,40 @@ test('a pending eviction is replayed to its account on connect, and to no other 
   await evicted;
   assert.deepEqual(await events(ADMIN_KEY, 300), [], 'nothing is pending once the eviction is over');
 });
+
+test('a watcher that leaves during the replay query leaves no subscription behind', async () => {
+  // The replay query is made slow (as on PostgreSQL) so every client is gone before the stream starts.
+  const svc = f.deps.evictions.service;
+  const real = svc.pending.bind(svc);
+  svc.pending = async (accountId) => {
+    await new Promise((r) => setTimeout(r, 100));
+    return real(accountId);
+  };
+  try {
+    const { port } = f.app.server.address() as { port: number };
+    await Promise.all(
+      Array.from({ length: 20 }, () => new Promise<void>((resolve) => {
+        const req = http.get({ host: '127.0.0.1', port, path: '/v1/devboxes/evictions/watch', headers: { accept: 'text/event-stream', authorization: `Bearer ${ADMIN_KEY}` } });
+        req.on('error', () => resolve());
+        req.on('socket', (s) => s.on('connect', () => setTimeout(() => (req.destroy(), resolve()), 20)));
+      })),
+    );
+    await new Promise((r) => setTimeout(r, 500));
+    assert.equal(svc.watchers(), 0, 'every watcher that went away is unsubscribed');
+  } finally {
+    svc.pending = real;
+  }
+});
+
+test('while a drain runs, a create gets a 503 that says the server is draining; after it, creates work again', async () => {
+  const created = await f.call({ method: 'POST', url: '/v1/devboxes/create_and_await_running', payload: {} });
+  assert.equal(created.statusCode, 200);
+  const drained = f.deps.evictions.service.drain('drain', 1000);
+  await new Promise((r) => setTimeout(r, 100));
+  const refused = await f.call({ method: 'POST', url: '/v1/devboxes', payload: {} });
+  assert.equal(refused.statusCode, 503);
+  assert.match(refused.json().message as string, /draining/);
+  await drained;
+  const after = await f.call({ method: 'POST', url: '/v1/devboxes', payload: {} });
+  assert.equal(after.statusCode, 200);
+});

@@ -4,6 +4,8 @@ import ssh2 from 'ssh2';
 import { loadConfig } from '../../src/config.js';
 import { parseAuthorizedKeys } from '../../src/resources/ssh/authorized-keys.js';
 import { newKeyPair } from '../../src/resources/ssh/key-pair.js';
+import { LoginGuard } from '../../src/resources/ssh/login-guard.js';
+import type { Sandbox } from '../../src/runtime/driver.js';
 import { baseDomain, devboxIdOf, devboxOfServerName, labelOf, sshHostName } from '../../src/resources/ssh/host-name.js';
 import { buildFastApp, type FastApp } from '../helpers/app.js';
 
@@ -45,6 +47,55 @@ describe('ssh settings', () => {
     assert.throws(() => loadConfig({ DEVBOXD_SSH_TLS_CERT: '/etc/hostname' }), /DEVBOXD_SSH_TLS_KEY/);
     assert.throws(() => loadConfig({ DEVBOXD_SSH_TLS_CERT: '/nonexistent.crt', DEVBOXD_SSH_TLS_KEY: '/nonexistent.key' }), /does not exist/);
     assert.throws(() => loadConfig({ DEVBOXD_SSH_MAX_CONNECTIONS_PER_DEVBOX: '0' }), /DEVBOXD_SSH_MAX_CONNECTIONS_PER_DEVBOX/);
+    // Strangers have their own, smaller budget, and one address cannot take all of it.
+    assert.ok(c.maxStartupsPerSource < c.maxStartups && c.maxStartups < c.maxConnections);
+    assert.ok(c.identTimeoutMs < c.handshakeTimeoutMs);
+    assert.throws(() => loadConfig({ DEVBOXD_SSH_MAX_STARTUPS_PER_SOURCE: '0' }), /DEVBOXD_SSH_MAX_STARTUPS_PER_SOURCE/);
+  });
+});
+
+describe('ssh login guard', () => {
+  const box = {} as Sandbox;
+  test('many lookups of a box read its authorized_keys once; create_ssh_key (invalidate) and a verified login read again', async () => {
+    let reads = 0;
+    const guard = new LoginGuard(async () => {
+      reads++;
+      return [];
+    });
+    await Promise.all(Array.from({ length: 50 }, () => guard.cachedKeys('dbx_a', box)));
+    assert.equal(reads, 1);
+    await guard.cachedKeys('dbx_b', box);
+    assert.equal(reads, 2);
+    guard.invalidate('dbx_a');
+    await guard.cachedKeys('dbx_a', box);
+    assert.equal(reads, 3);
+    await guard.fresh('dbx_a', box);
+    assert.equal(reads, 4);
+  });
+
+  test('a source past its failed attempts is refused; a box past its budget is answered from its cache, not read', async () => {
+    let reads = 0;
+    const guard = new LoginGuard(async () => {
+      reads++;
+      return [];
+    });
+    for (let i = 0; i < 30; i++) guard.failed('10.0.0.1', 'dbx_a');
+    assert.equal(guard.allowed('10.0.0.1'), false);
+    assert.equal(guard.allowed('10.0.0.2'), true);
+    await guard.cachedKeys('dbx_a', box);
+    for (let i = 0; i < 30; i++) guard.failed(`10.0.1.${i}`, 'dbx_a');
+    // Even once the cache entry is old, the attacked box is not read again for a lookup.
+    const realNow = Date.now;
+    Date.now = () => realNow() + 10_000;
+    try {
+      await guard.cachedKeys('dbx_a', box);
+      assert.equal(reads, 1);
+      await guard.cachedKeys('dbx_c', box);
+      await guard.cachedKeys('dbx_c', box);
+      assert.equal(reads, 2);
+    } finally {
+      Date.now = realNow;
+    }
   });
 });
 

@@ -9,7 +9,7 @@ import { PressureEvictor, type PressureEvictorDeps } from '../../src/resources/e
 
 const GiB = 1024 ** 3;
 
-function setup(boxes: { id: string; busy: number; memory: number }[], available = 0) {
+function setup(boxes: { id: string; busy: number; memory: number }[], available = 0, snapshotting: string[] = []) {
   const evicted: string[] = [];
   let release: () => void = () => undefined;
   const active = new Map(boxes.map((b) => [b.id, { busy: b.busy, sandbox: { stats: async () => ({ memoryBytes: b.memory }) } }]));
@@ -29,23 +29,37 @@ function setup(boxes: { id: string; busy: number; memory: number }[], available 
     config: { file: '/proc/pressure/memory', trigger: 'some 1 2000000', availableMinBytes: 2 * GiB, graceMs: 0 },
     log: createLogger('silent'),
     available: async () => available,
+    snapshotting: async (id: string) => snapshotting.includes(id),
   } as unknown as PressureEvictorDeps;
   return { evictor: new PressureEvictor(deps), evicted, release: () => release() };
 }
 
-test('idle boxes go first, the largest of them; then the largest busy one', async () => {
+test('the box freeing the most memory goes first, idle memory counting double', async () => {
   const s = setup([
-    { id: 'busy-huge', busy: 1, memory: 8 * GiB },
     { id: 'idle-small', busy: 0, memory: 1 * GiB },
+    { id: 'busy-huge', busy: 1, memory: 8 * GiB },
+    { id: 'busy-mid', busy: 1, memory: 5 * GiB },
     { id: 'idle-big', busy: 0, memory: 3 * GiB },
   ]);
-  for (const want of ['idle-big', 'idle-small', 'busy-huge']) {
+  for (const want of ['busy-huge', 'idle-big', 'busy-mid', 'idle-small']) {
     const p = s.evictor.onPressure('some');
     await new Promise((r) => setTimeout(r, 10));
     s.release();
     await p;
     assert.equal(s.evicted.at(-1), want);
   }
+});
+
+test('a box with a snapshot in progress is not chosen (its eviction would announce a suspend that never runs)', async () => {
+  const s = setup([
+    { id: 'idle-big', busy: 0, memory: 3 * GiB },
+    { id: 'idle-small', busy: 0, memory: 1 * GiB },
+  ], 0, ['idle-big']);
+  const p = s.evictor.onPressure('some');
+  await new Promise((r) => setTimeout(r, 10));
+  s.release();
+  await p;
+  assert.deepEqual(s.evicted, ['idle-small']);
 });
 
 test('events while an eviction is under way evict nothing more', async () => {
@@ -74,6 +88,7 @@ test('configuration: off by default, sizes and percentages, bad values named', (
   const c = loadEvictionConfig({}, int, fail);
   assert.equal(c.memory, null);
   assert.equal(c.onShutdown, 'keep');
+  assert.ok(c.shutdownTimeoutMs + c.graceMs < 90_000, "the SIGTERM drain ends well within systemd's default TimeoutStopSec");
   assert.equal(parseSize('512M'), 512 * 1024 ** 2);
   assert.equal(parseSize('2GiB'), 2 * GiB);
   assert.equal(parseSize('10%', 1000), 100);

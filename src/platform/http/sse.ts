@@ -30,7 +30,9 @@ export function startSse(reply: FastifyReply): SseStream {
   res.write(': stream\n\n');
   const keepAlive = setInterval(() => write(': keep-alive\n\n'), KEEP_ALIVE_MS);
   keepAlive.unref();
-  res.once('close', () => clearInterval(keepAlive));
+  // A client gone before the stream started emits no further 'close': the signal says so instead.
+  if (signal.aborted) clearInterval(keepAlive);
+  else res.once('close', () => clearInterval(keepAlive));
 
   function write(text: string): boolean {
     if (res.writableEnded || res.destroyed) return true;

@@ -42,9 +42,18 @@ export async function listenControl(dataDir: string, evictions: EvictionService,
       });
     });
   });
-  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(file, () => resolve()));
-  // Connecting takes write permission on the socket file: the owner only (the data dir is 0700 as well).
-  fs.chmodSync(file, 0o600);
+  warnIfOpen(dataDir, log);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    // Connecting takes write permission on the socket file: it is created 0600 (the owner only) under this
+    // umask, so there is no moment when others may connect. listen() binds synchronously for a path.
+    const umask = process.umask(0o177);
+    try {
+      server.listen(file, () => resolve());
+    } finally {
+      process.umask(umask);
+    }
+  });
   return {
     close: () =>
       new Promise<void>((resolve) => {
@@ -100,4 +109,10 @@ export async function runDrain(dataDir: string, graceSeconds: number | undefined
     } else out(`${msg.devboxId}\t${msg.status}${msg.message ? `\t${msg.message}` : ''}`);
   }
   return code;
+}
+
+/** Says so when group or others may enter the data dir: it holds the boxes' disks and the control socket. */
+function warnIfOpen(dataDir: string, log: Logger): void {
+  const mode = fs.statSync(dataDir).mode & 0o777;
+  if (mode & 0o077) log.warn({ dataDir, mode: mode.toString(8) }, 'the data dir is open to group or others: chmod 700 it');
 }

@@ -17,6 +17,11 @@ export interface EvictionConfig {
   onShutdown: 'keep' | 'suspend';
   /** DEVBOXD_EVICT_GRACE_SECONDS: time between a drain's announcement and its suspends (`devboxd drain` may say otherwise). */
   graceMs: number;
+  /**
+   * DEVBOXD_EVICT_SHUTDOWN_TIMEOUT_SECONDS: how long the SIGTERM drain may take; then the server stops anyway and
+   * the boxes still running are left to be adopted at the next start (well under systemd's 90 s TimeoutStopSec).
+   */
+  shutdownTimeoutMs: number;
   /** Null unless DEVBOXD_EVICT_ON_MEMORY_PRESSURE=on. */
   memory: MemoryPressureConfig | null;
 }
@@ -50,6 +55,7 @@ export function loadEvictionConfig(env: NodeJS.ProcessEnv, int: Int, fail: Fail)
   return {
     onShutdown,
     graceMs: int('DEVBOXD_EVICT_GRACE_SECONDS', 10, 0, 3600) * 1000,
+    shutdownTimeoutMs: int('DEVBOXD_EVICT_SHUTDOWN_TIMEOUT_SECONDS', 60, 1, 3600) * 1000,
     memory:
       onPressure === 'on'
         ? {

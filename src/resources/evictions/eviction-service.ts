@@ -4,6 +4,7 @@ import type { DevboxStore } from '../../platform/store/types.js';
 import type { Lifecycle } from '../devboxes/lifecycle.js';
 import type { StatusEvents } from '../devboxes/status-events.js';
 import type { Devbox, DevboxStatus } from '../devboxes/types.js';
+import { ERRORS } from '../../platform/errors.js';
 import type { SqlEvictionStore } from './sql-eviction-store.js';
 import type { Eviction, EvictionOutcome, EvictionReason } from './types.js';
 
@@ -38,6 +39,8 @@ export class EvictionService {
   private readonly emitter = new EventEmitter().setMaxListeners(0);
   /** Evictions this process runs, by devbox id: a second eviction of a box joins the first. */
   private readonly inFlight = new Map<string, Promise<EvictionOutcome>>();
+  /** Drains under way (`devboxd drain`, SIGTERM): while any runs, no box starts on this server. */
+  private drains = 0;
 
   constructor(private readonly deps: EvictionServiceDeps) {}
 
@@ -45,6 +48,19 @@ export class EvictionService {
   subscribe(accountId: string, fn: (e: Eviction) => void): () => void {
     this.emitter.on(accountId, fn);
     return () => this.emitter.off(accountId, fn);
+  }
+
+  /**
+   * Throws 503 `unavailable` while a drain runs: a box created or resumed now would be booted only to be
+   * suspended, and clients creating boxes would keep a shutdown going. The SDK retries 503s with back-off.
+   */
+  refuseWhileDraining(what: 'create' | 'resume'): void {
+    if (this.drains > 0) throw ERRORS.unavailable(`this server is draining its devboxes (an operator drain or a shutdown): ${what} refused, retry later`);
+  }
+
+  /** How many watchers are subscribed, all accounts together (tests check that a watcher that left is gone). */
+  watchers(): number {
+    return this.emitter.eventNames().reduce((n, e) => n + this.emitter.listenerCount(e), 0);
   }
 
   /** The account's pending evictions (boxes still running), for a watcher that connects. */
@@ -85,6 +101,15 @@ export class EvictionService {
    * so the drain ends with nothing of this server running. `report` hears each outcome as it comes.
    */
   async drain(reason: EvictionReason, graceMs: number, report: (o: EvictionOutcome) => void = () => undefined): Promise<EvictionOutcome[]> {
+    this.drains++;
+    try {
+      return await this.drainRounds(reason, graceMs, report);
+    } finally {
+      this.drains--;
+    }
+  }
+
+  private async drainRounds(reason: EvictionReason, graceMs: number, report: (o: EvictionOutcome) => void): Promise<EvictionOutcome[]> {
     const outcomes: EvictionOutcome[] = [];
     // Each box is evicted once per drain (one its owner resumes after its suspend stays), and waited for once
     // while booting: a drain always ends.

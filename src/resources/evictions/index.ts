@@ -26,6 +26,8 @@ export function buildEvictions(opts: {
   lifecycle: Lifecycle;
   events: StatusEvents;
   suspend: (d: Devbox) => Promise<void>;
+  /** Whether a snapshot of the box is in progress: the pressure evictor passes over such a box. */
+  snapshotting?: (devboxId: string) => Promise<boolean>;
   node: string;
   config: EvictionConfig;
   log: Logger;
@@ -48,7 +50,7 @@ export function buildEvictions(opts: {
     async start() {
       await service.reconcile();
       if (!memory || !source) return;
-      const evictor = new PressureEvictor({ evictions: service, devboxes: opts.store.devboxes, lifecycle: opts.lifecycle, node: opts.node, config: memory, log: opts.log });
+      const evictor = new PressureEvictor({ evictions: service, snapshotting: opts.snapshotting, devboxes: opts.store.devboxes, lifecycle: opts.lifecycle, node: opts.node, config: memory, log: opts.log });
       await source.start((line) => void evictor.onPressure(line));
       opts.log.info({ file: memory.file, trigger: memory.trigger, availableMinBytes: memory.availableMinBytes }, 'evicting devboxes on memory pressure');
     },

@@ -65,6 +65,8 @@ export interface PressureEvictorDeps {
   node: string;
   config: MemoryPressureConfig;
   log: Logger;
+  /** Whether a snapshot of the box is in progress (its suspend would wait for it). */
+  snapshotting?: (devboxId: string) => Promise<boolean>;
   /** Host memory available now (bytes); /proc/meminfo's MemAvailable. */
   available?: () => Promise<number>;
 }
@@ -111,17 +113,26 @@ export class PressureEvictor {
     }
   }
 
-  /** Idle boxes (no command running) first, then the one using the most memory. */
+  /**
+   * The box whose suspension frees the most memory, an idle box's memory counting IDLE_WEIGHT times (its owner
+   * loses less): a tenant cannot shield a large box by keeping it busy while others' small idle ones go. A box
+   * with a snapshot in progress is skipped: its suspend would not run, so its eviction would be a false alarm.
+   */
   private async pick(): Promise<Devbox | undefined> {
-    const { lifecycle, devboxes, node, evictions } = this.deps;
-    const candidates: { d: Devbox; idle: boolean; memory: number }[] = [];
+    const { lifecycle, devboxes, node, evictions, snapshotting } = this.deps;
+    const candidates: { d: Devbox; score: number }[] = [];
     for (const d of await devboxes.listByStatus(['running'], node)) {
       const box = lifecycle.active.get(d.id);
       if (!box || evictions.evicting(d.id)) continue;
+      if (snapshotting && (await snapshotting(d.id).catch(() => false))) continue;
       const stats = await box.sandbox.stats().catch(() => undefined);
-      candidates.push({ d, idle: box.busy === 0, memory: stats?.memoryBytes ?? 0 });
+      const memory = stats?.memoryBytes ?? 0;
+      candidates.push({ d, score: box.busy === 0 ? memory * IDLE_WEIGHT : memory });
     }
-    candidates.sort((a, b) => Number(b.idle) - Number(a.idle) || b.memory - a.memory);
+    candidates.sort((a, b) => b.score - a.score);
     return candidates[0]?.d;
   }
 }
+
+/** How much more an idle box's memory counts than a busy one's when choosing the victim. */
+const IDLE_WEIGHT = 2;

@@ -37,6 +37,8 @@ export class SuspendService {
     private readonly jobs: JobRunner,
     /** Ends what must not be cut by the stop (file writes remove their temporary files); bounded by its owner. */
     private readonly beforeStop: (devboxId: string) => Promise<void> = async () => undefined,
+    /** Throws when this server takes no resume now (it is draining its boxes). */
+    private readonly mayResume: () => void = () => undefined,
   ) {}
 
   private store() {
@@ -140,6 +142,7 @@ export class SuspendService {
   async resume(accountId: string, id: string): Promise<Devbox> {
     const d = await this.devboxes.get(accountId, id);
     if (d.status !== 'suspended') throw ERRORS.devboxNotSuspended(id, d.status);
+    this.mayResume();
     const notSuspended = async () => ERRORS.devboxNotSuspended(id, (await this.devboxes.get(accountId, id)).status);
     const started = await this.db
       .transaction(async (tx) => {

@@ -2,8 +2,8 @@ import type { Duplex } from 'node:stream';
 import ssh2, { type AuthContext, type Connection, type ParsedKey, type ServerChannel } from 'ssh2';
 import type { Logger } from '../../lib/logger.js';
 import type { Sandbox } from '../../runtime/driver.js';
-import { authorizedKeys } from './authorized-keys.js';
 import { serveSession } from './box-session.js';
+import type { LoginGuard } from './login-guard.js';
 
 /** Failed authentication attempts before the connection is closed (sshd's MaxAuthTries). */
 const MAX_AUTH_TRIES = 6;
@@ -16,13 +16,18 @@ const REFUSAL_MS = 5000;
 export interface BoxTarget {
   id: string;
   sandbox: Sandbox;
-  env: Record<string, string>;
+  /** The environment the box's processes get (its variables and decrypted secrets): made only after a login. */
+  environment(): Promise<Record<string, string>>;
 }
 
 export interface ConnectionOptions {
   hostKey: ParsedKey;
   /** Sent before authentication (RFC 4252 banner): why a connection cannot log in, when that is known early. */
   banner?: string;
+  /** The client's address: its failed attempts count against it. */
+  source: string;
+  /** Key cache and failure budgets shared by every connection. */
+  guard: LoginGuard;
   /** The box a user name logs into, or null (unknown box, not running, wrong user). */
   boxFor(username: string): Promise<BoxTarget | null>;
   /** Called once authenticated: null admits the connection, a message refuses it (the box's connection cap). */
@@ -33,7 +38,8 @@ export interface ConnectionOptions {
 
 /**
  * One SSH connection over `socket` (a TLS stream or plain TCP): public-key authentication against the box
- * user's `authorized_keys`, read from the box at connect time (no other method), then session channels
+ * user's `authorized_keys` (a cached read for the lookup, a fresh one once a signature verifies; no other
+ * method), then session channels
  * served in the box. Port forwarding and agent and X11 forwarding are refused. An ssh2
  * Server per connection carries this connection's banner; it never listens itself.
  */
@@ -43,29 +49,33 @@ export function serveConnection(socket: Duplex, o: ConnectionOptions): void {
 }
 
 function handle(client: Connection, o: ConnectionOptions): void {
-  let keys: { boxId: string; keys: Promise<ParsedKey[]> } | undefined;
-  let box: BoxTarget | null = null;
+  let box: { target: BoxTarget; env: Record<string, string> | Error } | null = null;
   let failures = 0;
   client.on('error', () => undefined);
 
-  const fail = (ctx: AuthContext) => {
+  const fail = (ctx: AuthContext, boxId: string | null) => {
+    o.guard.failed(o.source, boxId);
     ctx.reject(['publickey']);
     if (++failures >= MAX_AUTH_TRIES) client.end();
   };
   const authenticate = async (ctx: AuthContext) => {
     // `none` is how a client asks which methods there are; any other method than a key counts as a failure.
     if (ctx.method === 'none') return ctx.reject(['publickey']);
-    if (ctx.method !== 'publickey') return fail(ctx);
+    if (ctx.method !== 'publickey') return fail(ctx, null);
     const target = await o.boxFor(ctx.username);
-    if (!target) return fail(ctx);
-    // One read of the box's file per connection and box; a client offers several keys in a row.
-    if (keys?.boxId !== target.id) keys = { boxId: target.id, keys: authorizedKeys(target.sandbox) };
-    const key = (await keys.keys).find((k) => k.getPublicSSH().equals(ctx.key.data));
-    if (!key) return fail(ctx);
+    if (!target) return fail(ctx, null);
+    // Past its failure budget a source gets no key lookup: nothing runs in the box for it.
+    if (!o.guard.allowed(o.source)) return fail(ctx, target.id);
+    const matches = (k: ParsedKey) => k.getPublicSSH().equals(ctx.key.data);
+    const key = (await o.guard.cachedKeys(target.id, target.sandbox)).find(matches);
+    if (!key) return fail(ctx, target.id);
     // Without a signature the client only asks whether the key would do (RFC 4252 7).
     if (!ctx.signature) return ctx.accept();
-    if (key.verify(ctx.blob!, ctx.signature, ctx.hashAlgo) !== true) return fail(ctx);
-    box = target;
+    if (key.verify(ctx.blob!, ctx.signature, ctx.hashAlgo) !== true) return fail(ctx, target.id);
+    // The key holder proved itself: the file is read again, so a line removed seconds ago no longer logs in.
+    if (!(await o.guard.fresh(target.id, target.sandbox)).some(matches)) return fail(ctx, target.id);
+    const env = await target.environment().catch((err: Error) => err);
+    box = { target, env };
     ctx.accept();
   };
   client.on('authentication', (ctx) => {
@@ -76,7 +86,9 @@ function handle(client: Connection, o: ConnectionOptions): void {
   });
 
   client.on('ready', () => {
-    const target = box!;
+    const { target, env } = box!;
+    // A secret that does not open: the key holder is told why, as an execution would be.
+    if (env instanceof Error) return refuse(client, `the environment of devbox ${target.id} cannot be made: ${env.message}`);
     const refusal = o.admit(target, () => client.end());
     if (refusal) return refuse(client, refusal);
     const idle = setTimeout(() => client.end(), o.idleTimeoutMs);
@@ -89,7 +101,7 @@ function handle(client: Connection, o: ConnectionOptions): void {
       activity();
       const session = accept();
       session.once('close', () => sessions--);
-      serveSession(session, { sandbox: target.sandbox, env: target.env, activity, log: o.log });
+      serveSession(session, { sandbox: target.sandbox, env, activity, log: o.log });
     });
   });
 }

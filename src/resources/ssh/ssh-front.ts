@@ -8,7 +8,8 @@ import type { SshConfig } from '../../ssh-config.js';
 import type { StopListener } from '../devboxes/extensions.js';
 import type { Devbox } from '../devboxes/types.js';
 import { loadHostKey, loadTlsPair } from './front-keys.js';
-import { devboxIdOf, devboxOfServerName, labelOf } from './host-name.js';
+import { devboxIdOf, devboxOfServerName } from './host-name.js';
+import type { LoginGuard } from './login-guard.js';
 import { serveConnection, type BoxTarget, type ConnectionOptions } from './ssh-connection.js';
 
 export interface SshFrontDeps {
@@ -21,6 +22,8 @@ export interface SshFrontDeps {
   sandboxOf(id: string): Sandbox | undefined;
   /** The environment the box's processes get (its variables and secrets). */
   environmentOf(d: Devbox): Promise<Record<string, string>>;
+  /** The key cache and failure budgets (create_ssh_key drops a box's cached keys through it). */
+  guard: LoginGuard;
   /** Counts an SSH connection as work in the box (+1 at login, -1 at its end): a busy box is never idle. */
   busy(id: string, delta: 1 | -1): void;
   log: Logger;
@@ -34,12 +37,18 @@ export interface SshAddresses {
 /**
  * The SSH front: a TLS port whose server name (SNI) picks the box (`<box>.ssh.<domain>`, what
  * create_ssh_key's `url` says and `openssl s_client -servername %h` sends), and optionally a plain SSH port
- * whose user name is the devbox id. Both run an SSH server (ssh2) over the stream. Bounded: connections in
- * total (DEVBOXD_SSH_MAX_CONNECTIONS, counted from the TCP accept), logged-in connections per box, a deadline
- * for TLS + key exchange + authentication, and an idle timeout on session traffic.
+ * whose user name is the devbox id. Both run an SSH server (ssh2) over the stream. Bounded apart, so
+ * strangers never crowd out key holders: connections not yet logged in (DEVBOXD_SSH_MAX_STARTUPS, and
+ * DEVBOXD_SSH_MAX_STARTUPS_PER_SOURCE from one address), logged-in ones (DEVBOXD_SSH_MAX_CONNECTIONS, and per
+ * box); a short deadline until the client's first SSH byte (DEVBOXD_SSH_IDENT_TIMEOUT_MS, TLS included), a
+ * deadline for the whole login, and an idle timeout on session traffic.
  */
 export class SshFront {
   private readonly sockets = new Set<net.Socket>();
+  /** Connections not yet logged in, by `address:port` (a TLS stream finds its TCP socket so), and per address. */
+  private readonly startups = new Map<string, { source: string; ident: NodeJS.Timeout }>();
+  private readonly perSource = new Map<string, number>();
+  private loggedIn = 0;
   private readonly byBox = new Map<string, Set<() => void>>();
   private readonly servers: net.Server[] = [];
   private hostKey?: ParsedKey;
@@ -97,16 +106,39 @@ export class SshFront {
     });
   }
 
-  /** Admits a TCP connection under the total cap; false when refused. */
+  /** Admits a TCP connection under the pre-auth caps (in total and from its address); false when refused. */
   private accept(raw: net.Socket): boolean {
-    if (this.sockets.size >= this.deps.config.maxConnections) {
+    const c = this.deps.config;
+    const source = raw.remoteAddress ?? '';
+    const fromSource = this.perSource.get(source) ?? 0;
+    if (this.startups.size >= c.maxStartups || fromSource >= c.maxStartupsPerSource) {
       raw.destroy();
       return false;
     }
+    const key = keyOf(raw);
+    // Until the client sends its first byte of SSH (after TLS on the TLS port) only the short deadline holds.
+    const ident = setTimeout(() => raw.destroy(), c.identTimeoutMs);
+    this.startups.set(key, { source, ident });
+    this.perSource.set(source, fromSource + 1);
     this.sockets.add(raw);
     raw.setNoDelay(true);
     raw.on('error', () => undefined);
-    raw.once('close', () => this.sockets.delete(raw));
+    raw.once('close', () => {
+      this.sockets.delete(raw);
+      this.leaveStartups(key);
+    });
+    return true;
+  }
+
+  /** The connection is no longer a startup (logged in or gone): its pre-auth slot frees. */
+  private leaveStartups(key: string): boolean {
+    const slot = this.startups.get(key);
+    if (!slot) return false;
+    clearTimeout(slot.ident);
+    this.startups.delete(key);
+    const n = (this.perSource.get(slot.source) ?? 1) - 1;
+    if (n > 0) this.perSource.set(slot.source, n);
+    else this.perSource.delete(slot.source);
     return true;
   }
 
@@ -115,22 +147,31 @@ export class SshFront {
     s.on('error', () => undefined);
     const deadline = setTimeout(() => s.destroy(), this.deps.config.handshakeTimeoutMs);
     s.once('close', () => clearTimeout(deadline));
+    const key = keyOf(s);
     serveConnection(s, {
       ...opts,
       hostKey: this.hostKey!,
+      source: s.remoteAddress ?? '',
+      guard: this.deps.guard,
       admit: (box, end) => {
         clearTimeout(deadline);
-        return this.admit(s, box, end);
+        return this.admit(s, key, box, end);
       },
       idleTimeoutMs: this.deps.config.idleTimeoutSeconds * 1000,
       log: this.deps.log,
     });
+    // Attached after ssh2's own reader, so no byte is lost to it.
+    s.once('data', () => clearTimeout(this.startups.get(key)?.ident));
   }
 
   private async onTls(s: tls.TLSSocket): Promise<void> {
     const name = typeof s.servername === 'string' ? s.servername : '';
     const id = devboxOfServerName(name, this.deps.domain);
-    const why = id ? await this.refusal(id) : `no devbox is named by the TLS server name "${name}" (expected <devbox>.ssh.<domain>, the url of create_ssh_key)`;
+    // Before a login one message covers an unknown, stopped, suspended or elsewhere box: no id oracle.
+    const why = !id
+      ? `no devbox is named by the TLS server name "${name}" (expected <devbox>.ssh.<domain>, the url of create_ssh_key)`
+      : (await this.reachable(id)) ? null
+      : `devbox ${id} cannot be logged into: no such devbox, or it is not running on this server (a suspended box is resumed with POST /v1/devboxes/${id}/resume)`;
     this.serve(s, {
       banner: why ? `devboxd: ${why}` : undefined,
       boxFor: async (user) => (id && !why ? this.target(id, user) : null),
@@ -147,14 +188,10 @@ export class SshFront {
     });
   }
 
-  /** Why a box cannot be logged into now, or null. */
-  private async refusal(id: string): Promise<string | null> {
+  /** Whether the box runs here now. */
+  private async reachable(id: string): Promise<boolean> {
     const d = await this.deps.devboxById(id);
-    if (!d) return `no devbox ${labelOf(id)}`;
-    if (d.status === 'suspended' || d.status === 'suspending') return `devbox ${d.id} is ${d.status}: resume it (POST /v1/devboxes/${d.id}/resume) and connect again`;
-    if (d.status !== 'running') return `devbox ${d.id} is ${d.status}, not running`;
-    if (!this.deps.sandboxOf(id)) return `devbox ${d.id} does not run on this server`;
-    return null;
+    return d?.status === 'running' && this.deps.sandboxOf(id) !== undefined;
   }
 
   /** The box as a login target for `user` (null: any user, the plain port), or null. */
@@ -163,18 +200,23 @@ export class SshFront {
     const sandbox = this.deps.sandboxOf(id);
     if (!d || d.status !== 'running' || !sandbox) return null;
     if (user !== null && user !== d.sandbox.user.name) return null;
-    return { id, sandbox, env: await this.deps.environmentOf(d) };
+    return { id, sandbox, environment: () => this.deps.environmentOf(d) };
   }
 
-  /** A logged-in connection: under the box's cap, counted as activity of the box until it closes. */
-  private admit(socket: net.Socket, box: BoxTarget, end: () => void): string | null {
+  /** A logged-in connection leaves the startups: under the logged-in caps, counted as activity of the box until it closes. */
+  private admit(socket: net.Socket, key: string, box: BoxTarget, end: () => void): string | null {
+    const c = this.deps.config;
+    if (this.loggedIn >= c.maxConnections) return `this server has ${c.maxConnections} SSH connections open, the most it may (DEVBOXD_SSH_MAX_CONNECTIONS); retry later`;
     const set = this.byBox.get(box.id) ?? new Set<() => void>();
-    const max = this.deps.config.maxConnectionsPerDevbox;
+    const max = c.maxConnectionsPerDevbox;
     if (set.size >= max) return `devbox ${box.id} has ${max} SSH connections open, the most it may (DEVBOXD_SSH_MAX_CONNECTIONS_PER_DEVBOX); close one and retry`;
+    this.leaveStartups(key);
+    this.loggedIn++;
     this.byBox.set(box.id, set);
     set.add(end);
     this.deps.busy(box.id, 1);
     socket.once('close', () => {
+      this.loggedIn--;
       set.delete(end);
       if (set.size === 0 && this.byBox.get(box.id) === set) this.byBox.delete(box.id);
       this.deps.busy(box.id, -1);
@@ -188,3 +230,7 @@ export class SshFront {
   }
 }
 
+/** A TCP connection's name; a TLS stream on it answers the same. */
+function keyOf(s: net.Socket): string {
+  return `${s.remoteAddress}:${s.remotePort}`;
+}

@@ -3,6 +3,7 @@ import type { DevboxService } from '../devboxes/devbox-service.js';
 import { installKey } from './authorized-keys.js';
 import { baseDomain, sshHostName } from './host-name.js';
 import { newKeyPair } from './key-pair.js';
+import type { LoginGuard } from './login-guard.js';
 
 /** A key made for a box: the private half goes to the client once and is kept nowhere. */
 export interface SshKey {
@@ -16,6 +17,8 @@ export interface SshKey {
 }
 
 export interface SshKeyOptions {
+  /** The SSH front's key cache: a new key logs in at once, not after the cache's few seconds. */
+  guard: LoginGuard;
   /** Whether this server runs an SSH front (DEVBOXD_SSH_PORT or DEVBOXD_SSH_PLAIN_PORT). */
   served: boolean;
   /** DEVBOXD_SSH_DOMAIN, else DEVBOXD_TUNNEL_DOMAIN, else null (from the API's host name). */
@@ -41,6 +44,7 @@ export class SshKeyService {
     this.devboxes.busy(devbox.id, 1);
     try {
       await installKey(sandbox, pair.public);
+      this.opts.guard.invalidate(devbox.id);
     } catch (err) {
       const now = await this.devboxes.get(accountId, id);
       if (now.status !== 'running') throw ERRORS.devboxNotRunning(id, now.status);

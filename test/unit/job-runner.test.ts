@@ -101,4 +101,35 @@ describe('JobRunner (on a real SQLite store)', () => {
     assert.ok(ran[1]! >= at2);
     second.stop();
   });
+  it('at start, due jobs of background kinds run after resume returns, a few at a time; the others before', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let running = 0;
+    let most = 0;
+    const done: string[] = [];
+    const handlers = {
+      'bg.slow': async (j: Job) => {
+        most = Math.max(most, ++running);
+        await gate;
+        running--;
+        done.push(j.subjectId);
+      },
+      'fg.quick': async (j: Job) => void done.push(j.subjectId),
+    };
+    const first = new JobRunner(store.jobs, 'n-bg', handlers, log);
+    const jobs: Job[] = [];
+    for (let i = 0; i < 10; i++) jobs.push(await first.add('bg.slow', `bg-${i}`));
+    const fg = await first.add('fg.quick', 'fg');
+    const second = new JobRunner(store.jobs, 'n-bg', handlers, log, { background: ['bg.slow'] });
+    const returned = await Promise.race([second.resume().then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 3000))]);
+    assert.ok(returned, 'resume returned while background jobs still run');
+    assert.deepEqual(done, ['fg'], 'the foreground job ran before resume returned; the background ones wait');
+    assert.equal((await store.jobs.get(fg.id))!.state, 'succeeded');
+    await until(async () => running === 4);
+    release();
+    await until(async () => (await Promise.all(jobs.map(async (j) => (await store.jobs.get(j.id))!.state))).every((st) => st === 'succeeded'));
+    assert.equal(most, 4, 'at most four background jobs at once');
+    assert.equal(done.length, 11);
+    second.stop();
+  });
 });

@@ -28,7 +28,15 @@ export interface JobRunnerOptions {
   maxAttempts?: number;
   /** Back-off before the second run; doubles per attempt, at most a minute. */
   retryBaseMs?: number;
+  /**
+   * Kinds whose due jobs need not finish before the server serves (object expiry: thousands may fall due while
+   * it was down, and reads refuse an expired object anyway): `resume` runs them afterwards, a few at a time.
+   */
+  background?: readonly string[];
 }
+
+/** Background jobs `resume` runs at once. */
+const BACKGROUND_CONCURRENCY = 4;
 
 /**
  * Runs durable jobs: a service records a job before the work starts (`add`), starts it once the record
@@ -83,15 +91,22 @@ export class JobRunner {
 
   /**
    * At start: this node's jobs a restart cut become pending, and every due job runs again; resolves once
-   * those have run (in the order they were added). Jobs waiting out a back-off are scheduled.
+   * those have run (in the order they were added), but for the background kinds, which run after, a few at a
+   * time. Jobs waiting out a back-off are scheduled.
    */
   async resume(): Promise<void> {
     const requeued = await this.store.requeueRunning(this.node, Date.now());
     if (requeued) this.log.warn({ jobs: requeued }, 'resuming jobs a restart cut');
+    const later: string[] = [];
     for (const job of await this.store.listOpen(this.node)) {
-      if (job.runAfterMs <= Date.now()) await this.run(job.id);
-      else this.schedule(job.id, job.runAfterMs);
+      if (job.runAfterMs > Date.now()) this.schedule(job.id, job.runAfterMs);
+      else if (this.opts.background?.includes(job.kind)) later.push(job.id);
+      else await this.run(job.id);
     }
+    const worker = async () => {
+      for (let id = later.shift(); id !== undefined && !this.stopped; id = later.shift()) await this.run(id);
+    };
+    for (let i = 0; i < Math.min(BACKGROUND_CONCURRENCY, later.length); i++) void worker();
   }
 
   stop(): void {

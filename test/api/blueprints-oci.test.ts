@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import fs, { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path, { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type Runloop from '@runloop/api-client';
 import type { Devbox } from '@runloop/api-client/sdk/devbox';
 import { pushImage, startRegistry, type Running } from '../helpers/registry.js';
+import { uploadContext } from '../helpers/tree.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 /** Applets the image's steps and the box's commands use (COPY unpacks with tar and copies with cp in the box). */
@@ -69,20 +70,7 @@ async function sh(box: Devbox, cmd: string): Promise<string> {
   return (await r.stdout()).trim();
 }
 
-/** A build context as the SDK makes one: a directory of `files`, uploaded as a tar.gz storage object. */
-async function context(files: Record<string, string>): Promise<{ type: 'object'; object_id: string }> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bp-ctx-'));
-  try {
-    for (const [name, text] of Object.entries(files)) {
-      fs.mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
-      fs.writeFileSync(path.join(dir, name), text);
-    }
-    const obj = await server.sdk().storageObject.uploadFromDir(dir, { name: 'context.tar.gz', ttl_ms: 3_600_000 });
-    return { type: 'object', object_id: obj.id };
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
-}
+const context = (files: Record<string, string>) => uploadContext(server.sdk(), files);
 
 describe('blueprints FROM a registry image', () => {
   test('FROM a local registry image / RUN / ENV / WORKDIR / USER / COPY builds, and a devbox from it sees the image and the steps', async () => {

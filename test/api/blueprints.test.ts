@@ -7,6 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import type Runloop from '@runloop/api-client';
 import type { Devbox } from '@runloop/api-client/sdk/devbox';
 import { ROOT, sharedTestDatabase, startTestServer, type TestServer } from '../helpers/server.js';
+import { uploadContext } from '../helpers/tree.js';
 
 let server: TestServer;
 let api: Runloop;
@@ -27,20 +28,7 @@ after(async () => {
   await db?.release();
 });
 
-/** A build context as the SDK makes one: a directory of `files`, uploaded as a tar.gz storage object. */
-async function context(files: Record<string, string>): Promise<{ type: 'object'; object_id: string }> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bp-ctx-'));
-  try {
-    for (const [name, text] of Object.entries(files)) {
-      fs.mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
-      fs.writeFileSync(path.join(dir, name), text);
-    }
-    const obj = await server.sdk().storageObject.uploadFromDir(dir, { name: 'context.tar.gz', ttl_ms: 3_600_000 });
-    return { type: 'object', object_id: obj.id };
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
-}
+const context = (files: Record<string, string>) => uploadContext(server.sdk(), files);
 
 async function sh(box: Devbox, cmd: string): Promise<string> {
   const r = await box.cmd.exec(cmd);

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type Runloop from '@runloop/api-client';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { filesUnder } from '../helpers/tree.js';
 
 /**
  * Execution output's finished form is blobs (issue 10, item 6): once an execution ends its segments leave the
@@ -24,29 +24,7 @@ after(async () => server?.stop());
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Files (name → size) under a directory, recursively; {} when it does not exist. */
-function files(dir: string): Record<string, number> {
-  const out: Record<string, number> = {};
-  let entries: fs.Dirent[];
-  // A recursive readdir fails with ENOENT when a subdirectory goes away under it: list again.
-  for (let attempt = 0; ; attempt++) {
-    try {
-      entries = fs.readdirSync(dir, { recursive: true, withFileTypes: true });
-      break;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt === 5) throw err;
-      if (!fs.existsSync(dir)) return {};
-    }
-  }
-  for (const e of entries) {
-    if (!e.isFile()) continue;
-    // The server seals and removes spool files while we list them: one gone between readdir and stat is skipped.
-    const st = fs.statSync(path.join(e.parentPath, e.name), { throwIfNoEntry: false });
-    if (st) out[path.relative(dir, path.join(e.parentPath, e.name))] = st.size;
-  }
-  return out;
-}
-const spoolOf = (box: string, id: string) => Object.keys(files(path.join(server.dataDir, 'executions', box))).filter((n) => n.startsWith(id));
+const spoolOf = (box: string, id: string) => Object.keys(filesUnder(path.join(server.dataDir, 'executions', box))).filter((n) => n.startsWith(id));
 /** The box's sealed blobs (below the execution `id`, if given), wherever the server keeps them (files or S3). */
 const blobsOf = (box: string, id = '') => server.blobs(`executions/${box}/${id ? `${id}/` : ''}`);
 

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { S3Client } from '@aws-sdk/client-s3';
+import { filesUnder } from './tree.js';
 
 /** s3rver checks request signatures against these. */
 export const S3_ACCESS_KEY = 'S3RVER';
@@ -141,25 +142,4 @@ export async function serverBlobs(env: Record<string, string>, dataDir: string, 
 }
 
 /** Files under `<root>/<prefix>` (prefix a directory, ending in `/`), by path below it. */
-function blobFiles(root: string, prefix: string): Record<string, number> {
-  const dir = path.join(root, prefix);
-  const out: Record<string, number> = {};
-  let entries: fs.Dirent[];
-  // A recursive readdir fails with ENOENT when a subdirectory goes away under it: list again.
-  for (let attempt = 0; ; attempt++) {
-    try {
-      entries = fs.readdirSync(dir, { recursive: true, withFileTypes: true });
-      break;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt === 5) throw err;
-      if (!fs.existsSync(dir)) return {};
-    }
-  }
-  for (const e of entries) {
-    if (!e.isFile()) continue;
-    // A blob deleted between readdir and stat is skipped.
-    const st = fs.statSync(path.join(e.parentPath, e.name), { throwIfNoEntry: false });
-    if (st) out[path.relative(dir, path.join(e.parentPath, e.name)).split(path.sep).join('/')] = st.size;
-  }
-  return out;
-}
+const blobFiles = (root: string, prefix: string) => filesUnder(path.join(root, prefix));

@@ -109,7 +109,9 @@ for (const db of ['sqlite', 'postgres'] as const) describe(`on ${db}`, () => {
       await refused({ name: 'x', source: { type: 'npm', npm: { package_name: 'a', extra: 1 } } }, /extra/);
       await refused({ name: 'x', surprise: true }, /surprise/);
       await refused({ name: '' }, /name/);
-      await refused({ name: 'x', version: '-rf' }, /version "-rf" is not a version/);
+      await refused({ name: 'x', version: '-rf', source: { type: 'pip', pip: { package_name: 'a' } } }, /version "-rf" is not a version/);
+      // Where npm or pip do not install it, the version is a free label.
+      assert.equal((await create({ name: 'x', version: 'v1 (beta)', source: { type: 'git', git: { repository: 'https://g.test/a' } } })).version, 'v1 (beta)');
       await refused({ name: 'x', source: { type: 'pip', pip: { package_name: 'a', agent_setup: 'echo' } } }, /agent_setup/);
     });
 

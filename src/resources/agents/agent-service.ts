@@ -31,9 +31,11 @@ export class AgentService {
 
   async create(accountId: string, input: CreateAgentInput): Promise<Agent> {
     const source = input.source ?? null;
-    if (input.version) checkVersion(input.version, 'version');
     if (source) {
       checkSource(source);
+      // The version is what npm or pip install when the source names none; otherwise it is only a label.
+      const installs = (source.npm && !source.npm.npm_version) || (source.pip && !source.pip.pip_version);
+      if (installs && input.version) checkVersion(input.version, 'version');
       if (source.object) await this.readableObject(accountId, source.object.object_id, 'source.object.object_id');
     }
     const held = await this.store.count(accountId);

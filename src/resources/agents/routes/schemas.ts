@@ -5,19 +5,19 @@ import { SOURCE_TYPES, type Agent } from '../types.js';
 /** Commands run in the box after the install (`agent_setup`), as the box user. */
 const Setup = Type.Array(ArgString({ minLength: 1, maxLength: 100_000 }), { maxItems: 100 });
 const Url = Text(2048);
-const Version = Text(256);
+const Version = ArgString({ minLength: 1, maxLength: 256 });
 
 export const SourceSchema = Body({
   type: StringEnum([...SOURCE_TYPES]),
-  npm: Opt(Body({ package_name: Type.String({ minLength: 1, maxLength: 214 }), registry_url: Opt(Url), npm_version: Opt(Version), agent_setup: Opt(Setup) })),
-  pip: Opt(Body({ package_name: Type.String({ minLength: 1, maxLength: 200 }), registry_url: Opt(Url), pip_version: Opt(Version), agent_setup: Opt(Setup) })),
-  git: Opt(Body({ repository: Type.String({ minLength: 1, maxLength: 2048 }), ref: Opt(Type.String({ minLength: 1, maxLength: 256 })), agent_setup: Opt(Setup) })),
-  object: Opt(Body({ object_id: Type.String({ minLength: 1, maxLength: 200 }), agent_setup: Opt(Setup) })),
+  npm: Opt(Body({ package_name: ArgString({ minLength: 1, maxLength: 214 }), registry_url: Opt(Url), npm_version: Opt(Version), agent_setup: Opt(Setup) })),
+  pip: Opt(Body({ package_name: ArgString({ minLength: 1, maxLength: 200 }), registry_url: Opt(Url), pip_version: Opt(Version), agent_setup: Opt(Setup) })),
+  git: Opt(Body({ repository: ArgString({ minLength: 1, maxLength: 2048 }), ref: Opt(ArgString({ minLength: 1, maxLength: 256 })), agent_setup: Opt(Setup) })),
+  object: Opt(Body({ object_id: ArgString({ minLength: 1, maxLength: 200 }), agent_setup: Opt(Setup) })),
 });
 
 export const CreateAgentBody = Body({
   name: Type.String({ minLength: 1, maxLength: 256, pattern: '^[^\\u0000]*$' }),
-  version: Opt(Type.String({ minLength: 1, maxLength: 256 })),
+  version: Opt(ArgString({ minLength: 1, maxLength: 256 })),
   source: Opt(SourceSchema),
 });
 

@@ -224,7 +224,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   }, logger.child({ component: 'jobs' }), { background: [EXPIRE_JOB] });
   // Presigned URLs are signed under a key derived from the master key this server held first (see presign.ts).
   const objects = new ObjectService(store, blobs, new Presigner(keys.first.key), () => jobs, config.objects, logger.child({ component: 'objects' }));
-  const agents = new AgentService(store, () => objects, config.agents);
+  const agents = new AgentService(store, objects, config.agents);
   const snapshots = new SnapshotService(store.snapshots, devboxStore, devboxes, runtime, logger.child({ component: 'snapshots' }), jobs, {
     layersDir: path.join(config.dataDir, 'layers'),
     node,

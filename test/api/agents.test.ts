@@ -96,7 +96,7 @@ describe('smoke: agent records through the SDK', () => {
 });
 
 describe('agents in boxes', () => {
-  test('an object agent (archive, text) and a git agent at a ref are installed before launch commands and usable', async () => {
+  test('an object agent (archive, text) and git agents at a branch and at the default one are installed before launch commands and usable', async () => {
     const archive = makeTar([
       { name: 'bin/', type: 'dir' },
       { name: 'bin/hello', data: '#!/bin/sh\necho "object agent says hello"\n', mode: 0o755 },
@@ -111,6 +111,8 @@ describe('agents in boxes', () => {
       ref: 'stable',
       agent_setup: ['./agent.sh from-setup > setup-ran'],
     });
+    // The default branch named as the ref (what Runloop's smoke tests use).
+    const gitMain = await sdk.agent.createFromGit({ name: uniqueName('git-main'), repository: `git://${reach.addressOf(gitd.port)}/agent.git`, ref: 'main' });
     // The clone goes out with the box's egress: its policy opens the git server's address, nothing else.
     const policy = await api.networkPolicies.create({ name: uniqueName('git-only'), allowed_cidrs: [{ cidr: `${ADDRESS}/32` }] });
     const view = await settled({
@@ -125,6 +127,7 @@ describe('agents in boxes', () => {
         { type: 'agent_mount', agent_id: objectAgent.id, agent_name: null, agent_path: '/home/user/obj-agent' },
         { type: 'agent_mount', agent_id: null, agent_name: (await textAgent.getInfo()).name, agent_path: '/home/user/test-agent' },
         { type: 'agent_mount', agent_id: gitAgent.id, agent_name: null, agent_path: '/home/user/git-agent' },
+        { type: 'agent_mount', agent_id: gitMain.id, agent_name: null, agent_path: '/home/user/git-main' },
       ],
     });
     const box = sdk.devbox.fromId(view.id);
@@ -139,10 +142,11 @@ describe('agents in boxes', () => {
       assert.equal(await run('ls -la /home/user/test-agent >/dev/null && cat /home/user/test-agent'), 'Agent content for devbox mounting');
       assert.equal(await run('cd /home/user/git-agent && ./agent.sh x && cat setup-ran lib/data.txt'), 'git agent on stable x\ngit agent on stable from-setup\nstable data\n');
       assert.equal(await run('git -C /home/user/git-agent rev-parse --abbrev-ref HEAD; stat -c %U /home/user/git-agent/agent.sh'), 'stable\nuser\n');
+      assert.equal(await run('/home/user/git-main/agent.sh'), 'git agent on main\n');
       assert.equal(await run('cat /tmp/launch-saw'), 'git agent on stable \n', 'launch commands run after the agents are installed');
 
       const counts = await sdk.agent.getDevboxCounts();
-      for (const a of [objectAgent, textAgent, gitAgent]) assert.equal(counts.counts[(await a.getInfo()).name], 1);
+      for (const a of [objectAgent, textAgent, gitAgent, gitMain]) assert.equal(counts.counts[(await a.getInfo()).name], 1);
       assert.equal(counts.total_count, 1);
       // Deleting an agent a box uses is allowed: the box keeps what was installed.
       await gitAgent.delete();

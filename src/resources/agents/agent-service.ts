@@ -22,8 +22,8 @@ export class AgentService {
 
   constructor(
     db: Store,
-    /** Built after this service. */
-    private readonly objects: () => ObjectService,
+    /** An object source's object is checked against it. */
+    private readonly objects: ObjectService,
     private readonly config: AgentConfig,
   ) {
     this.store = new SqlAgentStore(db.db);
@@ -112,7 +112,7 @@ export class AgentService {
   }
 
   private async readableObject(accountId: string, objectId: string, field: string): Promise<void> {
-    const o = await this.objects()
+    const o = await this.objects
       .get(accountId, objectId)
       .catch((err: unknown) => {
         throw err instanceof DomainError && err.code === 'not_found' ? ERRORS.invalid(`${field}: object ${objectId} not found`) : err;

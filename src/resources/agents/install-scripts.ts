@@ -24,6 +24,6 @@ exec python3 -m pip install --disable-pip-version-check --no-input --no-warn-scr
  */
 export const GIT_SCRIPT = `command -v git >/dev/null 2>&1 || { echo "git is not installed in the box's image" >&2; exit ${EXIT_REFUSED}; }
 if [ -d "$2" ] && [ -n "$(ls -A -- "$2" 2>/dev/null)" ]; then echo "$2 exists and is not empty" >&2; exit ${EXIT_REFUSED}; fi
-GIT_TERMINAL_PROMPT=0 git clone --quiet \${3:+--no-checkout} "$1" "$2" || exit 1
+GIT_TERMINAL_PROMPT=0 git clone --quiet "$1" "$2" || exit 1
 [ -z "$3" ] && exit 0
 cd -- "$2" && exec git -c advice.detachedHead=false checkout --quiet "$3"`;

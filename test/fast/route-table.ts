@@ -126,6 +126,12 @@ export const ROUTES: Record<string, RouteCase> = {
   'GET /v1/objects/{id}/download': { needs: [['RESOURCE_TYPE_OBJECTS', 'read']] },
   'POST /v1/objects/{id}/complete': { needs: [['RESOURCE_TYPE_OBJECTS', 'write']] },
   'POST /v1/objects/{id}/delete': { needs: [['RESOURCE_TYPE_OBJECTS', 'write']] },
+  'POST /v1/agents': { needs: [['RESOURCE_TYPE_AGENTS', 'write']], body: { name: 'route-table-agent', source: { type: 'pip', pip: { package_name: 'requests' } } } },
+  'GET /v1/agents': { needs: [['RESOURCE_TYPE_AGENTS', 'read']] },
+  'GET /v1/agents/list_public': { needs: [['RESOURCE_TYPE_AGENTS', 'read']] },
+  'GET /v1/agents/devbox_counts': { needs: [['RESOURCE_TYPE_AGENTS', 'read']] },
+  'GET /v1/agents/{id}': { needs: [['RESOURCE_TYPE_AGENTS', 'read']] },
+  'POST /v1/agents/{id}/delete': { needs: [['RESOURCE_TYPE_AGENTS', 'write']] },
 };
 
 const BOUNDARY = 'devboxd-route-table';

@@ -31,7 +31,20 @@ export interface SandboxSpec {
    */
   layers: string[];
   limits: ResourceLimits;
+  /** A uid below 0 names a user of the image's /etc/passwd, whose uid is looked up there (the image's USER). */
   user: SandboxUser;
+  /**
+   * Id of a running sandbox whose network namespace this one shares (a service sidecar: each reaches the
+   * other on localhost); every other namespace is its own. The id is `<that id>--<suffix>`: the sidecar goes
+   * with that sandbox in `remove`, and `listSandboxes` does not list it. It gets no network link of its own:
+   * what it reaches is what the other sandbox's egress rules allow.
+   */
+  joinNetworkOf?: string;
+}
+
+/** The id of a sidecar of sandbox `id` (see SandboxSpec.joinNetworkOf). */
+export function sidecarId(id: string, suffix: string): string {
+  return `${id}--${suffix}`;
 }
 
 export interface SpawnSpec {
@@ -127,6 +140,8 @@ export interface Sandbox {
    */
   snapshot(layerId: string, opts?: { stop?: boolean }): Promise<{ sizeBytes: number }>;
   stats(): Promise<SandboxStats>;
+  /** TCP ports something listens on in the sandbox's network namespace (IPv4 and IPv6). */
+  listeningPorts(): Promise<Set<number>>;
   /** Resolves when the box's init has died (killed, crashed) outside of `destroy()`. */
   readonly died: Promise<void>;
   /** Kills every process and removes the cgroup and writable layer. Idempotent. */
@@ -181,7 +196,7 @@ export interface RuntimeDriver {
    * to the database or not: what a restart must adopt or remove.
    */
   listSandboxes(): Promise<string[]>;
-  /** Removes every trace of a sandbox id (processes, cgroup, disk), whether adopted or not. */
+  /** Removes every trace of a sandbox id (processes, cgroup, disk), its sidecars' too, whether adopted or not. */
   remove(id: string): Promise<void>;
   layerExists(layerId: string): Promise<boolean>;
   deleteLayer(layerId: string): Promise<void>;

@@ -100,6 +100,9 @@ export class StubRuntime implements RuntimeDriver {
       async stats(): Promise<SandboxStats> {
         return { memoryBytes: 0, memoryLimitBytes: 0, cpuMicros: 0, oomKills: 0, diskBytes: 0, pids: 1 };
       },
+      async listeningPorts() {
+        return new Set<number>();
+      },
       died: new Promise<void>(() => undefined),
       async destroy() {
         stub.boxes.delete(id);

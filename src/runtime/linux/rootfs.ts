@@ -102,6 +102,13 @@ export function seedUpper(upper: string, lowers: string[], hostname: string, wan
 
   const passwd = readLower(lowers, 'etc/passwd') ?? '';
   const lines = passwd.split('\n').filter(Boolean);
+  if (want.uid < 0) {
+    // A user named by the image (its USER): the image's /etc/passwd says which uid it is.
+    const entry = lines.map((l) => l.split(':')).find((f) => f[0] === want.name && /^\d+$/.test(f[2] ?? ''));
+    if (!entry || Number(entry[2]) > 65534) throw new Error(`user ${want.name} is not in the image's /etc/passwd`);
+    want = { name: want.name, uid: Number(entry[2]) };
+    if (want.uid === 0) return ROOT_USER;
+  }
   const existing = lines.map((l) => l.split(':')).find((f) => f[0] === want.name && Number(f[2]) === want.uid);
   if (existing) return { name: want.name, uid: want.uid, gid: Number(existing[3]), home: existing[5] || '/' };
 

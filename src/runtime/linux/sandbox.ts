@@ -1,6 +1,6 @@
 /** One running box: its init process, cgroup and writable layer. */
 import { existsSync, statSync } from 'node:fs';
-import { rename, rm, stat } from 'node:fs/promises';
+import { readFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SandboxError, type BoxProcess, type Sandbox, type SandboxStats, type SpawnSpec } from '../driver.js';
 import type { BoxCgroup } from './cgroups.js';
@@ -48,6 +48,8 @@ export interface SandboxContext {
   ranges: IdRanges;
   /** Box egress rules; absent when boxes get no network link. */
   egress?: Egress;
+  /** Removes the sidecars of a box (SandboxSpec.joinNetworkOf): they go before it. */
+  removeSidecars(id: string): Promise<void>;
 }
 
 /** The socket of a box's forker (native/forkd.c), in the box's directory. */
@@ -176,6 +178,11 @@ export class LinuxSandbox implements Sandbox {
     return { ...usage, diskBytes: await this.diskBytes() };
   }
 
+  async listeningPorts(): Promise<Set<number>> {
+    if (!isAlive(this.state.pid, this.state.startTime)) throw new SandboxError('not_found', `sandbox ${this.id} is not running`);
+    return listeningTcpPorts(this.state.pid);
+  }
+
   /** Bytes on the box's disk (a statfs); for a box without one, a cached walk (see DISK_TTL_MS). */
   private diskBytes(): Promise<number> {
     const disk = this.disk;
@@ -193,6 +200,7 @@ export class LinuxSandbox implements Sandbox {
   destroy(): Promise<void> {
     this.destroying ??= (async () => {
       this.ctx.watcher.unwatch(this.id);
+      await this.ctx.removeSidecars(this.id);
       // The link goes before the id range (which names its addresses) is free for another box.
       if (this.state.net) await this.ctx.egress?.release(this.id, this.state.net);
       await teardown(this.ctx.paths, this.ctx.cgroup, this.state, this.ctx.ranges);
@@ -265,4 +273,21 @@ async function stopProcesses(cgroup: BoxCgroup, state: Pick<BoxState, 'pid' | 's
     }
   }
   await cgroup.destroy();
+}
+
+/**
+ * TCP ports in LISTEN state in the network namespace of host process `pid`: its /proc/PID/net/tcp{,6} (the
+ * kernel shows the namespace of the process it is read through), `local_address` ending in the port in hex,
+ * state 0A.
+ */
+async function listeningTcpPorts(pid: number): Promise<Set<number>> {
+  const ports = new Set<number>();
+  for (const file of ['tcp', 'tcp6']) {
+    const text = await readFile(`/proc/${pid}/net/${file}`, 'utf8').catch(() => '');
+    for (const line of text.split('\n').slice(1)) {
+      const f = line.trim().split(/\s+/);
+      if (f[3] === '0A' && f[1]) ports.add(Number.parseInt(f[1].slice(f[1].lastIndexOf(':') + 1), 16));
+    }
+  }
+  return ports;
 }

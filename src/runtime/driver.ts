@@ -31,7 +31,10 @@ export interface SandboxSpec {
    */
   layers: string[];
   limits: ResourceLimits;
-  /** A uid below 0 names a user of the image's /etc/passwd, whose uid is looked up there (the image's USER). */
+  /**
+   * A uid below 0 names a user of the image's /etc/passwd, whose uid is looked up there; an empty name takes
+   * the image's name for the uid (the image's USER, by name or by uid).
+   */
   user: SandboxUser;
   /**
    * Id of a running sandbox whose network namespace this one shares (a service sidecar: each reaches the

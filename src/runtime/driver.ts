@@ -120,6 +120,14 @@ export interface BoxProcess {
   close(): void;
 }
 
+/** A process started by `Sandbox.startDetached`. */
+export interface DetachedProcess {
+  /** Resolves when the process ends (while this server runs; a restarted server does not see it end). */
+  readonly exited: Promise<ProcessExit>;
+  /** The last bytes (at most `maxBytes`) of what it wrote, as text. */
+  logTail(maxBytes: number): Promise<string>;
+}
+
 export interface SandboxStats {
   memoryBytes: number;
   memoryLimitBytes: number;
@@ -135,6 +143,12 @@ export interface SandboxStats {
 export interface Sandbox {
   readonly id: string;
   spawn(spec: SpawnSpec): BoxProcess;
+  /**
+   * Starts a long-running process (a service) detached from the server: no stdin, its stdout and stderr go
+   * to a log on the sandbox's own disk (counted against its size) rather than through the server, so it
+   * keeps running when the server restarts. `tty` is not taken.
+   */
+  startDetached(spec: SpawnSpec): DetachedProcess;
   /**
    * Captures the writable layer, consistent at one instant (the box is frozen for the copy), into the
    * immutable layer `layerId`. Never leaves a partial layer under that id. With `stop`, every process of

@@ -62,6 +62,8 @@ function servicePids(): number[] {
   return pids;
 }
 
+const curl = (id: string) => api.devboxes.executeAndAwaitCompletion(id, { command: 'curl -sS --max-time 5 http://localhost:15432/' });
+
 before(async () => {
   work = mkdtempSync(path.join(os.tmpdir(), 'bp-svc-'));
   registry = await startRegistry(join(work, 'registry'), USER);
@@ -79,7 +81,7 @@ after(async () => {
 });
 
 describe('containerized services', () => {
-  test('a box reaches its service on localhost; credentials pull and never show; shutdown stops the service', async () => {
+  test('a box reaches its service on localhost; credentials pull and never show; it survives a server restart, restarts fresh on resume, and goes at shutdown', async () => {
     const bp = await api.blueprints.createAndAwaitBuildCompleted({
       name: 'with-web',
       system_setup_commands: ['true'],
@@ -101,13 +103,31 @@ describe('containerized services', () => {
 
     const box = await api.devboxes.createAndAwaitRunning({ blueprint_id: bp.id, launch_parameters: { required_services: ['web'] } });
     try {
-      const r = await api.devboxes.executeAndAwaitCompletion(box.id, { command: 'curl -sS --max-time 5 http://localhost:15432/' });
+      const r = await curl(box.id);
       assert.equal(r.exit_status, 0, r.stderr ?? '');
       assert.equal(r.stdout?.trim(), 'hello-from-service from svc in /tmp');
       // Its own PID namespace: the box sees none of the service's processes.
       const ps = await api.devboxes.executeAndAwaitCompletion(box.id, { command: `grep -l '${MARK.replace('7', '[7]')}' /proc/[0-9]*/cmdline 2>/dev/null | wc -l` });
       assert.equal(ps.stdout?.trim(), '0');
-      assert.ok(servicePids().length > 0, 'the service runs on the host');
+      const pids = servicePids();
+      assert.ok(pids.length > 0, 'the service runs on the host');
+
+      // A server killed (-9) leaves box and service running: its output never went through the server.
+      await server.restart();
+      api = server.client({ maxRetries: 0 });
+      assert.equal((await api.devboxes.retrieve(box.id)).status, 'running');
+      assert.deepEqual(servicePids(), pids);
+      assert.equal((await curl(box.id)).stdout?.trim(), 'hello-from-service from svc in /tmp');
+
+      // Suspend stops the service with the box; resume starts it afresh before the box runs again.
+      await api.devboxes.suspend(box.id);
+      await api.devboxes.awaitSuspended(box.id);
+      assert.deepEqual(servicePids(), [], 'a suspended box leaves no service running');
+      await api.devboxes.resume(box.id);
+      await api.devboxes.awaitRunning(box.id);
+      const again = servicePids();
+      assert.ok(again.length > 0 && again.every((p) => !pids.includes(p)), 'resume starts the service afresh');
+      assert.equal((await curl(box.id)).stdout?.trim(), 'hello-from-service from svc in /tmp');
     } finally {
       await api.devboxes.shutdown(box.id);
     }

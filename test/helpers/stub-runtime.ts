@@ -100,6 +100,10 @@ export class StubRuntime implements RuntimeDriver {
       async stats(): Promise<SandboxStats> {
         return { memoryBytes: 0, memoryLimitBytes: 0, cpuMicros: 0, oomKills: 0, diskBytes: 0, pids: 1 };
       },
+      startDetached(spec: SpawnSpec) {
+        const r = stub.run(spec);
+        return { exited: Promise.resolve({ exitCode: r.exitCode ?? 0, signal: null }), logTail: async () => `${r.stdout ?? ''}${r.stderr ?? ''}` };
+      },
       async listeningPorts() {
         return new Set<number>();
       },

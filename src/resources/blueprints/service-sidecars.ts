@@ -17,7 +17,7 @@ import type { SqlBlueprintStore } from './sql-blueprint-store.js';
 const GIB = 1024 ** 3;
 /** Each service's own limits (its own cgroup, beside the box's), never above the box's own size. */
 export const SERVICE_LIMITS = { cpuCores: 1, memoryBytes: GIB, diskBytes: 4 * GIB, pids: 512 };
-/** How much of a service's output (stdout and stderr) is kept to explain its failure. */
+/** How much of the end of a service's output (stdout and stderr) explains its failure. */
 const TAIL_BYTES = 2048;
 const POLL_MS = 200;
 
@@ -63,21 +63,20 @@ async function startService(deps: { runtime: RuntimeDriver; log: Logger }, d: De
   } catch (err) {
     throw new Error(`${what}: ${err instanceof SandboxError ? err.message : `the sandbox did not start: ${(err as Error).message}`}`);
   }
-  const proc = sandbox.spawn({ argv, env: { ...envOf(image.config), ...(s.env ?? {}) }, cwd: image.config.workingDir || '/', asRoot: user.uid === 0 });
-  proc.stdin.end();
-  // Drained as it comes (a service that logs never blocks on a full pipe); only the end is kept.
-  let tail = '';
-  const keep = (chunk: Buffer) => (tail = (tail + chunk.toString('utf8')).slice(-TAIL_BYTES));
-  proc.stdout.on('data', keep);
-  proc.stderr.on('data', keep);
+  // Detached: the service's output goes to a log on its own disk, and it outlives a server restart.
+  const proc = sandbox.startDetached({ argv, env: { ...envOf(image.config), ...(s.env ?? {}) }, cwd: image.config.workingDir || '/', asRoot: user.uid === 0 });
   let exited: string | null = null;
   void proc.exited.then((e) => {
     exited = e.signal ? `signal ${e.signal}` : `status ${e.exitCode}`;
     deps.log.info({ devbox: d.id, service: s.name, exit: exited }, 'service ended');
   });
+  const tail = async () => {
+    const t = (await proc.logTail(TAIL_BYTES).catch(() => '')).trim();
+    return t ? `: ${t}` : '';
+  };
   const ports = servicePorts(s, s.name);
   for (;;) {
-    if (exited) throw new Error(`${what} exited with ${exited} before it was ready${tail.trim() ? `: ${tail.trim()}` : ''}`);
+    if (exited) throw new Error(`${what} exited with ${exited} before it was ready${await tail()}`);
     let listening: Set<number>;
     try {
       listening = await sandbox.listeningPorts();
@@ -87,7 +86,7 @@ async function startService(deps: { runtime: RuntimeDriver; log: Logger }, d: De
     const missing = ports.filter((p) => !listening.has(p));
     if (!missing.length) break;
     if (Date.now() > deadline) {
-      throw new Error(`${what} did not listen on port ${missing.join(', ')} in time (DEVBOXD_SERVICE_READY_TIMEOUT)${tail.trim() ? `: ${tail.trim()}` : ''}`);
+      throw new Error(`${what} did not listen on port ${missing.join(', ')} in time (DEVBOXD_SERVICE_READY_TIMEOUT)${await tail()}`);
     }
     await new Promise((r) => setTimeout(r, POLL_MS));
   }

@@ -1,11 +1,11 @@
 /** One running box: its init process, cgroup and writable layer. */
 import { existsSync, statSync } from 'node:fs';
-import { readFile, rename, rm, stat } from 'node:fs/promises';
+import { open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { SandboxError, type BoxProcess, type Sandbox, type SandboxStats, type SpawnSpec } from '../driver.js';
+import { SandboxError, type BoxProcess, type DetachedProcess, type Sandbox, type SandboxStats, type SpawnSpec } from '../driver.js';
 import type { BoxCgroup } from './cgroups.js';
 import type { BoxLink, Egress } from './egress.js';
-import { execInBox } from './exec.js';
+import { execDetached, execInBox } from './exec.js';
 import type { ExecDaemon } from './execd.js';
 import { detachDisk, usedBytes } from './disk.js';
 import { releaseSlot, slotOf } from './diskpool.js';
@@ -87,6 +87,14 @@ export class LinuxSandbox implements Sandbox {
       spec,
       this.ctx.execd,
     );
+  }
+
+  startDetached(spec: SpawnSpec): DetachedProcess {
+    if (this.destroying) throw new SandboxError('not_found', `sandbox ${this.id} is destroyed`);
+    // On the box's disk, beside (not in) its writable layer: the box does not see it, its size bounds it.
+    const log = join(this.disk ?? this.ctx.paths.box(this.id), 'detached.log');
+    const exited = execDetached({ forker: forkerSocket(this.ctx.paths, this.id), user: this.state.user }, spec, log);
+    return { exited, logTail: (max) => tailOf(log, max) };
   }
 
   async snapshot(layerId: string, opts: { stop?: boolean } = {}): Promise<{ sizeBytes: number }> {
@@ -290,4 +298,18 @@ async function listeningTcpPorts(pid: number): Promise<Set<number>> {
     }
   }
   return ports;
+}
+
+/** The last `max` bytes of a file, as text ('' when it is missing). */
+async function tailOf(path: string, max: number): Promise<string> {
+  const fh = await open(path, 'r').catch(() => null);
+  if (!fh) return '';
+  try {
+    const size = (await fh.stat()).size;
+    const buf = Buffer.alloc(Math.min(max, size));
+    await fh.read(buf, 0, buf.length, size - buf.length);
+    return buf.toString('utf8');
+  } finally {
+    await fh.close();
+  }
 }

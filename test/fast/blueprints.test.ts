@@ -88,6 +88,18 @@ describe('blueprint requests', () => {
     const box = (payload: Record<string, unknown>) => ({ method: 'POST' as const, url: '/v1/devboxes', payload });
     await bad(box({ blueprint_id: b.id, launch_parameters: { required_services: ['nope'] } }), 400, /required_services: no service named "nope" \(the blueprint has db\)/);
     await bad(box({ launch_parameters: { required_services: ['db'] } }), 400, /required_services: services are defined by a blueprint/);
+    // A service whose image cannot be pulled fails the box, saying which and why.
+    const d = await ok<{ id: string }>(box({ blueprint_id: b.id, launch_parameters: { required_services: ['db'] } }));
+    for (;;) {
+      const v = await ok<{ status: string; failure_reason: string | null; state_transitions: { failure_reason?: string }[] }>({ method: 'GET', url: `/v1/devboxes/${d.id}` });
+      if (v.status === 'failure') {
+        assert.equal(v.failure_reason, 'execution_failed');
+        assert.match(v.state_transitions.at(-1)?.failure_reason ?? '', /service db \(reg\.example:5000\/pg:16\): pulling the image failed/);
+        break;
+      }
+      assert.ok(['provisioning', 'initializing'].includes(v.status), v.status);
+      await new Promise((r) => setTimeout(r, 10));
+    }
   });
 
   test('preview: the Dockerfile the request builds (default image, base blueprint as FROM, setup commands as RUN)', async () => {

@@ -212,6 +212,9 @@ export class LinuxSandbox implements Sandbox {
       // The link goes before the id range (which names its addresses) is free for another box.
       if (this.state.net) await this.ctx.egress?.release(this.id, this.state.net);
       await teardown(this.ctx.paths, this.ctx.cgroup, this.state, this.ctx.ranges);
+      // Again once the init is dead: a sidecar whose create raced the first pass is removed, and none can
+      // start any more (joining a dead init's network namespace fails).
+      await this.ctx.removeSidecars(this.id);
     })();
     return this.destroying;
   }

@@ -163,6 +163,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   const services = serviceBootStep({
     store: () => blueprints.store,
     runtime,
+    sealer,
     readyTimeoutMs: config.serviceReadyTimeoutSeconds * 1000,
     log: logger.child({ component: 'services' }),
   });
@@ -186,6 +187,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     timeoutMs: config.blueprintBuildTimeoutSeconds * 1000,
     reveal: async (accountId, name) => (await secrets.reveal(accountId, name)).value,
     secretExists: async (accountId, ref) => (await secrets.resolve(accountId, ref)) !== undefined,
+    sealer,
     network: {
       egressOf: async (accountId, id) => (await networkPolicies.policies.get(accountId, id))?.egress,
       attach: (id, e) => egress.attachSandbox(id, e),

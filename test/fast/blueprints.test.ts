@@ -88,13 +88,22 @@ describe('blueprint requests', () => {
     const box = (payload: Record<string, unknown>) => ({ method: 'POST' as const, url: '/v1/devboxes', payload });
     await bad(box({ blueprint_id: b.id, launch_parameters: { required_services: ['nope'] } }), 400, /required_services: no service named "nope" \(the blueprint has db\)/);
     await bad(box({ launch_parameters: { required_services: ['db'] } }), 400, /required_services: services are defined by a blueprint/);
-    // A service whose image cannot be pulled fails the box, saying which and why.
+    // Sealed in the database, under the current key, and re-sealed by `secrets rotate-key`.
+    const stored = async () => (await f.deps.store.db.query<{ parameters: string }>('SELECT parameters FROM blueprints WHERE id = ?', [b.id])).rows[0]!.parameters;
+    assert.ok(!(await stored()).includes('hunter2'));
+    const keyOf = async () => (JSON.parse(await stored()) as { services: { credentials: { password_sealed: string } }[] }).services[0]!.credentials.password_sealed.split('.')[1];
+    const before = await keyOf();
+    execFileSync(process.execPath, [path.join(ROOT, 'bin/devboxd.js'), 'secrets', 'rotate-key'], { env: { ...process.env, DEVBOXD_DATA_DIR: f.dataDir } });
+    assert.notEqual(await keyOf(), before, 'the password is still under the old key');
+
+    // The pull gets the password; a service whose image cannot be pulled fails the box, saying which and why.
     const d = await ok<{ id: string }>(box({ blueprint_id: b.id, launch_parameters: { required_services: ['db'] } }));
     for (;;) {
       const v = await ok<{ status: string; failure_reason: string | null; state_transitions: { failure_reason?: string }[] }>({ method: 'GET', url: `/v1/devboxes/${d.id}` });
       if (v.status === 'failure') {
         assert.equal(v.failure_reason, 'execution_failed');
         assert.match(v.state_transitions.at(-1)?.failure_reason ?? '', /service db \(reg\.example:5000\/pg:16\): pulling the image failed/);
+        assert.deepEqual(f.runtime.pulls.at(-1), { ref: 'reg.example:5000/pg:16', auth: { username: 'u', password: 'hunter2-secret' } });
         break;
       }
       assert.ok(['provisioning', 'initializing'].includes(v.status), v.status);
@@ -135,6 +144,11 @@ describe('blueprint builds (stub sandboxes)', () => {
     assert.equal(record!.sandbox.cwd, '/app');
     assert.equal(record!.entrypoint, "exec python3 -m http.server");
     await bad({ method: 'POST', url: `/v1/blueprints/${other.id}/delete` }, 400, /devbox/);
+    // Its entrypoint (a stub process that exits at once) ends it: waited for, so no later test sees it start.
+    for (let i = 0; (await f.deps.store.devboxes.getById(box.id))!.status !== 'shutdown'; i++) {
+      assert.ok(i < 1000, 'the box did not end with its entrypoint');
+      await new Promise((r) => setTimeout(r, 10));
+    }
   });
 
   test('file mounts are written after the Dockerfile, relative to its WORKDIR, before the setup commands', async () => {

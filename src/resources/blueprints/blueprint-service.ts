@@ -8,6 +8,8 @@ import { resolveLimits, type HostCapacity } from '../devboxes/resources.js';
 import type { BuildContextSource } from './build-context.js';
 import type { BuildNetwork } from './build-runner.js';
 import { dockerfileOf } from './preview.js';
+import type { Sealer } from '../secrets/sealer.js';
+import { sealServices } from './credentials.js';
 import { checkServices } from './services.js';
 import type { SqlBlueprintStore } from './sql-blueprint-store.js';
 import { EMPTY_IMAGE, type Blueprint, type BlueprintFilters, type BuildLogLine, type BuildParameters } from './types.js';
@@ -35,19 +37,22 @@ export class BlueprintService {
     private readonly host: HostCapacity,
     private readonly node: string,
     private readonly log: Logger,
+    /** Seals the services' image passwords (credentials.ts). */
+    private readonly sealer: Pick<Sealer, 'seal' | 'open'>,
   ) {}
 
   async create(accountId: string, params: BuildParameters): Promise<Blueprint> {
     await this.check(accountId, params);
     const base = await this.baseOf(accountId, params);
+    const id = newId('bpt');
     const b: Blueprint = {
-      id: newId('bpt'),
+      id,
       accountId,
       name: params.name,
       status: 'queued',
       failureReason: null,
       failureMessage: null,
-      parameters: params,
+      parameters: params.services ? { ...params, services: sealServices(params.services, id, this.sealer) } : params,
       metadata: params.metadata ?? {},
       isPublic: false,
       baseBlueprintId: base?.id ?? null,

@@ -11,6 +11,8 @@ import type { Logger } from '../../lib/logger.js';
 import { sidecarId, SandboxError, type ImageConfig, type ResourceLimits, type RuntimeDriver, type Sandbox, type SandboxUser } from '../../runtime/driver.js';
 import type { BootContext, BootStep } from '../devboxes/extensions.js';
 import type { Devbox } from '../devboxes/types.js';
+import type { Sealer } from '../secrets/sealer.js';
+import { openCredentials } from './credentials.js';
 import { servicePorts, servicesOf, type ServiceSpec } from './services.js';
 import type { SqlBlueprintStore } from './sql-blueprint-store.js';
 
@@ -23,7 +25,16 @@ const POLL_MS = 200;
 
 const required = (d: Devbox): string[] => (Array.isArray(d.launchParameters.required_services) ? (d.launchParameters.required_services as string[]) : []);
 
-export function serviceBootStep(deps: { store: () => SqlBlueprintStore; runtime: RuntimeDriver; readyTimeoutMs: number; log: Logger }): BootStep {
+interface Deps {
+  store: () => SqlBlueprintStore;
+  runtime: RuntimeDriver;
+  /** Opens the services' image passwords. */
+  sealer: Pick<Sealer, 'open'>;
+  readyTimeoutMs: number;
+  log: Logger;
+}
+
+export function serviceBootStep(deps: Deps): BootStep {
   return {
     name: 'services',
     applies: (ctx) => required(ctx.devbox).length > 0,
@@ -38,19 +49,19 @@ export function serviceBootStep(deps: { store: () => SqlBlueprintStore; runtime:
         required(d).map((name) => {
           const i = all.findIndex((s) => s.name === name);
           if (i < 0) throw new Error(`required_services: blueprint ${b.id} has no service ${name}`);
-          return startService(deps, d, all[i]!, sidecarId(d.id, `svc${i}`), deadline);
+          return startService(deps, d, b.id, all[i]!, sidecarId(d.id, `svc${i}`), deadline);
         }),
       );
     },
   };
 }
 
-async function startService(deps: { runtime: RuntimeDriver; log: Logger }, d: Devbox, s: ServiceSpec, id: string, deadline: number): Promise<void> {
+async function startService(deps: Deps, d: Devbox, blueprintId: string, s: ServiceSpec, id: string, deadline: number): Promise<void> {
   const what = `service ${s.name} (${s.image})`;
   const signal = AbortSignal.timeout(Math.max(1, deadline - Date.now()));
   let image;
   try {
-    image = await deps.runtime.pullImage(s.image, { auth: s.credentials ?? undefined, signal });
+    image = await deps.runtime.pullImage(s.image, { auth: openCredentials(s, blueprintId, deps.sealer), signal });
   } catch (err) {
     throw new Error(`${what}: pulling the image failed: ${(err as Error).message}`);
   }

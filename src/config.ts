@@ -87,6 +87,8 @@ export interface Config {
   blueprintBuilds: number;
   /** DEVBOXD_BLUEPRINT_BUILD_TIMEOUT: seconds a build may take before it fails. */
   blueprintBuildTimeoutSeconds: number;
+  /** DEVBOXD_SERVICE_READY_TIMEOUT: seconds a devbox's services have to pull and listen on their ports. */
+  serviceReadyTimeoutSeconds: number;
   /** Registries images are pulled from (DEVBOXD_REGISTRY_*); see src/runtime/oci/. */
   registry: RegistrySettings;
 }
@@ -193,6 +195,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     tunnelDomain,
     blueprintBuilds: int('DEVBOXD_BLUEPRINT_BUILDS', env.DEVBOXD_BLUEPRINT_BUILDS, 2, 1, 256),
     blueprintBuildTimeoutSeconds: int('DEVBOXD_BLUEPRINT_BUILD_TIMEOUT', env.DEVBOXD_BLUEPRINT_BUILD_TIMEOUT, 3600, 1, 7 * 24 * 3600),
+    serviceReadyTimeoutSeconds: int('DEVBOXD_SERVICE_READY_TIMEOUT', env.DEVBOXD_SERVICE_READY_TIMEOUT, 300, 1, 3600),
     registry: loadRegistry(env),
     ptyIdleTtlSeconds: int('DEVBOXD_PTY_IDLE_TTL', env.DEVBOXD_PTY_IDLE_TTL, 600, 1, 7 * 24 * 3600),
     ptyPingSeconds: int('DEVBOXD_PTY_PING_INTERVAL', env.DEVBOXD_PTY_PING_INTERVAL, 30, 1, 3600),

@@ -36,7 +36,7 @@ import { MODULE_SCHEMAS } from './resources/index.js';
 import { networkPolicyExtensions, TUNNEL_PREFIX } from './resources/network-policies/devbox-extensions.js';
 import { NetworkPolicyService } from './resources/network-policies/network-policy-service.js';
 import { TunnelFront, TunnelService, WAKE_TIMEOUT_MS } from './resources/tunnels/index.js';
-import { BUILD_JOB, buildBlueprints, type BlueprintsModule } from './resources/blueprints/index.js';
+import { BUILD_JOB, buildBlueprints, serviceBootStep, type BlueprintsModule } from './resources/blueprints/index.js';
 import { PtyFront, PtySessions, PtyTunnels, ptyStopListener } from './resources/pty/index.js';
 import { objectMountExtensions } from './resources/objects/devbox-extensions.js';
 import { EXPIRE_JOB, ObjectService } from './resources/objects/object-service.js';
@@ -165,8 +165,16 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     busy: (id, delta) => devboxes.busy(id, delta),
     log: logger.child({ component: 'ssh' }),
   });
+  const services = serviceBootStep({
+    store: () => blueprints.store,
+    runtime,
+    sealer,
+    readyTimeoutMs: config.serviceReadyTimeoutSeconds * 1000,
+    log: logger.child({ component: 'services' }),
+  });
   const lifecycle = new Lifecycle(devboxStore, runtime, events, logger.child({ component: 'lifecycle' }), {
-    bootSteps: [egress.bootStep, boxLink.bootStep, fileMountsStep, objectMounts.bootStep, agentMounts.bootStep, boxProcesses.bootStep],
+    // Services start before the launch commands, which may use them.
+    bootSteps: [egress.bootStep, boxLink.bootStep, fileMountsStep, objectMounts.bootStep, agentMounts.bootStep, services, boxProcesses.bootStep],
     onRunning: [boxProcesses.onRunning],
     onStopped: [egress.onStopped, boxLink.onStopped, boxProcesses.onStopped, mcp.devbox.onStopped, gateway.devbox.onStopped, (id) => evictions.service.stopped(id), sshFront.onStopped,
       ptyStopListener(() => ptySessions, () => ptyTunnels)],
@@ -184,6 +192,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     timeoutMs: config.blueprintBuildTimeoutSeconds * 1000,
     reveal: async (accountId, name) => (await secrets.reveal(accountId, name)).value,
     secretExists: async (accountId, ref) => (await secrets.resolve(accountId, ref)) !== undefined,
+    sealer,
     network: {
       egressOf: async (accountId, id) => (await networkPolicies.policies.get(accountId, id))?.egress,
       attach: (id, e) => egress.attachSandbox(id, e),

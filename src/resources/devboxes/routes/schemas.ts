@@ -20,7 +20,7 @@ const AfterIdle = Body({
 /**
  * Launch parameters: every field of the SDK is known here. The whole object is echoed as sent, so it is
  * bounded as a whole too. Fields for capabilities this server does not have yet (ports, network policies,
- * services, resume triggers) are typed so that only their empty values pass `refuseUnsupported`.
+ * resume triggers) are typed so that only their empty values pass `refuseUnsupported`.
  */
 export const LaunchParametersSchema = Type.Object(
   {
@@ -120,7 +120,6 @@ const UNSUPPORTED: Array<[string, (b: CreateBody) => unknown, string]> = [
   ['mounts', (b) => b.mounts?.filter((m) => !MOUNTS_SERVED.has(m.type)), 'code and broker mounts'],
   ['code_mounts', (b) => b.code_mounts, 'code mounts'],
   ['launch_parameters.available_ports', (b) => b.launch_parameters?.available_ports, 'per-port exposure; tunnels reach every port'],
-  ['launch_parameters.required_services', (b) => b.launch_parameters?.required_services, 'services'],
   ['launch_parameters.lifecycle.resume_triggers.axon_event', (b) => resumeTriggers(b)?.axon_event, 'axon resume triggers'],
 ];
 

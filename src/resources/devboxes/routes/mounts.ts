@@ -14,13 +14,13 @@ export const MountsSchema = Type.Array(
     required: ['type'],
     properties: { type: { type: 'string', enum: ['object_mount', 'file_mount', 'code_mount', 'agent_mount', 'broker_mount'] } },
     description:
-      'object_mount {object_id, object_path}: the object at object_path (archives unpacked into it); file_mount {target, content}: a file; code, agent and broker mounts are not supported yet',
+      'object_mount {object_id, object_path}: the object at object_path (archives unpacked into it); file_mount {target, content}: a file; broker_mount {axon_id, protocol: claude_json, agent_binary, launch_args, working_directory}: the axon events to the agent stdin; code and agent mounts are not supported yet',
   }),
   { maxItems: 100 },
 );
 
 /** Mount types this server places; the others are refused by `refuseUnsupported`. */
-export const MOUNTS_SERVED = new Set(['object_mount', 'file_mount']);
+export const MOUNTS_SERVED = new Set(['object_mount', 'file_mount', 'broker_mount']);
 
 const mountString = (m: Record<string, unknown>, field: string, where: string, max: number): string => {
   const v = m[field];
@@ -35,11 +35,21 @@ const mountString = (m: Record<string, unknown>, field: string, where: string, m
  * mounts (after `file_mounts`, so a mount's target wins). Runs after `refuseUnsupported`, so every mount
  * here is of a served type.
  */
-export function mountsOf(b: Pick<CreateBody, 'mounts' | 'file_mounts'>): { objectMounts: ObjectMount[]; fileMounts: Record<string, string> | null | undefined } {
+export function mountsOf(b: Pick<CreateBody, 'mounts' | 'file_mounts'>): {
+  objectMounts: ObjectMount[];
+  fileMounts: Record<string, string> | null | undefined;
+  brokerMounts: { index: number; mount: Record<string, unknown> }[];
+} {
   const objectMounts: ObjectMount[] = [];
+  const brokerMounts: { index: number; mount: Record<string, unknown> }[] = [];
   let fileMounts = b.file_mounts;
   for (const [i, m] of (b.mounts ?? []).entries()) {
     const where = `body.mounts[${i}]`;
+    // Checked by the axons module's resolver (its messages name the field the same way).
+    if (m.type === 'broker_mount') {
+      brokerMounts.push({ index: i, mount: m });
+      continue;
+    }
     const allowed = m.type === 'object_mount' ? ['type', 'object_id', 'object_path'] : ['type', 'target', 'content'];
     const extra = Object.keys(m).find((k) => !allowed.includes(k));
     if (extra) throw ERRORS.invalid(`${where}.${extra} is not a supported parameter of a ${m.type}`);
@@ -50,5 +60,5 @@ export function mountsOf(b: Pick<CreateBody, 'mounts' | 'file_mounts'>): { objec
       fileMounts = { ...(fileMounts ?? {}), [mountString(m, 'target', where, 4096)]: m.content };
     }
   }
-  return { objectMounts, fileMounts };
+  return { objectMounts, fileMounts, brokerMounts };
 }

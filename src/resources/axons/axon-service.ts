@@ -89,7 +89,7 @@ export class AxonService {
   }
 
   async publish(accountId: string, id: string, input: PublishInput): Promise<AxonEvent> {
-    if (Buffer.byteLength(input.payload) > PAYLOAD_MAX_BYTES) throw ERRORS.tooLarge(`payload is over ${PAYLOAD_MAX_BYTES} bytes`);
+    if (Buffer.byteLength(input.payload) > PAYLOAD_MAX_BYTES) throw ERRORS.tooLarge(`payload is over 256 KiB (${PAYLOAD_MAX_BYTES} bytes)`);
     const e = await this.axons.append(accountId, id, { ...input, timestampMs: Date.now() }, AXON_EVENTS_KEPT);
     if (!e) throw ERRORS.notFound('axon', id);
     this.hub.emit(e);

@@ -1,4 +1,3 @@
-import { Type } from 'typebox';
 import { ERRORS } from '../../../platform/errors.js';
 import { resourceModule } from '../../../platform/http/resource-module.js';
 import { ERROR_RESPONSES, pageEnvelope, replies, toPageQuery } from '../../../platform/http/schemas/common.js';
@@ -41,8 +40,8 @@ function params(list: unknown[] | null | undefined, where: string): unknown[] {
 export const axonRoutes = resourceModule('RESOURCE_TYPE_AGENTS', (app, opts: { axons: AxonService }) => {
   const { axons } = opts;
 
-  app.post('/v1/axons', { schema: { body: Type.Optional(CreateAxonBody), response: replies(AxonViewSchema) } }, async (req) =>
-    toView(await axons.create(req.principal.accountId, { name: req.body?.name, metadata: req.body?.metadata })),
+  app.post('/v1/axons', { schema: { body: CreateAxonBody, response: replies(AxonViewSchema) } }, async (req) =>
+    toView(await axons.create(req.principal.accountId, { name: req.body.name, metadata: req.body.metadata })),
   );
 
   app.get('/v1/axons', { schema: { querystring: AxonListQuery, response: replies(AxonListView) } }, async (req) => {
@@ -60,8 +59,8 @@ export const axonRoutes = resourceModule('RESOURCE_TYPE_AGENTS', (app, opts: { a
     toView(await axons.get(req.principal.accountId, req.params.id)),
   );
 
-  app.post('/v1/axons/:id', { schema: { params: AxonIdParams, body: Type.Optional(UpdateAxonBody), response: replies(AxonViewSchema) } }, async (req) =>
-    toView(await axons.update(req.principal.accountId, req.params.id, req.body?.metadata)),
+  app.post('/v1/axons/:id', { schema: { params: AxonIdParams, body: UpdateAxonBody, response: replies(AxonViewSchema) } }, async (req) =>
+    toView(await axons.update(req.principal.accountId, req.params.id, req.body.metadata)),
   );
 
   app.delete('/v1/axons/:id', { schema: { params: AxonIdParams, response: replies(AxonViewSchema) } }, async (req) =>

@@ -4,6 +4,7 @@ import { ERRORS } from '../../platform/errors.js';
 import type { Page, PageQuery } from '../../platform/store/types.js';
 import { newId } from '../../lib/ids.js';
 import type { EventHub } from './event-hub.js';
+import { PublishBatcher } from './publish-batcher.js';
 import type { SqlRunner } from './sql-runner.js';
 import type { SqlStepOutcome } from './sql-types.js';
 import type { SqlAxonStore } from './sql-axon-store.js';
@@ -22,10 +23,12 @@ export interface PublishInput {
 }
 
 /** Called with every committed event (the broker mounts' resume trigger). */
-export type PublishListener = (axon: Axon, e: AxonEvent) => void;
+export type PublishListener = (axon: Pick<Axon, 'id' | 'accountId'>, e: AxonEvent) => void;
 
 /** Axons in domain terms: CRUD with soft delete, publish, events, subscriptions and the per-axon SQL database. */
 export class AxonService {
+  private readonly batcher: PublishBatcher;
+
   constructor(
     readonly axons: SqlAxonStore,
     private readonly hub: EventHub,
@@ -34,6 +37,7 @@ export class AxonService {
     private readonly listeners: PublishListener[],
   ) {
     fs.mkdirSync(sqlDir, { recursive: true, mode: 0o700 });
+    this.batcher = new PublishBatcher(axons, AXON_EVENTS_KEPT);
   }
 
   async create(accountId: string, input: { name?: string | null; metadata?: Record<string, string> | null }): Promise<Axon> {
@@ -90,13 +94,10 @@ export class AxonService {
 
   async publish(accountId: string, id: string, input: PublishInput): Promise<AxonEvent> {
     if (Buffer.byteLength(input.payload) > PAYLOAD_MAX_BYTES) throw ERRORS.tooLarge(`payload is over 256 KiB (${PAYLOAD_MAX_BYTES} bytes)`);
-    const e = await this.axons.append(accountId, id, { ...input, timestampMs: Date.now() }, AXON_EVENTS_KEPT);
+    const e = await this.batcher.append({ accountId, id, event: { ...input, timestampMs: Date.now() } });
     if (!e) throw ERRORS.notFound('axon', id);
     this.hub.emit(e);
-    if (this.listeners.length) {
-      const axon = await this.axons.getById(id);
-      if (axon) for (const l of this.listeners) l(axon, e);
-    }
+    for (const l of this.listeners) l({ id, accountId }, e);
     return e;
   }
 

@@ -89,11 +89,11 @@ export class BrokerMounts {
   };
 
   /** The publish listener: resumes the suspended boxes the axon is mounted into that asked for it. */
-  readonly onPublished = (axon: Axon, _e: AxonEvent): void => {
+  readonly onPublished = (axon: Pick<Axon, 'id' | 'accountId'>, _e: AxonEvent): void => {
     void this.wake(axon).catch((err) => this.log.error({ err, axon: axon.id }, 'axon resume trigger failed'));
   };
 
-  private async wake(axon: Axon): Promise<void> {
+  private async wake(axon: Pick<Axon, 'id' | 'accountId'>): Promise<void> {
     for (const id of await this.store.devboxesOf(axon.id)) {
       if (this.waking.has(id)) continue;
       const d = await this.devboxes().get(axon.accountId, id).catch(() => undefined);

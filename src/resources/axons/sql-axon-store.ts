@@ -44,6 +44,12 @@ export const eventFromRow = (r: EventRow): AxonEvent => ({
   timestampMs: Number(r.timestamp_ms),
 });
 
+export interface AppendItem {
+  accountId: string;
+  id: string;
+  event: Omit<AxonEvent, 'axonId' | 'sequence'>;
+}
+
 /** Escapes LIKE wildcards so a name filter matches literally. */
 const likeLiteral = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
@@ -64,11 +70,6 @@ export class SqlAxonStore {
   /** Deleted axons included. */
   async get(accountId: string, id: string): Promise<Axon | undefined> {
     const { rows } = await this.db.query<AxonRow>('SELECT * FROM axons WHERE account_id = ? AND id = ?', [accountId, id]);
-    return rows[0] && fromRow(rows[0]);
-  }
-
-  async getById(id: string): Promise<Axon | undefined> {
-    const { rows } = await this.db.query<AxonRow>('SELECT * FROM axons WHERE id = ?', [id]);
     return rows[0] && fromRow(rows[0]);
   }
 
@@ -134,29 +135,36 @@ export class SqlAxonStore {
   }
 
   /**
-   * Appends an event: the sequence comes from the axon's row, incremented in this transaction (its row lock
-   * orders concurrent publishes on any server), and events beyond the newest `keep` go. Undefined when the
-   * axon is missing or deleted.
+   * Appends events, each to its axon, in one transaction (one commit, one fsync for all): the sequence comes
+   * from the axon's row, incremented here (its row lock orders concurrent publishes on any server), and events
+   * beyond the newest `keep` go. Undefined in place of an event whose axon is missing or deleted.
    */
-  async append(accountId: string, id: string, e: Omit<AxonEvent, 'axonId' | 'sequence'>, keep: number): Promise<AxonEvent | undefined> {
+  async appendAll(items: readonly AppendItem[], keep: number): Promise<(AxonEvent | undefined)[]> {
     return this.db.transaction(async (tx) => {
-      const { rows } = await tx.query<{ last_sequence: number }>(
-        'UPDATE axons SET last_sequence = last_sequence + 1 WHERE account_id = ? AND id = ? AND deleted_at_ms IS NULL RETURNING last_sequence',
-        [accountId, id],
-      );
-      if (!rows[0]) return undefined;
-      const sequence = Number(rows[0].last_sequence);
-      await tx.query('INSERT INTO axon_events (axon_id, sequence, event_type, origin, payload, source, timestamp_ms) VALUES (?, ?, ?, ?, ?, ?, ?)', [
-        id,
-        sequence,
-        e.eventType,
-        e.origin,
-        e.payload,
-        e.source,
-        e.timestampMs,
-      ]);
-      if (sequence > keep) await tx.query('DELETE FROM axon_events WHERE axon_id = ? AND sequence <= ?', [id, sequence - keep]);
-      return { axonId: id, sequence, ...e };
+      const out: (AxonEvent | undefined)[] = [];
+      for (const { accountId, id, event: e } of items) {
+        const { rows } = await tx.query<{ last_sequence: number }>(
+          'UPDATE axons SET last_sequence = last_sequence + 1 WHERE account_id = ? AND id = ? AND deleted_at_ms IS NULL RETURNING last_sequence',
+          [accountId, id],
+        );
+        if (!rows[0]) {
+          out.push(undefined);
+          continue;
+        }
+        const sequence = Number(rows[0].last_sequence);
+        await tx.query('INSERT INTO axon_events (axon_id, sequence, event_type, origin, payload, source, timestamp_ms) VALUES (?, ?, ?, ?, ?, ?, ?)', [
+          id,
+          sequence,
+          e.eventType,
+          e.origin,
+          e.payload,
+          e.source,
+          e.timestampMs,
+        ]);
+        if (sequence > keep) await tx.query('DELETE FROM axon_events WHERE axon_id = ? AND sequence <= ?', [id, sequence - keep]);
+        out.push({ axonId: id, sequence, ...e });
+      }
+      return out;
     });
   }
 

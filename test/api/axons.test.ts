@@ -9,7 +9,8 @@ import { after, before, describe, test } from 'node:test';
 import type Runloop from '@runloop/api-client';
 import type { RunloopSDK } from '@runloop/api-client';
 import { Axon } from '@runloop/api-client/sdk';
-import { runInBox, startTestServer, type TestServer } from '../helpers/server.js';
+import RunloopClient from '@runloop/api-client';
+import { ADMIN_KEY, runInBox, startTestServer, type TestServer } from '../helpers/server.js';
 
 let server: TestServer;
 let api: Runloop;
@@ -105,6 +106,36 @@ describe('publish and subscribe', () => {
 
     const listed = await api.axons.events.list(a.id, { limit: 3 });
     assert.deepEqual(listed.events.map((e) => e.sequence), [27, 26, 25]);
+  });
+
+  test('a subscriber that falls behind is cut off with a 408 and the SDK resumes after its last sequence: nothing lost', async () => {
+    let subscribes = 0;
+    const counting: typeof fetch = (input, init) => {
+      if (String(input instanceof Request ? input.url : input).includes('/subscribe/sse')) subscribes++;
+      return fetch(input, init);
+    };
+    const client = new RunloopClient({ baseURL: server.url, bearerToken: ADMIN_KEY, fetch: counting } as unknown as ConstructorParameters<typeof RunloopClient>[0]);
+    const a = await client.axons.create({ name: 'slow' });
+    await client.axons.publish(a.id, event(0));
+    const stream = await client.axons.subscribeSse(a.id);
+    const it = stream[Symbol.asyncIterator]();
+    assert.equal((await it.next()).value.sequence, 1);
+    // Not read while 100 events of 250 KiB (25 MiB) go out: more than the socket buffers and the 8 MiB queue hold.
+    const big = 'x'.repeat(250 * 1024);
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        while (next < 100) {
+          const i = ++next;
+          await client.axons.publish(a.id, { ...event(i), payload: JSON.stringify({ i, big }) });
+        }
+      }),
+    );
+    const seqs = [1];
+    while (seqs.length < 101) seqs.push((await it.next()).value.sequence);
+    await it.return?.();
+    assert.deepEqual(seqs, Array.from({ length: 101 }, (_, i) => i + 1));
+    assert.ok(subscribes >= 2, `the stream was cut off and resumed (${subscribes} subscribe requests)`);
   });
 
   test('SQL through the SDK: a table, bound parameters, a batch', async () => {

@@ -5,9 +5,15 @@
  * request's start to each subscriber's arrival, p50/p99 over all (event, subscriber) pairs. Then events/s:
  * BENCH_BURST (default 3000) events published 16 in flight to an axon with one subscriber, publish rate and
  * the rate they reached the subscriber. The same against `bench/baseline-sse.ts` (a bare Fastify SSE
- * fan-out from an EventEmitter, no auth, no store), in the same run. Prints a markdown table.
+ * fan-out from an EventEmitter, no auth, no store), in the same run, and the cost of one durable commit
+ * (better-sqlite3, WAL, synchronous=FULL, as devboxd's store) in the same temp dir: a publish waits for one.
+ * Prints a markdown table.
  */
+import fs from 'node:fs';
 import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
 import { ADMIN_KEY, startTestServer } from '../test/helpers/server.js';
 import { startBaseline } from './lib/baseline.js';
 import { percentile } from './lib/load.js';
@@ -110,6 +116,25 @@ async function throughput(t: Target): Promise<{ publishRate: number; deliveredRa
   return { publishRate: BURST / ((published - started) / 1000), deliveredRate: BURST / ((lastAt - started) / 1000) };
 }
 
+/** p50 ms of one commit as the store makes it (WAL, synchronous=FULL: an fsync), on the temp dir's disk. */
+function commitP50(): number {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-axons-'));
+  const db = new Database(path.join(dir, 'c.db'));
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.exec('CREATE TABLE t (x)');
+  const insert = db.prepare('INSERT INTO t VALUES (?)');
+  const times: number[] = [];
+  for (let i = 0; i < 200; i++) {
+    const t = performance.now();
+    db.transaction(() => insert.run(i))();
+    times.push(performance.now() - t);
+  }
+  db.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+  return percentile(times.sort((a, b) => a - b), 50);
+}
+
 const server = await startTestServer({ DEVBOXD_LOG_LEVEL: 'warn' });
 const baseline = await startBaseline('bench/baseline-sse.ts');
 try {
@@ -133,6 +158,7 @@ try {
   console.log('| server | publish → SSE p50 ms | p99 ms | publish events/s | delivered events/s |');
   console.log('|---|---|---|---|---|');
   for (const r of rows) console.log(r);
+  console.log(`\none durable SQLite commit (WAL, synchronous=FULL) on this disk: p50 ${commitP50().toFixed(2)} ms; load average ${os.loadavg().map((l) => l.toFixed(1)).join(' / ')}`);
 } finally {
   baseline.stop();
   await server.stop();

@@ -79,7 +79,7 @@ export class EventHub {
       // Nothing handed out here yet: from where the furthest-behind subscriber is.
       const seen = this.newest.get(id) ?? Math.min(...[...subs].map((s) => s.lastSequence));
       if (last <= seen) continue;
-      for (const e of await this.read(id, seen, 500)) this.emit(e);
+      for (const e of await this.read(id, seen, 32)) this.emit(e);
     }
   }
 }

@@ -14,7 +14,7 @@ export { AXONS_SCHEMA } from './schema.js';
 export { axonRoutes } from './routes/index.js';
 
 /** Live fan-out bounds: a subscriber's queue, subscribers per axon and per server. */
-export const HUB_LIMITS: HubLimits = { maxEvents: 1000, maxBytes: 8 * 1024 * 1024, maxPerAxon: 1000, maxTotal: 10_000 };
+export const HUB_LIMITS: HubLimits = { maxEvents: 1000, maxBytes: 8 * 1024 * 1024, maxPerAxon: 1000, maxTotal: 2000 };
 /** Axon SQL: two processes, 32 waiting jobs, 5 s per job, 1000 rows or 4 MiB per result, 64 MiB per database. */
 export const SQL_LIMITS: SqlLimits = { processes: 2, queue: 32, timeoutMs: 5000, maxRows: 1000, maxBytes: 4 * 1024 * 1024, maxDbBytes: 64 * 1024 * 1024 };
 /** How often a server on PostgreSQL looks for events other servers published to the axons it streams. */

@@ -77,7 +77,13 @@ export class SqlRunner {
   }
 
   private spawn(): Worker {
-    const proc = fork(CHILD, [], { execArgv: ['--import', 'tsx', `--max-old-space-size=${CHILD_HEAP_MB}`], stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
+    // tsx by its resolved path (the server may run from any directory); none of the server's environment
+    // (its keys) reaches the process that runs tenants' SQL.
+    const proc = fork(CHILD, [], {
+      execArgv: ['--import', import.meta.resolve('tsx'), `--max-old-space-size=${CHILD_HEAP_MB}`],
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+    });
     const w: Worker = { proc, current: null, timer: null };
     proc.stderr?.on('data', (b: Buffer) => this.log.warn({ stderr: b.toString().slice(0, 500) }, 'axon SQL process'));
     proc.on('message', (reply: SqlJobReply) => {

@@ -12,7 +12,8 @@ export interface QueueLimits {
   maxBytes: number;
 }
 
-const PAGE = 500;
+/** Events per store read: at most 32 × 256 KiB = 8 MiB held for one subscriber while it is written. */
+const PAGE = 32;
 
 /**
  * One subscriber of an axon: the stored events after its sequence, then the live ones, in order, each once.

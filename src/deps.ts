@@ -169,6 +169,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     devboxes: () => devboxes,
     resume: (accountId, id) => suspend.resume(accountId, id),
     environmentOf: (d) => devboxes.environmentOf(d),
+    running: (id, sandbox) => lifecycle.active.get(id)?.sandbox === sandbox,
     log: logger.child({ component: 'axons' }),
   });
   const lifecycle = new Lifecycle(devboxStore, runtime, events, logger.child({ component: 'lifecycle' }), {

@@ -34,6 +34,7 @@ class AgentFeed {
     private readonly env: Record<string, string>,
     private readonly hub: EventHub,
     private readonly store: SqlBrokerStore,
+    private readonly alive: () => boolean,
     private readonly log: Logger,
   ) {
     void this.run().catch((err) => log.error({ err, devbox: mount.devboxId }, 'broker mount stopped'));
@@ -47,7 +48,8 @@ class AgentFeed {
 
   private async run(): Promise<void> {
     let backoff = BACKOFF_MIN_MS;
-    while (!this.stop.signal.aborted) {
+    // A box that stopped without its stop listener reaching this feed (it died) starts nothing more.
+    while (!this.stop.signal.aborted && this.alive()) {
       const started = Date.now();
       const proc = this.sandbox.spawn({ argv: [this.mount.agentBinary, ...this.mount.launchArgs], cwd: this.mount.workingDirectory ?? undefined, env: this.env });
       this.proc = proc;
@@ -105,6 +107,8 @@ export class Broker {
     private readonly store: SqlBrokerStore,
     private readonly hub: EventHub,
     private readonly environmentOf: (d: Devbox) => Promise<Record<string, string>>,
+    /** Whether this sandbox is still the box's running one. */
+    private readonly running: (id: string, sandbox: Sandbox) => boolean,
     private readonly log: Logger,
   ) {}
 
@@ -122,8 +126,11 @@ export class Broker {
     const mounts = await this.store.ofDevbox(d.id);
     if (mounts.length === 0) return;
     const env = await this.environmentOf(d);
+    // The box may have stopped while this read: its stop listener found nothing to stop.
+    if (!this.running(d.id, sandbox)) return;
     this.onStopped(d.id);
-    this.feeds.set(d.id, mounts.map((m) => new AgentFeed(m, sandbox, env, this.hub, this.store, this.log)));
+    const alive = () => this.running(d.id, sandbox);
+    this.feeds.set(d.id, mounts.map((m) => new AgentFeed(m, sandbox, env, this.hub, this.store, alive, this.log)));
   }
 
   close(): void {

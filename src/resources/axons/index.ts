@@ -3,6 +3,7 @@ import type { Logger } from '../../lib/logger.js';
 import type { Store } from '../../platform/store/types.js';
 import type { DevboxService } from '../devboxes/devbox-service.js';
 import type { Devbox } from '../devboxes/types.js';
+import type { Sandbox } from '../../runtime/driver.js';
 import { AxonService } from './axon-service.js';
 import { Broker } from './broker.js';
 import { BrokerMounts } from './broker-mounts.js';
@@ -34,6 +35,8 @@ export function buildAxons(opts: {
   devboxes: () => DevboxService;
   resume: (accountId: string, id: string) => Promise<unknown>;
   environmentOf: (d: Devbox) => Promise<Record<string, string>>;
+  /** Whether the sandbox is still the box's running one (the lifecycle's active set). */
+  running: (id: string, sandbox: Sandbox) => boolean;
   log: Logger;
   limits?: { hub?: Partial<HubLimits>; sql?: Partial<SqlLimits> };
 }): AxonsModule {
@@ -43,7 +46,7 @@ export function buildAxons(opts: {
   const sql = new SqlRunner({ ...SQL_LIMITS, ...opts.limits?.sql }, log);
   const mounts = new BrokerMounts(store, axons, opts.devboxes, opts.resume, log);
   const service = new AxonService(axons, hub, sql, path.join(opts.dataDir, 'axons'), [mounts.onPublished]);
-  const broker = new Broker(mounts.store, hub, opts.environmentOf, log);
+  const broker = new Broker(mounts.store, hub, opts.environmentOf, opts.running, log);
   // Two servers on one PostgreSQL: each announces only its own publishes, so each polls for the others'.
   const poll =
     store.db.dialect === 'postgres'

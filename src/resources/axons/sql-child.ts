@@ -79,6 +79,8 @@ function run(job: SqlJob): SqlJobReply {
     const pageSize = Number(db.pragma('page_size', { simple: true }));
     db.pragma(`max_page_count = ${Math.ceil(job.maxDbBytes / pageSize)}`);
     db.pragma('temp_store = MEMORY');
+    // SQLite's own memory (sorts, the temp store, caches) is outside the JS heap's limit: bounded here.
+    db.pragma(`hard_heap_limit = ${256 * 1024 * 1024}`);
     db.pragma(`busy_timeout = ${job.timeoutMs}`);
     if (!job.batch) return { id: job.id, results: [step(db, job.statements[0]!.sql, job.statements[0]!.params, job)] };
     const results: SqlStepOutcome[] = [];

@@ -39,7 +39,9 @@ export function sseRoute(app: Api, axons: AxonService, errors: typeof ERROR_RESP
         if (reason.kind === 'deleted') sse.error(404, reason.message);
         sse.end();
       };
-      sse.signal.addEventListener('abort', () => axons.unsubscribe(sub), { once: true });
+      // A client already gone fires no further abort: it is unsubscribed at once.
+      if (sse.signal.aborted) axons.unsubscribe(sub);
+      else sse.signal.addEventListener('abort', () => axons.unsubscribe(sub), { once: true });
       try {
         for await (const batch of sub.batches()) {
           await sse.dataAll(

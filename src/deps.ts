@@ -44,6 +44,7 @@ import { Presigner } from './resources/objects/presign.js';
 import { LoginGuard, SshFront, SshKeyService } from './resources/ssh/index.js';
 import { buildEvictions, type EvictionModule } from './resources/evictions/index.js';
 import { agentMountExtensions, AgentService } from './resources/agents/index.js';
+import { buildAxons, type AxonsModule } from './resources/axons/index.js';
 
 /** The composition root: every store, driver and service is built once, here, with explicit arguments. */
 export interface Deps {
@@ -88,6 +89,8 @@ export interface Deps {
   ssh: { keys: SshKeyService; front: SshFront };
   /** Evictions: the watch stream's source, drains (`devboxd drain`, SIGTERM with DEVBOXD_EVICT_ON_SHUTDOWN=suspend), memory pressure. */
   evictions: EvictionModule;
+  /** Axons: event streams, their SQL databases, the broker mounts that feed them to agents in boxes. */
+  axons: AxonsModule;
   /** Stops background work and closes what was opened, in reverse order. Devboxes keep running. */
   close(): Promise<void>;
 }
@@ -172,11 +175,20 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     readyTimeoutMs: config.serviceReadyTimeoutSeconds * 1000,
     log: logger.child({ component: 'services' }),
   });
+  const axons = buildAxons({
+    store,
+    dataDir: config.dataDir,
+    devboxes: () => devboxes,
+    resume: (accountId, id) => suspend.resume(accountId, id),
+    environmentOf: (d) => devboxes.environmentOf(d),
+    running: (id, sandbox) => lifecycle.active.get(id)?.sandbox === sandbox,
+    log: logger.child({ component: 'axons' }),
+  });
   const lifecycle = new Lifecycle(devboxStore, runtime, events, logger.child({ component: 'lifecycle' }), {
     // Services start before the launch commands, which may use them.
     bootSteps: [egress.bootStep, boxLink.bootStep, fileMountsStep, objectMounts.bootStep, agentMounts.bootStep, services, boxProcesses.bootStep],
-    onRunning: [boxProcesses.onRunning],
-    onStopped: [egress.onStopped, boxLink.onStopped, boxProcesses.onStopped, mcp.devbox.onStopped, gateway.devbox.onStopped, (id) => evictions.service.stopped(id), sshFront.onStopped,
+    onRunning: [boxProcesses.onRunning, axons.broker.onRunning],
+    onStopped: [axons.broker.onStopped, egress.onStopped, boxLink.onStopped, boxProcesses.onStopped, mcp.devbox.onStopped, gateway.devbox.onStopped, (id) => evictions.service.stopped(id), sshFront.onStopped,
       ptyStopListener(() => ptySessions, () => ptyTunnels)],
   });
   const tunnels = new TunnelService(store, sealer, () => devboxes);
@@ -202,7 +214,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   });
   const devboxes = new DevboxService(store, lifecycle, events, logger.child({ component: 'devboxes' }), host, node, {
     // The blueprint's resolver first: the others see the request with the blueprint's launch defaults.
-    resolvers: [async () => (evictions.service.refuseWhileDraining('create'), undefined), blueprints.resolver, secretsForBoxes.resolver, egress.resolver, mcp.devbox.resolver, snapshotLayersResolver(() => snapshots), gateway.devbox.resolver, tunnels.resolver, objectMounts.resolver, agentMounts.resolver],
+    resolvers: [async () => (evictions.service.refuseWhileDraining('create'), undefined), blueprints.resolver, secretsForBoxes.resolver, egress.resolver, mcp.devbox.resolver, snapshotLayersResolver(() => snapshots), gateway.devbox.resolver, tunnels.resolver, objectMounts.resolver, agentMounts.resolver, axons.mounts.resolver],
     environment: [secretsForBoxes.environment, mcp.devbox.environment, gateway.devbox.environment],
     enrichers: [mcp.devbox.enricher, gateway.devbox.enricher, tunnels.enricher],
     shutdownGuards: [snapshotShutdownGuard(() => snapshots)],
@@ -274,6 +286,11 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   await egress.reattach([...lifecycle.active.keys()]);
   // They lost their link with the previous server: each gets a fresh one.
   await Promise.all([...lifecycle.active.keys()].map((id) => boxServices.link(id).catch((err) => logger.error({ err, devbox: id }, 'box services link failed'))));
+  // Adopted boxes' broker mounts: their agents lost the previous server's pipes; each is started again.
+  for (const [id, box] of lifecycle.active) {
+    const d = await devboxStore.getById(id);
+    if (d) await axons.broker.start(d, box.sandbox).catch((err) => logger.error({ err, devbox: id }, 'broker start failed'));
+  }
   await executions.reconcileOutput();
   await mcp.reconcile();
   supervisor.start();
@@ -308,9 +325,11 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     pty: { tunnels: ptyTunnels, sessions: ptySessions, front: ptyFront },
     ssh: { keys: new SshKeyService(devboxes, { guard: sshGuard, served: sshFront.enabled, domain: config.ssh.domain ?? config.tunnelDomain }), front: sshFront },
     evictions,
+    axons,
     async close() {
       await sshFront.close();
       evictions.close();
+      axons.close();
       tunnelFront.close();
       await boxServices.close();
       await gateway.proxy.close();

@@ -16,7 +16,7 @@ import { ROUTES, UPLOAD, type Level, type Need } from './route-table.js';
 let f: FastApp;
 let operations: string[];
 /** Account A's resources (the admin key's account). */
-const a = { devbox: '', execution: '', snapshot: '', key: '', agent: '' };
+const a = { devbox: '', execution: '', snapshot: '', key: '', agent: '', axon: '' };
 let keyB: string;
 let devboxB: string;
 
@@ -65,6 +65,7 @@ before(async () => {
   a.snapshot = (await json<{ id: string }>({ method: 'POST', url: `/v1/devboxes/${a.devbox}/snapshot_disk`, payload: { name: 'a' } })).id;
   a.key = (await json<{ id: string }>({ method: 'POST', url: '/v1/apikeys', payload: { name: 'a' } })).id;
   a.agent = (await json<{ id: string }>({ method: 'POST', url: '/v1/agents', payload: { name: 'a', source: { type: 'git', git: { repository: 'https://git.test/a.git' } } } })).id;
+  a.axon = (await json<{ id: string }>({ method: 'POST', url: '/v1/axons', payload: { name: 'a' } })).id;
 
   // Account B, made the way an operator makes one, beside the running app.
   const out = execFileSync(process.execPath, [path.join(ROOT, 'bin/devboxd.js'), 'accounts', 'create', 'team-b'], {
@@ -120,7 +121,7 @@ describe('restricted keys', () => {
 
 describe("another account's ids", () => {
   const idsOf = (op: string) => ({
-    id: op.includes('/disk_snapshots/{id}') ? a.snapshot : op.includes('/apikeys/{id}') ? a.key : op.includes('/agents/{id}') ? a.agent : a.devbox,
+    id: op.includes('/disk_snapshots/{id}') ? a.snapshot : op.includes('/apikeys/{id}') ? a.key : op.includes('/agents/{id}') ? a.agent : op.includes('/axons/{id}') ? a.axon : a.devbox,
     execution_id: a.execution,
   });
 

@@ -21,6 +21,8 @@ export interface CreateDevboxInput {
   objectMounts?: ObjectMount[] | null;
   /** Agents installed into the box before launch commands (`agent_mount` in `mounts`). */
   agentMounts?: AgentMount[] | null;
+  /** `broker_mount`s as sent, with their index in `mounts` (the axons module checks and records them). */
+  brokerMounts?: { index: number; mount: Record<string, unknown> }[] | null;
   /** Environment variable name → the MCP config (id or name) and secret (id or name) its hub token reaches. */
   mcp?: Record<string, { mcpConfig: string; secret: string }> | null;
   /** Environment-variable prefix → the gateway config and secret (id or name each) of an agent gateway binding. */

@@ -14,13 +14,13 @@ export const MountsSchema = Type.Array(
     required: ['type'],
     properties: { type: { type: 'string', enum: ['object_mount', 'file_mount', 'code_mount', 'agent_mount', 'broker_mount'] } },
     description:
-      'object_mount {object_id, object_path}: the object at object_path (archives unpacked into it); file_mount {target, content}: a file; agent_mount {agent_id or agent_name, agent_path, auth_token}: the agent installed at boot; code and broker mounts are not supported yet',
+      'object_mount {object_id, object_path}: the object at object_path (archives unpacked into it); file_mount {target, content}: a file; agent_mount {agent_id or agent_name, agent_path, auth_token}: the agent installed at boot; broker_mount {axon_id, protocol: claude_json, agent_binary, launch_args, working_directory}: the axon events to the agent stdin; code mounts are not supported yet',
   }),
   { maxItems: 100 },
 );
 
 /** Mount types this server places; the others are refused by `refuseUnsupported`. */
-export const MOUNTS_SERVED = new Set(['object_mount', 'file_mount', 'agent_mount']);
+export const MOUNTS_SERVED = new Set(['object_mount', 'file_mount', 'agent_mount', 'broker_mount']);
 
 const ALLOWED: Record<string, string[]> = {
   object_mount: ['type', 'object_id', 'object_path'],
@@ -50,12 +50,19 @@ export function mountsOf(b: Pick<CreateBody, 'mounts' | 'file_mounts'>): {
   objectMounts: ObjectMount[];
   agentMounts: AgentMount[];
   fileMounts: Record<string, string> | null | undefined;
+  brokerMounts: { index: number; mount: Record<string, unknown> }[];
 } {
   const objectMounts: ObjectMount[] = [];
   const agentMounts: AgentMount[] = [];
+  const brokerMounts: { index: number; mount: Record<string, unknown> }[] = [];
   let fileMounts = b.file_mounts;
   for (const [i, m] of (b.mounts ?? []).entries()) {
     const where = `body.mounts[${i}]`;
+    // Checked by the axons module's resolver (its messages name the field the same way).
+    if (m.type === 'broker_mount') {
+      brokerMounts.push({ index: i, mount: m });
+      continue;
+    }
     const extra = Object.keys(m).find((k) => !ALLOWED[m.type]!.includes(k));
     if (extra) throw ERRORS.invalid(`${where}.${extra} is not a supported parameter of a ${m.type}`);
     if (m.type === 'object_mount') {
@@ -73,5 +80,5 @@ export function mountsOf(b: Pick<CreateBody, 'mounts' | 'file_mounts'>): {
       fileMounts = { ...(fileMounts ?? {}), [mountString(m, 'target', where, 4096)]: m.content };
     }
   }
-  return { objectMounts, agentMounts, fileMounts };
+  return { objectMounts, agentMounts, fileMounts, brokerMounts };
 }

@@ -118,3 +118,34 @@ describe('scenarios', () => {
     await bad({ method: 'GET', url: '/v1/scenarios/runs/scr_unknown' }, 404, /not found/);
   });
 });
+
+describe('bounds', () => {
+  test('an account holds at most DEVBOXD_SCENARIO_ACCOUNT_MAX_SCENARIOS scenarios and _MAX_SCORERS scorers (403 past it)', async () => {
+    const g = await buildFastApp({ env: { DEVBOXD_SCENARIO_ACCOUNT_MAX_SCENARIOS: '2', DEVBOXD_SCENARIO_ACCOUNT_MAX_SCORERS: '1' } });
+    try {
+      const post = (url: string, payload: Json) => g.call({ method: 'POST', url, payload });
+      for (const n of ['a', 'b']) assert.equal((await post('/v1/scenarios', scenario(n))).statusCode, 200);
+      const third = await post('/v1/scenarios', scenario('c'));
+      assert.equal(third.statusCode, 403, third.body);
+      assert.match(third.json<{ message: string }>().message, /DEVBOXD_SCENARIO_ACCOUNT_MAX_SCENARIOS/);
+      assert.equal((await post('/v1/scenarios/scorers', { type: 'one', bash_script: 'echo 1' })).statusCode, 200);
+      const second = await post('/v1/scenarios/scorers', { type: 'two', bash_script: 'echo 1' });
+      assert.equal(second.statusCode, 403, second.body);
+      assert.match(second.json<{ message: string }>().message, /DEVBOXD_SCENARIO_ACCOUNT_MAX_SCORERS/);
+    } finally {
+      await g.close();
+    }
+  });
+
+  test('scripts, test files and scoring functions are bounded; a runs page holds at most 200', async () => {
+    const big = 'x'.repeat(64 * 1024 + 1);
+    const res = await f.call({ method: 'POST', url: '/v1/scenarios/scorers', payload: { type: 'big', bash_script: big } });
+    assert.equal(res.statusCode, 400, res.body);
+    const many = Array.from({ length: 21 }, (_, i) => ({ name: `f${i}`, weight: 1 / 21, scorer: { type: 'command_scorer', command: 'true' } }));
+    await bad({ method: 'POST', url: '/v1/scenarios', payload: { ...scenario('many'), scoring_contract: { scoring_function_parameters: many } } }, 400, /at most 20/);
+    const files = [{ file_path: 'a', file_contents: 'y'.repeat(49 * 1024) }];
+    const tb = { ...scenario('tb'), scoring_contract: { scoring_function_parameters: [{ name: 't', weight: 1, scorer: { type: 'test_based_scorer', test_command: 'true', test_files: files } }] } };
+    await bad({ method: 'POST', url: '/v1/scenarios', payload: tb }, 400, /bytes of file contents/);
+    assert.equal((await f.call({ method: 'GET', url: '/v1/scenarios/runs?limit=201' })).statusCode, 400);
+  });
+});

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { ScenarioRun } from '@runloop/api-client/sdk';
+import { ScenarioRun, Scorer } from '@runloop/api-client/sdk';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 /**
@@ -43,6 +43,34 @@ async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, ms = 60_0
 }
 
 describe('scenarios', () => {
+  test("Runloop's smoke tests: scenario, scenario-run and scorer helpers, scoreAndComplete, then a shutdown of the completed box", async () => {
+    const sdk = server.sdk();
+    const created = await Scorer.create(sdk.api, { type: 'sdk-scorer-static-1', bash_script: 'echo "1.0"' });
+    assert.match(created.id, /^scs_/);
+    assert.equal((await sdk.scorer.fromId(created.id).getInfo()).type, 'sdk-scorer-static-1');
+    assert.ok((await sdk.scorer.list({ limit: 10 })).length > 0);
+    const view = await sdk.api.scenarios.create({
+      name: 'sdk-scenario-test',
+      input_context: { problem_statement: 'Test problem statement' },
+      scoring_contract: { scoring_function_parameters: [{ name: 'test-scorer', scorer: { type: 'command_scorer', command: 'echo 1.0' }, weight: 1 }] },
+    });
+    const scenario = sdk.scenario.fromId(view.id);
+    assert.equal((await scenario.getInfo()).input_context.problem_statement, 'Test problem statement');
+    assert.deepEqual((await scenario.update({ metadata: { test_key: 'test_value' } })).metadata, { test_key: 'test_value' });
+    assert.ok((await sdk.scenario.list({ limit: 5 })).length > 0);
+    const run = await scenario.run({ run_name: 'sdk-run', runProfile: SMALL }, POLL);
+    devboxes.push(run.devboxId);
+    const info = await run.getInfo();
+    assert.deepEqual([info.id, info.devbox_id, info.scenario_id, info.name], [run.id, run.devboxId, view.id, 'sdk-run']);
+    const hello = await run.devbox.cmd.exec('echo "Hello from ScenarioRun devbox"');
+    assert.equal(hello.exitCode, 0);
+    assert.match(await hello.stdout(), /Hello from ScenarioRun devbox/);
+    const done = await sdk.api.scenarios.runs.scoreAndComplete(run.id, POLL);
+    assert.equal(done.state, 'completed');
+    assert.deepEqual((await run.getScore())?.score, 1);
+    await sdk.api.devboxes.shutdown(done.devbox_id);
+  });
+
   test('custom scorers: create, read, update, list (object-oriented Scorer)', async () => {
     const sdk = server.sdk();
     const scorer = await sdk.scorer.create({ type: 'quarter', bash_script: 'echo 0.25' });
@@ -69,12 +97,16 @@ describe('scenarios', () => {
       .builder('weighted')
       .withProblemStatement('make the test pass')
       .withWorkingDirectory('/tmp')
-      .addBashScriptScorer('bash', { bash_script: 'echo progress; echo "score=0.5"', weight: 0.4 })
+      .withRequiredSecrets(['API_KEY'])
+      .addBashScriptScorer('bash', { bash_script: 'echo progress; test "$API_KEY" = s3cret-value || exit 9; echo "score=0.5"', weight: 0.4 })
       .addTestCommandScorer('tests', { test_command: 'sh t/check.sh', test_files: [{ file_path: 't/check.sh', file_contents: 'test "$(pwd)" = /tmp\n' }], weight: 0.2 })
       .addPythonScriptScorer('py', { python_script: 'print(0.75)', weight: 0.2 })
       .addCustomScorer('custom', { custom_scorer_type: 'quarter', weight: 0.2 })
       .push();
-    const run = await scenario.run({ run_name: 'weighted-run', runProfile: SMALL }, POLL);
+    await api().secrets.create({ name: 'SCENARIO_API_KEY', value: 's3cret-value' });
+    assert.match((await status(scenario.runAsync({ runProfile: SMALL }))).message, /requires the secrets API_KEY/);
+    const run = await scenario.run({ run_name: 'weighted-run', runProfile: { ...SMALL, secrets: { API_KEY: 'SCENARIO_API_KEY' } } }, POLL);
+    assert.deepEqual((await run.getInfo()).secrets_provided, { API_KEY: 'SCENARIO_API_KEY' });
     devboxes.push(run.devboxId);
     assert.equal((await run.getInfo()).state, 'running');
     const scored = await run.scoreAndAwait(POLL);
@@ -110,10 +142,12 @@ describe('scenarios', () => {
           { name: 'exits', weight: 0.25, scorer: { type: 'bash_script_scorer', bash_script: 'echo doing-things; echo broken >&2; exit 3' } },
           { name: 'range', weight: 0.25, scorer: { type: 'bash_script_scorer', bash_script: 'echo 1.5' } },
           { name: 'none', weight: 0.25, scorer: { type: 'bash_script_scorer', bash_script: 'echo no number here' } },
-          { name: 'cmd', weight: 0.25, scorer: { type: 'command_scorer', command: 'false' } },
+          { name: 'cmd', weight: 0.15, scorer: { type: 'command_scorer', command: 'false' } },
+          { name: 'slow', weight: 0.1, scorer: { type: 'bash_script_scorer', bash_script: 'echo started; sleep 60; echo 1' } },
         ],
       },
       required_environment_variables: ['TOKEN'],
+      scorer_timeout_sec: 4,
     });
     assert.match((await status(api().scenarios.startRun({ scenario_id: s.id }))).message, /requires the environment variables TOKEN/);
     const view = await api().scenarios.startRunAndAwaitEnvReady({ scenario_id: s.id, runProfile: { ...SMALL, envVars: { TOKEN: 't' } } }, POLL);
@@ -123,7 +157,10 @@ describe('scenarios', () => {
     assert.equal(done.state, 'completed');
     const r = done.scoring_contract_result!;
     assert.equal(r.score, 0);
-    const [exits, range, none, cmd] = r.scoring_function_results;
+    const [exits, range, none, cmd, slow] = r.scoring_function_results;
+    assert.equal(slow!.state, 'error');
+    assert.match(slow!.output, /started/);
+    assert.match(slow!.output, /ran out of time/);
     assert.equal(exits!.state, 'error');
     assert.match(exits!.output, /doing-things/);
     assert.match(exits!.output, /broken/);

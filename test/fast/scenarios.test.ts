@@ -51,6 +51,8 @@ describe('scenarios', () => {
     assert.deepEqual([u.name, u.metadata, u.reference_output, u.required_secret_names], ['renamed', { team: 'a' }, null, ['API_KEY']]);
     assert.deepEqual(u.input_context, { problem_statement: 'solve crud', additional_context: { hint: 1 } });
     await bad({ method: 'POST', url: `/v1/scenarios/${s.id}`, payload: { name: '' } }, 400, /name cannot be blank/);
+    assert.equal((await ok<Json>({ method: 'POST', url: `/v1/scenarios/${s.id}`, payload: { validation_type: 'REVERSE' } })).validation_type, 'REVERSE');
+    assert.equal((await ok<Json>({ method: 'POST', url: `/v1/scenarios/${s.id}`, payload: { validation_type: '' } })).validation_type, null);
     assert.equal((await ok<Json>({ method: 'POST', url: `/v1/scenarios/${s.id}/archive` })).status, 'archived');
     await bad({ method: 'POST', url: `/v1/scenarios/${s.id}`, payload: { name: 'x' } }, 400, /archived/);
     assert.equal((await ok<Json>({ method: 'GET', url: `/v1/scenarios/${s.id}` })).status, 'archived');

@@ -45,6 +45,7 @@ import { LoginGuard, SshFront, SshKeyService } from './resources/ssh/index.js';
 import { buildEvictions, type EvictionModule } from './resources/evictions/index.js';
 import { agentMountExtensions, AgentService } from './resources/agents/index.js';
 import { buildAxons, type AxonsModule } from './resources/axons/index.js';
+import { buildScenarios, SCORE_JOB, type ScenariosModule } from './resources/scenarios/index.js';
 
 /** The composition root: every store, driver and service is built once, here, with explicit arguments. */
 export interface Deps {
@@ -91,6 +92,8 @@ export interface Deps {
   evictions: EvictionModule;
   /** Axons: event streams, their SQL databases, the broker mounts that feed them to agents in boxes. */
   axons: AxonsModule;
+  /** Scorers, scenarios and scenario runs (runs score as durable jobs in their devboxes). */
+  scenarios: ScenariosModule;
   /** Stops background work and closes what was opened, in reverse order. Devboxes keep running. */
   close(): Promise<void>;
 }
@@ -189,7 +192,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     bootSteps: [egress.bootStep, boxLink.bootStep, fileMountsStep, objectMounts.bootStep, agentMounts.bootStep, services, boxProcesses.bootStep],
     onRunning: [boxProcesses.onRunning, axons.broker.onRunning],
     onStopped: [axons.broker.onStopped, egress.onStopped, boxLink.onStopped, boxProcesses.onStopped, mcp.devbox.onStopped, gateway.devbox.onStopped, (id) => evictions.service.stopped(id), sshFront.onStopped,
-      ptyStopListener(() => ptySessions, () => ptyTunnels)],
+      ptyStopListener(() => ptySessions, () => ptyTunnels), (id, ended) => scenarios.onStopped(id, ended)],
   });
   const tunnels = new TunnelService(store, sealer, () => devboxes);
   const host = { maxCpuCores: config.maxCpuCores, maxMemoryGiB: config.maxMemoryGiB };
@@ -231,10 +234,23 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     const d = await devboxStore.getById(id);
     return d && { ended: TERMINAL.has(d.status), endTimeMs: d.endTimeMs };
   };
-  const executions = new ExecutionService(store.executions, devboxLog, devboxes, new BoxJobs(outputs), boxState, logger.child({ component: 'executions' }), node,
+  const boxJobs = new BoxJobs(outputs);
+  const executions = new ExecutionService(store.executions, devboxLog, devboxes, boxJobs, boxState, logger.child({ component: 'executions' }), node,
     config.maxExecutionsPerDevbox);
   await executions.reconcile();
   const files = new FileService(devboxes, logger.child({ component: 'files' }), { stallMs: config.uploadStallMs });
+  const scenarios = buildScenarios({
+    store,
+    config: config.scenarios,
+    devboxes: () => devboxes,
+    devboxById: (id) => devboxStore.getById(id),
+    sandboxOf: (id) => lifecycle.active.get(id)?.sandbox,
+    boxJobs,
+    jobs: () => jobs,
+    secretExists: async (accountId, ref) => (await secrets.resolve(accountId, ref)) !== undefined,
+    runListeners: [],
+    log: logger.child({ component: 'scenarios' }),
+  });
   // Durable jobs: their handlers reach the services below through closures, called once a job runs.
   const jobs = new JobRunner(store.jobs, node, {
     [CAPTURE_JOB]: { run: (job) => snapshots.settleCapture(job.subjectId), exhausted: (job, err) => snapshots.captureFailed(job.subjectId, err) },
@@ -242,7 +258,8 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     [RESUME_JOB]: { run: (job) => suspend.settleResume(job.subjectId), exhausted: (job, err) => suspend.resumeFailed(job.subjectId, err) },
     [BUILD_JOB]: { run: (job) => blueprints.runner.run(job.subjectId), exhausted: (job, err) => blueprints.runner.exhausted(job.subjectId, err) },
     [EXPIRE_JOB]: (job) => objects.expire(job.subjectId),
-  }, logger.child({ component: 'jobs' }), { background: [EXPIRE_JOB] });
+    ...scenarios.jobs,
+  }, logger.child({ component: 'jobs' }), { background: [EXPIRE_JOB, SCORE_JOB] });
   // Presigned URLs are signed under a key derived from the master key this server held first (see presign.ts).
   const objects = new ObjectService(store, blobs, new Presigner(keys.first.key), () => jobs, config.objects, logger.child({ component: 'objects' }));
   const agents = new AgentService(store, objects, config.agents);
@@ -297,6 +314,8 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   // Builds a restart cut run again from here (their jobs retry): the supervisor removed their old sandboxes.
   blueprints.runner.markStarted();
   await evictions.start();
+  // Runs whose box ended while the server was down end now; resumed scoring jobs were waiting for the adoption.
+  await scenarios.reconcile();
   return {
     store,
     node,
@@ -326,6 +345,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     ssh: { keys: new SshKeyService(devboxes, { guard: sshGuard, served: sshFront.enabled, domain: config.ssh.domain ?? config.tunnelDomain }), front: sshFront },
     evictions,
     axons,
+    scenarios,
     async close() {
       await sshFront.close();
       evictions.close();

@@ -34,6 +34,21 @@ const toKey = (r: KeyRow): ApiKey => ({
   secretLast4: r.secret_last4,
 });
 
+const KEY_COLUMNS: (keyof KeyRow)[] = ['id', 'account_id', 'name', 'kind', 'secret_hash', 'scopes', 'expires_at_ms', 'create_time_ms', 'revoked_at_ms', 'secret_last4'];
+
+/**
+ * For another module's statement that reads the request's key too (joined by `secret_hash`): the select
+ * list of `alias`'s key columns under names no other table uses (`key_<column>`), and the key of such a row
+ * (undefined when the join found none).
+ */
+export const keyJoin = {
+  select: (alias: string) => KEY_COLUMNS.map((c) => `${alias}.${c} AS key_${c}`).join(', '),
+  from(row: Record<string, unknown>): ApiKey | undefined {
+    if (row.key_id == null) return undefined;
+    return toKey(Object.fromEntries(KEY_COLUMNS.map((c) => [c, row[`key_${c}`]])) as unknown as KeyRow);
+  },
+};
+
 const toAccount = (r: AccountRow): Account => ({ id: r.id, name: r.name, createTimeMs: r.create_time_ms });
 
 /**

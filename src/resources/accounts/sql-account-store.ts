@@ -41,11 +41,14 @@ const KEY_COLUMNS: (keyof KeyRow)[] = ['id', 'account_id', 'name', 'kind', 'secr
  * list of `alias`'s key columns under names no other table uses (`key_<column>`), and the key of such a row
  * (undefined when the join found none).
  */
+const JOINED = KEY_COLUMNS.map((c) => [c, `key_${c}`] as const);
 export const keyJoin = {
-  select: (alias: string) => KEY_COLUMNS.map((c) => `${alias}.${c} AS key_${c}`).join(', '),
+  select: (alias: string) => JOINED.map(([c, as]) => `${alias}.${c} AS ${as}`).join(', '),
   from(row: Record<string, unknown>): ApiKey | undefined {
     if (row.key_id == null) return undefined;
-    return toKey(Object.fromEntries(KEY_COLUMNS.map((c) => [c, row[`key_${c}`]])) as unknown as KeyRow);
+    const key: Record<string, unknown> = {};
+    for (const [c, as] of JOINED) key[c] = row[as];
+    return toKey(key as unknown as KeyRow);
   },
 };
 

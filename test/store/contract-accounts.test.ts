@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import { account, key, openPostgres, openSqlite, stopPostgres, type Backend } from './fixtures.js';
+import { account, devbox, key, openPostgres, openSqlite, stopPostgres, type Backend } from './fixtures.js';
 
 // The store contract, part two (see contract.test.ts): accounts and keys, x-request-id claims, the schema guard.
 after(stopPostgres);
@@ -27,6 +27,24 @@ for (const open of [openSqlite, openPostgres]) {
       const page = await db.a.accounts.listKeys(acc.id, { limit: 10, includeTotalCount: true });
       assert.deepEqual(page.items.map((k) => k.id), [k2.id]);
       assert.equal(page.totalCount, 1);
+    });
+
+    test('a box read with its key (getWithKey): the key by hash, the box only in the key\'s account', async () => {
+      await ready;
+      const acc = await account(db.a);
+      const other = await account(db.a);
+      const k = key(acc.id, { kind: 'restricted', scopes: [{ resourceType: 'RESOURCE_TYPE_DEVBOXES', accessLevel: 'read' }], expiresAtMs: 9e12 });
+      await db.a.accounts.insertKey(k);
+      const mine = devbox(acc.id);
+      const theirs = devbox(other.id);
+      await db.a.devboxes.insert(mine);
+      await db.a.devboxes.insert(theirs);
+      assert.deepEqual(await db.b.devboxes.getWithKey(k.secretHash, mine.id), { key: k, devbox: mine });
+      assert.deepEqual(await db.b.devboxes.getWithKey(k.secretHash, theirs.id), { key: k, devbox: undefined });
+      assert.deepEqual(await db.b.devboxes.getWithKey(k.secretHash, 'dbx_none'), { key: k, devbox: undefined });
+      assert.deepEqual(await db.b.devboxes.getWithKey('no-such-hash', mine.id), {});
+      await db.a.accounts.revokeKey(k.id, 99);
+      assert.deepEqual(await db.b.devboxes.getWithKey(k.secretHash, mine.id), { key: { ...k, revokedAtMs: 99 }, devbox: mine });
     });
 
     describe('x-request-id claims', () => {

@@ -134,6 +134,8 @@ export interface DevboxTransition {
 export interface DevboxStore {
   insert(d: Devbox): Promise<void>;
   get(accountId: string, id: string): Promise<Devbox | undefined>;
+  /** The API key with `keyHash` and, if its account has it, the box: one statement (a hinted GET, KeyCheck). */
+  getWithKey(keyHash: string, id: string): Promise<{ key?: ApiKey; devbox?: Devbox }>;
   /** Any account: for background jobs (watchdog, reconcile). */
   getById(id: string): Promise<Devbox | undefined>;
   list(accountId: string, page: PageQuery, status?: DevboxStatus): Promise<Page<Devbox>>;

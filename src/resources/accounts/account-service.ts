@@ -57,25 +57,34 @@ export class AccountService {
 
   /** Resolves a bearer secret to its principal, refusing unknown and expired keys. */
   async authenticate(secret: string, nowMs = Date.now()): Promise<Principal> {
-    return this.authenticateHash(hashSecret(secret), nowMs);
+    return this.checkHash(hashSecret(secret), nowMs);
   }
 
   /**
    * Where every request reads its key (PostgreSQL: no change token), the principal the secret had when it
-   * last passed here, with its check against the database already under way: the check and the route's own
-   * reads then go out together, one round trip instead of two. Nothing the route made may leave before
-   * `check` resolves to the same principal (the auth hook holds the response); a revocation committed before
-   * the request still refuses it. Undefined without a hint: authenticate and wait.
+   * last passed here, and its hash. A plain read may run under the hint while the key is read again: by its
+   * own statement (`checkHash`, sent alongside the route's reads: one round trip instead of two) or inside
+   * the route's statement (`admit` on the key row it read). Nothing the route made may leave before that
+   * check found the same principal (the auth hook holds the response); a revocation committed before the
+   * request still refuses it. Undefined without a hint: authenticate and wait.
    */
-  overlapped(secret: string): { hint: Principal; check: Promise<Principal> } | undefined {
+  hinted(secret: string): { hint: Principal; hash: string } | undefined {
     if (!this.readsEveryKey) return undefined;
     const hash = hashSecret(secret);
     const hint = this.hints.get(hash);
-    return hint && { hint, check: this.authenticateHash(hash, Date.now()) };
+    return hint && { hint, hash };
   }
 
-  private async authenticateHash(hash: string, nowMs: number): Promise<Principal> {
-    const key = await this.findKey(hash);
+  /** Reads the key of a secret hash now and admits it (see `admit`). */
+  async checkHash(hash: string, nowMs = Date.now()): Promise<Principal> {
+    return this.admit(hash, await this.findKey(hash), nowMs);
+  }
+
+  /**
+   * The principal of `key`, the row the database holds for `hash` as just read (undefined: none), or the
+   * refusal: unknown, revoked and expired keys are 401.
+   */
+  admit(hash: string, key: ApiKey | undefined, nowMs = Date.now()): Principal {
     const refusal = !key
       ? 'invalid API key'
       : key.revokedAtMs !== null

@@ -34,6 +34,24 @@ const toKey = (r: KeyRow): ApiKey => ({
   secretLast4: r.secret_last4,
 });
 
+const KEY_COLUMNS: (keyof KeyRow)[] = ['id', 'account_id', 'name', 'kind', 'secret_hash', 'scopes', 'expires_at_ms', 'create_time_ms', 'revoked_at_ms', 'secret_last4'];
+
+/**
+ * For another module's statement that reads the request's key too (joined by `secret_hash`): the select
+ * list of `alias`'s key columns under names no other table uses (`key_<column>`), and the key of such a row
+ * (undefined when the join found none).
+ */
+const JOINED = KEY_COLUMNS.map((c) => [c, `key_${c}`] as const);
+export const keyJoin = {
+  select: (alias: string) => JOINED.map(([c, as]) => `${alias}.${c} AS ${as}`).join(', '),
+  from(row: Record<string, unknown>): ApiKey | undefined {
+    if (row.key_id == null) return undefined;
+    const key: Record<string, unknown> = {};
+    for (const [c, as] of JOINED) key[c] = row[as];
+    return toKey(key as unknown as KeyRow);
+  },
+};
+
 const toAccount = (r: AccountRow): Account => ({ id: r.id, name: r.name, createTimeMs: r.create_time_ms });
 
 /**

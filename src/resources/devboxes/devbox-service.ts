@@ -2,7 +2,7 @@ import { ERRORS } from '../../platform/errors.js';
 import { newId } from '../../lib/ids.js';
 import type { Logger } from '../../lib/logger.js';
 import type { Sandbox, SandboxStats } from '../../runtime/driver.js';
-import type { DevboxStore, Page, PageQuery, Store } from '../../platform/store/types.js';
+import type { ApiKey, DevboxStore, Page, PageQuery, Store } from '../../platform/store/types.js';
 import { checkEnvironment, resolveSandboxSettings, type CreateDevboxInput } from './create-input.js';
 import type { CreateResolution, DevboxExtensions } from './extensions.js';
 import type { Lifecycle } from './lifecycle.js';
@@ -94,6 +94,11 @@ export class DevboxService {
     const d = await this.store.get(accountId, id);
     if (!d) throw ERRORS.notFound('devbox', id);
     return d;
+  }
+
+  /** The box as `get` finds it for the account of the key with `keyHash`, and that key, read together. */
+  getWithKey(keyHash: string, id: string): Promise<{ key?: ApiKey; devbox?: Devbox }> {
+    return this.store.getWithKey(keyHash, id);
   }
 
   list(accountId: string, page: PageQuery, status?: DevboxStatus): Promise<Page<Devbox>> {

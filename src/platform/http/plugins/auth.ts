@@ -1,8 +1,9 @@
 import type { FastifyInstance, onSendHookHandler, RouteOptions } from 'fastify';
 import type { Readable } from 'node:stream';
-import { samePrincipal, type AccountService } from '../../../resources/accounts/account-service.js';
+import type { AccountService } from '../../../resources/accounts/account-service.js';
 import { DomainError, ERRORS } from '../../errors.js';
 import './context.js';
+import { KeyCheck } from './key-check.js';
 
 /** Thrown at start when an authenticated route names no resource type: it would be open to every restricted key. */
 export class UnguardedRouteError extends Error {}
@@ -42,16 +43,15 @@ export function registerAuth(app: FastifyInstance, accounts: AccountService): vo
     if (!header) throw ERRORS.unauthenticated('missing Authorization header: send "Authorization: Bearer <API key>"');
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (!match) throw ERRORS.unauthenticated('malformed Authorization header: expected "Bearer <API key>"');
-    // A plain JSON read whose key passed before runs under that principal while its key is checked again;
-    // the response waits for the check (onSend below).
-    const overlap = config?.overlapAuth && (req.method === 'GET' || req.method === 'HEAD') ? accounts.overlapped(match[1]!) : undefined;
-    if (overlap) {
-      req.authCheck = overlap.check.then(
-        (now) => (samePrincipal(now, overlap.hint) ? null : ERRORS.unauthenticated('API key changed during the request; retry')),
-        (err: unknown) => err,
-      );
+    // A plain JSON read whose key passed before runs under that principal while its key is read again,
+    // in the route's own statement (`overlapAuth: 'folded'`) or in one of its own sent now; the response
+    // waits for the check (onSend below).
+    const hinted = config?.overlapAuth && (req.method === 'GET' || req.method === 'HEAD') ? accounts.hinted(match[1]!) : undefined;
+    if (hinted) {
+      req.keyCheck = new KeyCheck(accounts, hinted.hash, hinted.hint);
+      if (config.overlapAuth !== 'folded') req.keyCheck.start();
     }
-    const principal = overlap?.hint ?? (await accounts.authenticate(match[1]!));
+    const principal = hinted?.hint ?? (await accounts.authenticate(match[1]!));
     // Unreachable after the start-up check; kept so that a route added past it is refused, never open.
     if (!config?.resource) throw ERRORS.forbidden(`${req.routeOptions.url} has no resource type: refused`);
     const level = config.access ?? (req.method === 'GET' || req.method === 'HEAD' ? 'read' : 'write');
@@ -60,13 +60,13 @@ export function registerAuth(app: FastifyInstance, accounts: AccountService): vo
     req.principal = principal;
   });
 
-  app.decorateRequest('authCheck', null);
+  app.decorateRequest('keyCheck', null);
 }
 
 /** onSend of `overlapAuth` routes: the answer leaves once the key's check passed, else the refusal does. */
 const holdForCheck: onSendHookHandler = async (req, reply, payload) => {
-  if (!req.authCheck) return payload;
-  const err = await req.authCheck;
+  if (!req.keyCheck) return payload;
+  const err = await req.keyCheck.result();
   if (err === null) return payload;
   // The key was refused meanwhile: what the route made is dropped, and the refusal goes out instead.
   (payload as Readable | null)?.destroy?.();

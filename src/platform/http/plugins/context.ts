@@ -1,20 +1,22 @@
+import type { KeyCheck } from './key-check.js';
 import type { Principal, ResourceType } from '../../../resources/accounts/account-service.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** The authenticated caller; set by the auth hook on every route that requires a key. */
     principal: Principal;
-    /** Set while the key is checked alongside the route's reads (`overlapAuth`): null once it passed, else the refusal. */
-    authCheck: Promise<unknown> | null;
+    /** Set while the key is checked alongside the route's reads (`overlapAuth`); the answer waits for it. */
+    keyCheck: KeyCheck | null;
   }
   interface FastifyContextConfig {
     /** false: no API key needed (health, metrics, OpenAPI). */
     auth?: boolean;
     /**
      * A read without side effects answered through the reply (no hijack, no stream written before onSend):
-     * its reads may run while the key is checked (AccountService.overlapped), the answer waits for the check.
+     * its reads may run while the key is checked (AccountService.hinted), the answer waits for the check.
+     * 'folded': the handler reads the key in its own statement (`req.keyCheck.fold()`, then `settle`).
      */
-    overlapAuth?: boolean;
+    overlapAuth?: boolean | 'folded';
     /** Resource type a restricted key needs a scope on; GET needs read, other methods write unless `access` says. */
     resource?: ResourceType;
     /** The level `resource` needs, for POST routes that only read (download_file, wait_for_status...). */

@@ -43,6 +43,8 @@ import { EXPIRE_JOB, ObjectService } from './resources/objects/object-service.js
 import { Presigner } from './resources/objects/presign.js';
 import { LoginGuard, SshFront, SshKeyService } from './resources/ssh/index.js';
 import { buildEvictions, type EvictionModule } from './resources/evictions/index.js';
+import { buildRepositories, GIT_PREFIX, INSPECT_JOB, type RepositoriesModule } from './resources/repositories/index.js';
+import { resolveLimits } from './resources/devboxes/resources.js';
 
 /** The composition root: every store, driver and service is built once, here, with explicit arguments. */
 export interface Deps {
@@ -85,6 +87,8 @@ export interface Deps {
   ssh: { keys: SshKeyService; front: SshFront };
   /** Evictions: the watch stream's source, drains (`devboxd drain`, SIGTERM with DEVBOXD_EVICT_ON_SHUTDOWN=suspend), memory pressure. */
   evictions: EvictionModule;
+  /** Repository connections, their inspections (a job), code mounts and the git relay boxes fetch through. */
+  repositories: RepositoriesModule;
   /** Stops background work and closes what was opened, in reverse order. Devboxes keep running. */
   close(): Promise<void>;
 }
@@ -135,11 +139,25 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     log: logger.child({ component: 'egress' }),
   });
   const boxServices = new BoxServices({ runtime, dataDir: config.dataDir, port: config.boxServicesPort, log: logger.child({ component: 'box-services' }),
-    allows: (box, prefix) => egress.allowsService(box, prefix) });
+    // The git relay answers only a box holding a clone grant (code mounts, inspections), whatever its policy.
+    allows: (box, prefix) => prefix === GIT_PREFIX || egress.allowsService(box, prefix) });
   boxServices.start();
   boxServices.route('/mcp', mcp.hub.handle);
   const boxLink = boxServicesExtensions(() => boxServices);
   const objectMounts = objectMountExtensions(() => objects, config.objects);
+  const repositories = buildRepositories({
+    store,
+    sealer,
+    runtime,
+    boxServices: () => boxServices,
+    servicesPort: config.boxServicesPort,
+    jobs: () => jobs,
+    config: config.repositories,
+    limits: resolveLimits({}, { maxCpuCores: config.maxCpuCores, maxMemoryGiB: config.maxMemoryGiB }),
+    blueprint: (accountId, id) => blueprints.store.get(accountId, id),
+    log: logger.child({ component: 'repositories' }),
+  });
+  boxServices.route(GIT_PREFIX, repositories.relay.handle);
   const gateway = buildAgentGateway(store, {
     secrets: () => secrets,
     sealer: () => sealer,
@@ -161,7 +179,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     log: logger.child({ component: 'ssh' }),
   });
   const lifecycle = new Lifecycle(devboxStore, runtime, events, logger.child({ component: 'lifecycle' }), {
-    bootSteps: [egress.bootStep, boxLink.bootStep, fileMountsStep, objectMounts.bootStep, boxProcesses.bootStep],
+    bootSteps: [egress.bootStep, boxLink.bootStep, fileMountsStep, objectMounts.bootStep, repositories.codeMounts.bootStep, boxProcesses.bootStep],
     onRunning: [boxProcesses.onRunning],
     onStopped: [egress.onStopped, boxLink.onStopped, boxProcesses.onStopped, mcp.devbox.onStopped, gateway.devbox.onStopped, (id) => evictions.service.stopped(id), sshFront.onStopped,
       ptyStopListener(() => ptySessions, () => ptyTunnels)],
@@ -188,7 +206,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   });
   const devboxes = new DevboxService(store, lifecycle, events, logger.child({ component: 'devboxes' }), host, node, {
     // The blueprint's resolver first: the others see the request with the blueprint's launch defaults.
-    resolvers: [async () => (evictions.service.refuseWhileDraining('create'), undefined), blueprints.resolver, secretsForBoxes.resolver, egress.resolver, mcp.devbox.resolver, snapshotLayersResolver(() => snapshots), gateway.devbox.resolver, tunnels.resolver, objectMounts.resolver],
+    resolvers: [async () => (evictions.service.refuseWhileDraining('create'), undefined), blueprints.resolver, secretsForBoxes.resolver, egress.resolver, mcp.devbox.resolver, snapshotLayersResolver(() => snapshots), gateway.devbox.resolver, tunnels.resolver, objectMounts.resolver, repositories.codeMounts.resolver],
     environment: [secretsForBoxes.environment, mcp.devbox.environment, gateway.devbox.environment],
     enrichers: [mcp.devbox.enricher, gateway.devbox.enricher, tunnels.enricher],
     shutdownGuards: [snapshotShutdownGuard(() => snapshots)],
@@ -216,6 +234,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     [RESUME_JOB]: { run: (job) => suspend.settleResume(job.subjectId), exhausted: (job, err) => suspend.resumeFailed(job.subjectId, err) },
     [BUILD_JOB]: { run: (job) => blueprints.runner.run(job.subjectId), exhausted: (job, err) => blueprints.runner.exhausted(job.subjectId, err) },
     [EXPIRE_JOB]: (job) => objects.expire(job.subjectId),
+    [INSPECT_JOB]: { run: (job) => repositories.runner.run(job.subjectId), exhausted: (job, err) => repositories.runner.exhausted(job.subjectId, err) },
   }, logger.child({ component: 'jobs' }), { background: [EXPIRE_JOB] });
   // Presigned URLs are signed under a key derived from the master key this server held first (see presign.ts).
   const objects = new ObjectService(store, blobs, new Presigner(keys.first.key), () => jobs, config.objects, logger.child({ component: 'objects' }));
@@ -264,6 +283,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   supervisor.start();
   // Builds a restart cut run again from here (their jobs retry): the supervisor removed their old sandboxes.
   blueprints.runner.markStarted();
+  repositories.runner.markStarted();
   await evictions.start();
   return {
     store,
@@ -292,12 +312,14 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     pty: { tunnels: ptyTunnels, sessions: ptySessions, front: ptyFront },
     ssh: { keys: new SshKeyService(devboxes, { guard: sshGuard, served: sshFront.enabled, domain: config.ssh.domain ?? config.tunnelDomain }), front: sshFront },
     evictions,
+    repositories,
     async close() {
       await sshFront.close();
       evictions.close();
       tunnelFront.close();
       await boxServices.close();
       await gateway.proxy.close();
+      await repositories.relay.close();
       egress.close();
       supervisor.stop();
       mcp.close();

@@ -19,6 +19,8 @@ export interface CreateDevboxInput {
   fileMounts?: Record<string, string> | null;
   /** Objects placed in the box before launch commands (`object_mount` in `mounts`): a file, or an archive unpacked. */
   objectMounts?: ObjectMount[] | null;
+  /** Repositories cloned into the box before launch commands (`code_mount` in `mounts`, legacy `code_mounts`). */
+  codeMounts?: CodeMount[] | null;
   /** Environment variable name → the MCP config (id or name) and secret (id or name) its hub token reaches. */
   mcp?: Record<string, { mcpConfig: string; secret: string }> | null;
   /** Environment-variable prefix → the gateway config and secret (id or name each) of an agent gateway binding. */
@@ -31,6 +33,18 @@ export interface CreateDevboxInput {
 export interface ObjectMount {
   objectId: string;
   objectPath: string;
+}
+
+/** A `code_mount`: `<git base>/<repoOwner>/<repoName>` cloned into the user's home, then its install command run. */
+export interface CodeMount {
+  repoOwner: string;
+  repoName: string;
+  /** Read token for a private repository (else the connection's, if the account connected it). */
+  token: string | null;
+  /** Branch or tag; null: the default branch. */
+  gitRef: string | null;
+  /** Run in the clone; null: the install commands of the repository's latest manifest, if any. */
+  installCommand: string | null;
 }
 
 export const DEFAULT_USER: SandboxUser = { name: 'user', uid: 1000 };

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { ERRORS } from '../../../platform/errors.js';
-import type { ObjectMount } from '../create-input.js';
+import type { CodeMount, ObjectMount } from '../create-input.js';
 import type { CreateBody } from './schemas.js';
 
 /**
@@ -14,13 +14,13 @@ export const MountsSchema = Type.Array(
     required: ['type'],
     properties: { type: { type: 'string', enum: ['object_mount', 'file_mount', 'code_mount', 'agent_mount', 'broker_mount'] } },
     description:
-      'object_mount {object_id, object_path}: the object at object_path (archives unpacked into it); file_mount {target, content}: a file; code, agent and broker mounts are not supported yet',
+      'object_mount {object_id, object_path}: the object at object_path (archives unpacked into it); file_mount {target, content}: a file; code_mount {repo_owner, repo_name, token?, git_ref?, install_command?}: the repository cloned into the home directory; agent and broker mounts are not supported yet',
   }),
   { maxItems: 100 },
 );
 
 /** Mount types this server places; the others are refused by `refuseUnsupported`. */
-export const MOUNTS_SERVED = new Set(['object_mount', 'file_mount']);
+export const MOUNTS_SERVED = new Set(['object_mount', 'file_mount', 'code_mount']);
 
 const mountString = (m: Record<string, unknown>, field: string, where: string, max: number): string => {
   const v = m[field];
@@ -35,11 +35,16 @@ const mountString = (m: Record<string, unknown>, field: string, where: string, m
  * mounts (after `file_mounts`, so a mount's target wins). Runs after `refuseUnsupported`, so every mount
  * here is of a served type.
  */
-export function mountsOf(b: Pick<CreateBody, 'mounts' | 'file_mounts'>): { objectMounts: ObjectMount[]; fileMounts: Record<string, string> | null | undefined } {
+export function mountsOf(b: Pick<CreateBody, 'mounts' | 'file_mounts' | 'code_mounts'>): { objectMounts: ObjectMount[]; fileMounts: Record<string, string> | null | undefined; codeMounts: CodeMount[] } {
   const objectMounts: ObjectMount[] = [];
   let fileMounts = b.file_mounts;
+  const codeMounts = (b.code_mounts ?? []).map((m, i) => codeMountOf(m, `body.code_mounts[${i}]`, CODE_FIELDS));
   for (const [i, m] of (b.mounts ?? []).entries()) {
     const where = `body.mounts[${i}]`;
+    if (m.type === 'code_mount') {
+      codeMounts.push(codeMountOf(m, where, ['type', ...CODE_FIELDS]));
+      continue;
+    }
     const allowed = m.type === 'object_mount' ? ['type', 'object_id', 'object_path'] : ['type', 'target', 'content'];
     const extra = Object.keys(m).find((k) => !allowed.includes(k));
     if (extra) throw ERRORS.invalid(`${where}.${extra} is not a supported parameter of a ${m.type}`);
@@ -50,5 +55,21 @@ export function mountsOf(b: Pick<CreateBody, 'mounts' | 'file_mounts'>): { objec
       fileMounts = { ...(fileMounts ?? {}), [mountString(m, 'target', where, 4096)]: m.content };
     }
   }
-  return { objectMounts, fileMounts };
+  return { objectMounts, fileMounts, codeMounts };
+}
+
+const CODE_FIELDS = ['repo_owner', 'repo_name', 'token', 'git_ref', 'install_command'];
+
+/** A code mount's fields (`code_mount` in `mounts`, or an item of `code_mounts`); the repositories' resolver checks their values. */
+function codeMountOf(m: Record<string, unknown>, where: string, allowed: string[]): CodeMount {
+  const extra = Object.keys(m).find((k) => !allowed.includes(k));
+  if (extra) throw ERRORS.invalid(`${where}.${extra} is not a supported parameter of a code mount`);
+  const optional = (field: string, max: number): string | null => (m[field] === undefined || m[field] === null ? null : mountString(m, field, where, max));
+  return {
+    repoOwner: mountString(m, 'repo_owner', where, 100),
+    repoName: mountString(m, 'repo_name', where, 100),
+    token: optional('token', 4096),
+    gitRef: optional('git_ref', 255),
+    installCommand: optional('install_command', 100_000),
+  };
 }

@@ -76,14 +76,7 @@ export class RepositoryService {
       createTimeMs: Date.now(),
     };
     const inspection = pendingInspection(id);
-    const job = await this.jobs().add(INSPECT_JOB, inspection.id);
-    try {
-      await this.store.insert(r, inspection);
-    } catch (err) {
-      await this.jobs().drop(job).catch(() => undefined);
-      throw err;
-    }
-    this.jobs().start(job);
+    await this.queue(inspection.id, () => this.store.insert(r, inspection));
     this.log.info({ repository: id, account: accountId, repo: `${r.owner}/${r.name}` }, 'repository connected');
     return r;
   }
@@ -122,14 +115,7 @@ export class RepositoryService {
     const pending = await this.store.pending(r.id);
     if (pending) return pending;
     const inspection = pendingInspection(r.id);
-    const job = await this.jobs().add(INSPECT_JOB, inspection.id);
-    try {
-      await this.store.addInspection(inspection);
-    } catch (err) {
-      await this.jobs().drop(job).catch(() => undefined);
-      throw err;
-    }
-    this.jobs().start(job);
+    await this.queue(inspection.id, () => this.store.addInspection(inspection));
     return inspection;
   }
 
@@ -150,7 +136,8 @@ export class RepositoryService {
    */
   async addUserManifest(accountId: string, repositoryId: string, input: Partial<UserManifestInput>): Promise<RepositoryManifest> {
     const r = await this.get(accountId, repositoryId);
-    const base = (await this.store.latestManifest(r.id))?.manifest;
+    const latest = await this.store.latestManifest(r.id);
+    const base = latest?.manifest;
     const user: RepositoryManifest = {
       container_config: { ...(input.container_config ?? base?.container_config ?? { base_image_name: DEFAULT_FROM, setup_commands: [] }), architecture: 'x86_64' },
       workspaces: input.workspaces ?? base?.workspaces ?? [],
@@ -159,7 +146,6 @@ export class RepositoryService {
       required_env_vars: input.required_env_vars !== undefined ? input.required_env_vars : (base?.required_env_vars ?? null),
       env_vars: input.env_vars !== undefined ? input.env_vars : (base?.env_vars ?? null),
     };
-    const latest = await this.store.latestManifest(r.id);
     await this.store.addInspection({
       id: newId('rin'),
       repositoryId: r.id,
@@ -182,6 +168,18 @@ export class RepositoryService {
       if (!(err instanceof SealError)) throw err;
       throw ERRORS.unavailable(`the token of repository connection ${r.id} cannot be decrypted by this server: ${err.message}`);
     }
+  }
+
+  /** Records the inspection's job, then the inspection (`record`), then starts the job; a failed record drops it. */
+  private async queue(inspectionId: string, record: () => Promise<void>): Promise<void> {
+    const job = await this.jobs().add(INSPECT_JOB, inspectionId);
+    try {
+      await record();
+    } catch (err) {
+      await this.jobs().drop(job).catch(() => undefined);
+      throw err;
+    }
+    this.jobs().start(job);
   }
 
   private async usableBlueprint(accountId: string, id: string): Promise<BlueprintRef> {

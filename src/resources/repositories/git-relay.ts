@@ -29,6 +29,8 @@ const PASS_RESPONSE = ['content-type', 'content-encoding', 'cache-control', 'exp
 
 export class GitRelay {
   private readonly grants = new Map<string, CloneGrant>();
+  /** Grant key → the repository's token (plain, in memory only while the clone runs). */
+  private readonly tokens = new Map<string, string | null>();
   private readonly agent = new Agent({ headersTimeout: 120_000, bodyTimeout: 300_000, connectTimeout: 15_000, keepAliveTimeout: 4_000 });
 
   constructor(
@@ -60,15 +62,14 @@ export class GitRelay {
     return `${this.baseUrl}/${owner}/${name}`;
   }
 
-  private readonly tokens = new Map<string, string | null>();
-
   /** The BoxServiceHandler for GIT_PREFIX. */
   readonly handle = async (req: IncomingMessage, res: ServerResponse, boxId: string): Promise<void> => {
     const m = /^\/git\/([^/?]+)\/([^/?]+)\/(info\/refs|git-upload-pack)(\?.*)?$/.exec(req.url ?? '');
     const auth = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1];
     const grant = auth ? this.grants.get(auth) : undefined;
     if (!grant || grant.boxId !== boxId) return sendJson(res, 401, { message: 'no clone of this box is in progress' });
-    if (!m || decodeURIComponent(m[1]!) !== grant.owner || decodeURIComponent(m[2]!) !== grant.name) return sendJson(res, 404, { message: 'the relay fetches only the granted repository' });
+    // Owner and name are plain words (REPO_PART): compared as sent, never decoded.
+    if (!m || m[1] !== grant.owner || m[2] !== grant.name) return sendJson(res, 404, { message: 'the relay fetches only the granted repository' });
     const [, , , what, query = ''] = m;
     const fetchOnly = what === 'info/refs' ? req.method === 'GET' && query === '?service=git-upload-pack' : req.method === 'POST';
     if (!fetchOnly) return sendJson(res, 403, { message: 'the relay only fetches (git-upload-pack)' });

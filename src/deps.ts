@@ -45,6 +45,7 @@ import { LoginGuard, SshFront, SshKeyService } from './resources/ssh/index.js';
 import { buildEvictions, type EvictionModule } from './resources/evictions/index.js';
 import { buildRepositories, GIT_PREFIX, INSPECT_JOB, type RepositoriesModule } from './resources/repositories/index.js';
 import { resolveLimits } from './resources/devboxes/resources.js';
+import { agentMountExtensions, AgentService } from './resources/agents/index.js';
 
 /** The composition root: every store, driver and service is built once, here, with explicit arguments. */
 export interface Deps {
@@ -67,6 +68,8 @@ export interface Deps {
   networkPolicies: NetworkPolicyService;
   /** Storage objects: records, their blobs, presigned upload and download URLs, object mounts. */
   objects: ObjectService;
+  /** Agents: records; their installs into boxes run as a devbox boot step. */
+  agents: AgentService;
   /** MCP configs, the box tokens and the MCP hub (served to boxes at /mcp on the box-services link). */
   mcp: McpModule;
   /** Bounds the read_file_contents / write_file_contents requests held in memory at once. */
@@ -158,6 +161,8 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     log: logger.child({ component: 'repositories' }),
   });
   boxServices.route(GIT_PREFIX, repositories.relay.handle);
+  // An object agent is placed by the object mounts' own step.
+  const agentMounts = agentMountExtensions(() => agents, (ctx, objectId, objectPath) => objectMounts.bootStep.run({ ...ctx, objectMounts: [{ objectId, objectPath }] }), config.agents);
   const gateway = buildAgentGateway(store, {
     secrets: () => secrets,
     sealer: () => sealer,
@@ -179,7 +184,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     log: logger.child({ component: 'ssh' }),
   });
   const lifecycle = new Lifecycle(devboxStore, runtime, events, logger.child({ component: 'lifecycle' }), {
-    bootSteps: [egress.bootStep, boxLink.bootStep, fileMountsStep, objectMounts.bootStep, repositories.codeMounts.bootStep, boxProcesses.bootStep],
+    bootSteps: [egress.bootStep, boxLink.bootStep, fileMountsStep, objectMounts.bootStep, agentMounts.bootStep, repositories.codeMounts.bootStep, boxProcesses.bootStep],
     onRunning: [boxProcesses.onRunning],
     onStopped: [egress.onStopped, boxLink.onStopped, boxProcesses.onStopped, mcp.devbox.onStopped, gateway.devbox.onStopped, (id) => evictions.service.stopped(id), sshFront.onStopped,
       ptyStopListener(() => ptySessions, () => ptyTunnels)],
@@ -206,7 +211,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   });
   const devboxes = new DevboxService(store, lifecycle, events, logger.child({ component: 'devboxes' }), host, node, {
     // The blueprint's resolver first: the others see the request with the blueprint's launch defaults.
-    resolvers: [async () => (evictions.service.refuseWhileDraining('create'), undefined), blueprints.resolver, secretsForBoxes.resolver, egress.resolver, mcp.devbox.resolver, snapshotLayersResolver(() => snapshots), gateway.devbox.resolver, tunnels.resolver, objectMounts.resolver, repositories.codeMounts.resolver],
+    resolvers: [async () => (evictions.service.refuseWhileDraining('create'), undefined), blueprints.resolver, secretsForBoxes.resolver, egress.resolver, mcp.devbox.resolver, snapshotLayersResolver(() => snapshots), gateway.devbox.resolver, tunnels.resolver, objectMounts.resolver, agentMounts.resolver, repositories.codeMounts.resolver],
     environment: [secretsForBoxes.environment, mcp.devbox.environment, gateway.devbox.environment],
     enrichers: [mcp.devbox.enricher, gateway.devbox.enricher, tunnels.enricher],
     shutdownGuards: [snapshotShutdownGuard(() => snapshots)],
@@ -238,6 +243,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   }, logger.child({ component: 'jobs' }), { background: [EXPIRE_JOB] });
   // Presigned URLs are signed under a key derived from the master key this server held first (see presign.ts).
   const objects = new ObjectService(store, blobs, new Presigner(keys.first.key), () => jobs, config.objects, logger.child({ component: 'objects' }));
+  const agents = new AgentService(store, objects, config.agents);
   const snapshots = new SnapshotService(store.snapshots, devboxStore, devboxes, runtime, logger.child({ component: 'snapshots' }), jobs, {
     layersDir: path.join(config.dataDir, 'layers'),
     node,
@@ -302,6 +308,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     secrets,
     networkPolicies,
     objects,
+    agents,
     mcp,
     fileContentsGate: fairGate(config.fileContentsConcurrency, config.fileContentsQueue),
     fileTransferGate: fairGate(config.fileTransferConcurrency, config.fileTransferQueue),

@@ -22,13 +22,14 @@ import { sshRoutes } from './ssh/index.js';
 import { BLUEPRINTS_SCHEMA, blueprintRoutes } from './blueprints/index.js';
 import { ptyRoutes } from './pty/index.js';
 import { REPOSITORIES_SCHEMA, repositoryRoutes } from './repositories/index.js';
+import { AGENTS_SCHEMA, agentRoutes } from './agents/index.js';
 
 /**
  * The tables of resource modules that migrate their own (`<module>/schema.ts`), applied in this order after
  * the core schema. The core resources (accounts, devboxes, executions, snapshots) predate modules and keep
  * theirs in src/platform/store/{sqlite,postgres}/migrations.ts.
  */
-export const MODULE_SCHEMAS: readonly ModuleSchema[] = [SECRETS_SCHEMA, MCP_SCHEMA, GATEWAY_SCHEMA, NETWORK_POLICIES_SCHEMA, TUNNELS_SCHEMA, EVICTIONS_SCHEMA, OBJECTS_SCHEMA, BLUEPRINTS_SCHEMA, REPOSITORIES_SCHEMA];
+export const MODULE_SCHEMAS: readonly ModuleSchema[] = [SECRETS_SCHEMA, MCP_SCHEMA, GATEWAY_SCHEMA, NETWORK_POLICIES_SCHEMA, TUNNELS_SCHEMA, EVICTIONS_SCHEMA, OBJECTS_SCHEMA, BLUEPRINTS_SCHEMA, AGENTS_SCHEMA, REPOSITORIES_SCHEMA];
 
 /** Every resource's routes, each one hop from its path to the file that serves it. */
 export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
@@ -50,4 +51,5 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   await app.register(blueprintRoutes, { blueprints: deps.blueprints.service });
   await app.register(ptyRoutes, { ptyTunnels: deps.pty.tunnels });
   await app.register(repositoryRoutes, { repositories: deps.repositories.service });
+  await app.register(agentRoutes, { agents: deps.agents });
 }

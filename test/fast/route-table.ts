@@ -137,6 +137,12 @@ export const ROUTES: Record<string, RouteCase> = {
   'GET /v1/repositories/{id}/inspections': { needs: BLUEPRINT_READ },
   'GET /v1/repositories/inspections/{id}': { needs: BLUEPRINT_READ },
   'POST /v1/repositories/inspections/{id}/add_user_manifest': { needs: BLUEPRINT_WRITE, body: { workspaces: [] } },
+  'POST /v1/agents': { needs: [['RESOURCE_TYPE_AGENTS', 'write']], body: { name: 'route-table-agent', source: { type: 'pip', pip: { package_name: 'requests' } } } },
+  'GET /v1/agents': { needs: [['RESOURCE_TYPE_AGENTS', 'read']] },
+  'GET /v1/agents/list_public': { needs: [['RESOURCE_TYPE_AGENTS', 'read']] },
+  'GET /v1/agents/devbox_counts': { needs: [['RESOURCE_TYPE_AGENTS', 'read']] },
+  'GET /v1/agents/{id}': { needs: [['RESOURCE_TYPE_AGENTS', 'read']] },
+  'POST /v1/agents/{id}/delete': { needs: [['RESOURCE_TYPE_AGENTS', 'write']] },
 };
 
 const BOUNDARY = 'devboxd-route-table';

@@ -21,6 +21,8 @@ export interface CreateDevboxInput {
   objectMounts?: ObjectMount[] | null;
   /** Repositories cloned into the box before launch commands (`code_mount` in `mounts`, legacy `code_mounts`). */
   codeMounts?: CodeMount[] | null;
+  /** Agents installed into the box before launch commands (`agent_mount` in `mounts`). */
+  agentMounts?: AgentMount[] | null;
   /** Environment variable name → the MCP config (id or name) and secret (id or name) its hub token reaches. */
   mcp?: Record<string, { mcpConfig: string; secret: string }> | null;
   /** Environment-variable prefix → the gateway config and secret (id or name each) of an agent gateway binding. */
@@ -45,6 +47,16 @@ export interface CodeMount {
   gitRef: string | null;
   /** Run in the clone; null: the install commands of the repository's latest manifest, if any. */
   installCommand: string | null;
+}
+
+/** An `agent_mount`: the agent by id or name (the agents module resolves it), where it goes, a token for private git. */
+export interface AgentMount {
+  /** Its position in `mounts` (what messages name). */
+  index: number;
+  agentId: string | null;
+  agentName: string | null;
+  agentPath: string | null;
+  authToken: string | null;
 }
 
 export const DEFAULT_USER: SandboxUser = { name: 'user', uid: 1000 };

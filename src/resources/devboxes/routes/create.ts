@@ -25,6 +25,7 @@ function toInput(b: CreateBody) {
   fileMounts: mounts.fileMounts,
   objectMounts: mounts.objectMounts,
   codeMounts: mounts.codeMounts,
+  agentMounts: mounts.agentMounts,
   mcp: b.mcp && Object.fromEntries(Object.entries(b.mcp).map(([env, m]) => [env, { mcpConfig: m.mcp_config, secret: m.secret }])),
   gateways: b.gateways,
   tunnel: b.tunnel && { authMode: b.tunnel.auth_mode, httpKeepAlive: b.tunnel.http_keep_alive, wakeOnHttp: b.tunnel.wake_on_http },

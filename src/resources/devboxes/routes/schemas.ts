@@ -114,7 +114,7 @@ const isEmpty = (v: unknown) =>
 
 /** What each not-yet-available create parameter needs; a non-empty value is a 400 naming it. */
 const UNSUPPORTED: Array<[string, (b: CreateBody) => unknown, string]> = [
-  ['mounts', (b) => b.mounts?.filter((m) => !MOUNTS_SERVED.has(m.type)), 'agent and broker mounts'],
+  ['mounts', (b) => b.mounts?.filter((m) => !MOUNTS_SERVED.has(m.type)), 'broker mounts'],
   ['launch_parameters.available_ports', (b) => b.launch_parameters?.available_ports, 'per-port exposure; tunnels reach every port'],
   ['launch_parameters.required_services', (b) => b.launch_parameters?.required_services, 'services'],
   ['launch_parameters.lifecycle.resume_triggers.axon_event', (b) => resumeTriggers(b)?.axon_event, 'axon resume triggers'],

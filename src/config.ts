@@ -2,6 +2,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadNetworkConfig, type NetworkConfig } from './network-config.js';
 import { loadObjectConfig, type ObjectConfig } from './resources/objects/config.js';
+import { loadRepositoryConfig, type RepositoryConfig } from './resources/repositories/config.js';
 import { loadAgentConfig, type AgentConfig } from './resources/agents/config.js';
 import { loadScenarioConfig, type ScenarioConfig } from './resources/scenarios/config.js';
 import { loadSshConfig, type SshConfig } from './ssh-config.js';
@@ -67,6 +68,8 @@ export interface Config {
   network: NetworkConfig;
   /** Storage objects (DEVBOXD_OBJECT_MAX_BYTES, DEVBOXD_PUBLIC_URL, ...); see resources/objects/config.ts. */
   objects: ObjectConfig;
+  /** Repository connections: DEVBOXD_GIT_BASE_URL, inspections, code mounts; see resources/repositories/config.ts. */
+  repositories: RepositoryConfig;
   /** Agents (DEVBOXD_AGENT_INSTALL_TIMEOUT, DEVBOXD_AGENT_ACCOUNT_MAX); see resources/agents/config.ts. */
   agents: AgentConfig;
   /** Per-account bounds of scenarios and scorers (DEVBOXD_SCENARIO_*); see resources/scenarios/config.ts. */
@@ -194,6 +197,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     boxServicesPort: int('DEVBOXD_BOX_SERVICES_PORT', env.DEVBOXD_BOX_SERVICES_PORT, 1023, 1, 65535),
     network: loadNetworkConfig(env, (name, def, min, max) => int(name, env[name], def, min, max)),
     objects: loadObjectConfig(env, (name, def, min, max) => int(name, env[name], def, min, max)),
+    repositories: loadRepositoryConfig(env, (name, def, min, max) => int(name, env[name], def, min, max)),
     agents: loadAgentConfig((name, def, min, max) => int(name, env[name], def, min, max)),
     scenarios: loadScenarioConfig((name, def, min, max) => int(name, env[name], def, min, max)),
     tunnelDomain,

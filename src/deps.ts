@@ -43,6 +43,8 @@ import { EXPIRE_JOB, ObjectService } from './resources/objects/object-service.js
 import { Presigner } from './resources/objects/presign.js';
 import { LoginGuard, SshFront, SshKeyService } from './resources/ssh/index.js';
 import { buildEvictions, type EvictionModule } from './resources/evictions/index.js';
+import { buildRepositories, GIT_PREFIX, INSPECT_JOB, type RepositoriesModule } from './resources/repositories/index.js';
+import { resolveLimits } from './resources/devboxes/resources.js';
 import { agentMountExtensions, AgentService } from './resources/agents/index.js';
 import { buildAxons, type AxonsModule } from './resources/axons/index.js';
 import { buildScenarios, SCORE_JOB, type ScenariosModule } from './resources/scenarios/index.js';
@@ -94,6 +96,8 @@ export interface Deps {
   axons: AxonsModule;
   /** Scorers, scenarios and scenario runs (runs score as durable jobs in their devboxes). */
   scenarios: ScenariosModule;
+  /** Repository connections, their inspections (a job), code mounts and the git relay boxes fetch through. */
+  repositories: RepositoriesModule;
   /** Stops background work and closes what was opened, in reverse order. Devboxes keep running. */
   close(): Promise<void>;
 }
@@ -144,11 +148,25 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     log: logger.child({ component: 'egress' }),
   });
   const boxServices = new BoxServices({ runtime, dataDir: config.dataDir, port: config.boxServicesPort, log: logger.child({ component: 'box-services' }),
-    allows: (box, prefix) => egress.allowsService(box, prefix) });
+    // The git relay answers only a box holding a clone grant (code mounts, inspections), whatever its policy.
+    allows: (box, prefix) => prefix === GIT_PREFIX || egress.allowsService(box, prefix) });
   boxServices.start();
   boxServices.route('/mcp', mcp.hub.handle);
   const boxLink = boxServicesExtensions(() => boxServices);
   const objectMounts = objectMountExtensions(() => objects, config.objects);
+  const repositories = buildRepositories({
+    store,
+    sealer,
+    runtime,
+    boxServices: () => boxServices,
+    servicesPort: config.boxServicesPort,
+    jobs: () => jobs,
+    config: config.repositories,
+    limits: resolveLimits({}, { maxCpuCores: config.maxCpuCores, maxMemoryGiB: config.maxMemoryGiB }),
+    blueprint: (accountId, id) => blueprints.store.get(accountId, id),
+    log: logger.child({ component: 'repositories' }),
+  });
+  boxServices.route(GIT_PREFIX, repositories.relay.handle);
   // An object agent is placed by the object mounts' own step.
   const agentMounts = agentMountExtensions(() => agents, (ctx, objectId, objectPath) => objectMounts.bootStep.run({ ...ctx, objectMounts: [{ objectId, objectPath }] }), config.agents);
   const gateway = buildAgentGateway(store, {
@@ -189,7 +207,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   });
   const lifecycle = new Lifecycle(devboxStore, runtime, events, logger.child({ component: 'lifecycle' }), {
     // Services start before the launch commands, which may use them.
-    bootSteps: [egress.bootStep, boxLink.bootStep, fileMountsStep, objectMounts.bootStep, agentMounts.bootStep, services, boxProcesses.bootStep],
+    bootSteps: [egress.bootStep, boxLink.bootStep, fileMountsStep, objectMounts.bootStep, agentMounts.bootStep, repositories.codeMounts.bootStep, services, boxProcesses.bootStep],
     onRunning: [boxProcesses.onRunning, axons.broker.onRunning],
     onStopped: [axons.broker.onStopped, egress.onStopped, boxLink.onStopped, boxProcesses.onStopped, mcp.devbox.onStopped, gateway.devbox.onStopped, (id) => evictions.service.stopped(id), sshFront.onStopped,
       ptyStopListener(() => ptySessions, () => ptyTunnels), (id, ended) => scenarios.onStopped(id, ended)],
@@ -217,7 +235,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   });
   const devboxes = new DevboxService(store, lifecycle, events, logger.child({ component: 'devboxes' }), host, node, {
     // The blueprint's resolver first: the others see the request with the blueprint's launch defaults.
-    resolvers: [async () => (evictions.service.refuseWhileDraining('create'), undefined), blueprints.resolver, secretsForBoxes.resolver, egress.resolver, mcp.devbox.resolver, snapshotLayersResolver(() => snapshots), gateway.devbox.resolver, tunnels.resolver, objectMounts.resolver, agentMounts.resolver, axons.mounts.resolver],
+    resolvers: [async () => (evictions.service.refuseWhileDraining('create'), undefined), blueprints.resolver, secretsForBoxes.resolver, egress.resolver, mcp.devbox.resolver, snapshotLayersResolver(() => snapshots), gateway.devbox.resolver, tunnels.resolver, objectMounts.resolver, agentMounts.resolver, axons.mounts.resolver, repositories.codeMounts.resolver],
     environment: [secretsForBoxes.environment, mcp.devbox.environment, gateway.devbox.environment],
     enrichers: [mcp.devbox.enricher, gateway.devbox.enricher, tunnels.enricher],
     shutdownGuards: [snapshotShutdownGuard(() => snapshots)],
@@ -259,6 +277,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     [BUILD_JOB]: { run: (job) => blueprints.runner.run(job.subjectId), exhausted: (job, err) => blueprints.runner.exhausted(job.subjectId, err) },
     [EXPIRE_JOB]: (job) => objects.expire(job.subjectId),
     ...scenarios.jobs,
+    [INSPECT_JOB]: { run: (job) => repositories.runner.run(job.subjectId), exhausted: (job, err) => repositories.runner.exhausted(job.subjectId, err) },
   }, logger.child({ component: 'jobs' }), { background: [EXPIRE_JOB, SCORE_JOB] });
   // Presigned URLs are signed under a key derived from the master key this server held first (see presign.ts).
   const objects = new ObjectService(store, blobs, new Presigner(keys.first.key), () => jobs, config.objects, logger.child({ component: 'objects' }));
@@ -313,6 +332,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   supervisor.start();
   // Builds a restart cut run again from here (their jobs retry): the supervisor removed their old sandboxes.
   blueprints.runner.markStarted();
+  repositories.runner.markStarted();
   await evictions.start();
   // Runs whose box ended while the server was down end now; resumed scoring jobs were waiting for the adoption.
   await scenarios.reconcile();
@@ -346,6 +366,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     evictions,
     axons,
     scenarios,
+    repositories,
     async close() {
       await sshFront.close();
       evictions.close();
@@ -353,6 +374,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
       tunnelFront.close();
       await boxServices.close();
       await gateway.proxy.close();
+      await repositories.relay.close();
       egress.close();
       supervisor.stop();
       mcp.close();

@@ -163,6 +163,17 @@ export const ROUTES: Record<string, RouteCase> = {
   'GET /v1/objects/{id}/download': { needs: [['RESOURCE_TYPE_OBJECTS', 'read']] },
   'POST /v1/objects/{id}/complete': { needs: [['RESOURCE_TYPE_OBJECTS', 'write']] },
   'POST /v1/objects/{id}/delete': { needs: [['RESOURCE_TYPE_OBJECTS', 'write']] },
+
+  // Runloop's scopes have no repositories type: the blueprints' governs them.
+  'POST /v1/repositories': { needs: BLUEPRINT_WRITE, body: { owner: 'route', name: 'table' } },
+  'GET /v1/repositories': { needs: BLUEPRINT_READ },
+  'GET /v1/repositories/{id}': { needs: BLUEPRINT_READ },
+  'POST /v1/repositories/{id}/delete': { needs: BLUEPRINT_WRITE },
+  'POST /v1/repositories/{id}/inspect': { needs: BLUEPRINT_WRITE, body: {} },
+  'POST /v1/repositories/{id}/refresh': { needs: BLUEPRINT_WRITE, body: {} },
+  'GET /v1/repositories/{id}/inspections': { needs: BLUEPRINT_READ },
+  'GET /v1/repositories/inspections/{id}': { needs: BLUEPRINT_READ },
+  'POST /v1/repositories/inspections/{id}/add_user_manifest': { needs: BLUEPRINT_WRITE, body: { workspaces: [] } },
   'POST /v1/agents': { needs: [['RESOURCE_TYPE_AGENTS', 'write']], body: { name: 'route-table-agent', source: { type: 'pip', pip: { package_name: 'requests' } } } },
   'GET /v1/agents': { needs: [['RESOURCE_TYPE_AGENTS', 'read']] },
   'GET /v1/agents/list_public': { needs: [['RESOURCE_TYPE_AGENTS', 'read']] },

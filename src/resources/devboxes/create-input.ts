@@ -19,6 +19,8 @@ export interface CreateDevboxInput {
   fileMounts?: Record<string, string> | null;
   /** Objects placed in the box before launch commands (`object_mount` in `mounts`): a file, or an archive unpacked. */
   objectMounts?: ObjectMount[] | null;
+  /** Repositories cloned into the box before launch commands (`code_mount` in `mounts`, legacy `code_mounts`). */
+  codeMounts?: CodeMount[] | null;
   /** Agents installed into the box before launch commands (`agent_mount` in `mounts`). */
   agentMounts?: AgentMount[] | null;
   /** `broker_mount`s as sent, with their index in `mounts` (the axons module checks and records them). */
@@ -35,6 +37,18 @@ export interface CreateDevboxInput {
 export interface ObjectMount {
   objectId: string;
   objectPath: string;
+}
+
+/** A `code_mount`: `<git base>/<repoOwner>/<repoName>` cloned into the user's home, then its install command run. */
+export interface CodeMount {
+  repoOwner: string;
+  repoName: string;
+  /** Read token for a private repository (else the connection's, if the account connected it). */
+  token: string | null;
+  /** Branch or tag; null: the default branch. */
+  gitRef: string | null;
+  /** Run in the clone; null: the install commands of the repository's latest manifest, if any. */
+  installCommand: string | null;
 }
 
 /** An `agent_mount`: the agent by id or name (the agents module resolves it), where it goes, a token for private git. */

@@ -24,6 +24,7 @@ function toInput(b: CreateBody) {
   blueprintName: b.blueprint_name,
   fileMounts: mounts.fileMounts,
   objectMounts: mounts.objectMounts,
+  codeMounts: mounts.codeMounts,
   agentMounts: mounts.agentMounts,
   brokerMounts: mounts.brokerMounts,
   mcp: b.mcp && Object.fromEntries(Object.entries(b.mcp).map(([env, m]) => [env, { mcpConfig: m.mcp_config, secret: m.secret }])),

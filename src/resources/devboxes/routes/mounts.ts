@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { ERRORS } from '../../../platform/errors.js';
-import type { AgentMount, ObjectMount } from '../create-input.js';
+import type { AgentMount, CodeMount, ObjectMount } from '../create-input.js';
 import type { CreateBody } from './schemas.js';
 
 /**
@@ -14,18 +14,19 @@ export const MountsSchema = Type.Array(
     required: ['type'],
     properties: { type: { type: 'string', enum: ['object_mount', 'file_mount', 'code_mount', 'agent_mount', 'broker_mount'] } },
     description:
-      'object_mount {object_id, object_path}: the object at object_path (archives unpacked into it); file_mount {target, content}: a file; agent_mount {agent_id or agent_name, agent_path, auth_token}: the agent installed at boot; broker_mount {axon_id, protocol: claude_json, agent_binary, launch_args, working_directory}: the axon events to the agent stdin; code mounts are not supported yet',
+      'object_mount {object_id, object_path}: the object at object_path (archives unpacked into it); file_mount {target, content}: a file; agent_mount {agent_id or agent_name, agent_path, auth_token}: the agent installed at boot; broker_mount {axon_id, protocol: claude_json, agent_binary, launch_args, working_directory}: the axon events to the agent stdin; code_mount {repo_owner, repo_name, token?, git_ref?, install_command?}: the repository cloned into the home directory',
   }),
   { maxItems: 100 },
 );
 
 /** Mount types this server places; the others are refused by `refuseUnsupported`. */
-export const MOUNTS_SERVED = new Set(['object_mount', 'file_mount', 'agent_mount', 'broker_mount']);
+export const MOUNTS_SERVED = new Set(['object_mount', 'file_mount', 'agent_mount', 'broker_mount', 'code_mount']);
 
 const ALLOWED: Record<string, string[]> = {
   object_mount: ['type', 'object_id', 'object_path'],
   file_mount: ['type', 'target', 'content'],
   agent_mount: ['type', 'agent_id', 'agent_name', 'agent_path', 'auth_token'],
+  code_mount: ['type', 'repo_owner', 'repo_name', 'token', 'git_ref', 'install_command'],
 };
 
 /** An optional string field: null and absent are "not given". */
@@ -42,13 +43,14 @@ const mountString = (m: Record<string, unknown>, field: string, where: string, m
 
 /**
  * The served mounts in domain terms: `object_mount`s as object mounts, `agent_mount`s as agent mounts (the
- * agents module resolves them), `file_mount`s added to the file mounts (after `file_mounts`, so a mount's
- * target wins). Runs after `refuseUnsupported`, so every mount
- * here is of a served type.
+ * agents module resolves them), `code_mount`s (and legacy `code_mounts`) as code mounts (the repositories
+ * module checks them), `file_mount`s added to the file mounts (after `file_mounts`, so a mount's target
+ * wins). Runs after `refuseUnsupported`, so every mount here is of a served type.
  */
-export function mountsOf(b: Pick<CreateBody, 'mounts' | 'file_mounts'>): {
+export function mountsOf(b: Pick<CreateBody, 'mounts' | 'file_mounts' | 'code_mounts'>): {
   objectMounts: ObjectMount[];
   agentMounts: AgentMount[];
+  codeMounts: CodeMount[];
   fileMounts: Record<string, string> | null | undefined;
   brokerMounts: { index: number; mount: Record<string, unknown> }[];
 } {
@@ -56,11 +58,16 @@ export function mountsOf(b: Pick<CreateBody, 'mounts' | 'file_mounts'>): {
   const agentMounts: AgentMount[] = [];
   const brokerMounts: { index: number; mount: Record<string, unknown> }[] = [];
   let fileMounts = b.file_mounts;
+  const codeMounts = (b.code_mounts ?? []).map((m, i) => codeMountOf(m, `body.code_mounts[${i}]`, CODE_FIELDS));
   for (const [i, m] of (b.mounts ?? []).entries()) {
     const where = `body.mounts[${i}]`;
     // Checked by the axons module's resolver (its messages name the field the same way).
     if (m.type === 'broker_mount') {
       brokerMounts.push({ index: i, mount: m });
+      continue;
+    }
+    if (m.type === 'code_mount') {
+      codeMounts.push(codeMountOf(m, where, ALLOWED.code_mount!));
       continue;
     }
     const extra = Object.keys(m).find((k) => !ALLOWED[m.type]!.includes(k));
@@ -80,5 +87,20 @@ export function mountsOf(b: Pick<CreateBody, 'mounts' | 'file_mounts'>): {
       fileMounts = { ...(fileMounts ?? {}), [mountString(m, 'target', where, 4096)]: m.content };
     }
   }
-  return { objectMounts, agentMounts, fileMounts, brokerMounts };
+  return { objectMounts, agentMounts, codeMounts, fileMounts, brokerMounts };
+}
+
+const CODE_FIELDS = ALLOWED.code_mount!.slice(1);
+
+/** A code mount's fields (`code_mount` in `mounts`, or an item of `code_mounts`); the repositories' resolver checks their values. */
+function codeMountOf(m: Record<string, unknown>, where: string, allowed: string[]): CodeMount {
+  const extra = Object.keys(m).find((k) => !allowed.includes(k));
+  if (extra) throw ERRORS.invalid(`${where}.${extra} is not a supported parameter of a code mount`);
+  return {
+    repoOwner: mountString(m, 'repo_owner', where, 100),
+    repoName: mountString(m, 'repo_name', where, 100),
+    token: optString(m, 'token', where, 4096),
+    gitRef: optString(m, 'git_ref', where, 255),
+    installCommand: optString(m, 'install_command', where, 100_000),
+  };
 }

@@ -60,9 +60,6 @@ export const TunnelParamsSchema = Body({
   wake_on_http: Opt(Type.Boolean()),
 });
 
-/** Create parameters of features still to come: any value is accepted by the schema, then refused unless empty. */
-const Later = Type.Optional(Type.Unknown());
-
 export const CreateBodySchema = Body({
   name: Opt(Text(LIMITS.name)),
   entrypoint: Opt(ArgString({ maxLength: 100_000 })),
@@ -88,7 +85,7 @@ export const CreateBodySchema = Body({
   blueprint_id: Opt(Type.String({ maxLength: 200 })),
   blueprint_name: Opt(Type.String({ maxLength: 256 })),
   snapshot_id: Opt(Type.String({ maxLength: 200 })),
-  code_mounts: Later,
+  code_mounts: Opt(Type.Array(Type.Unsafe<Record<string, unknown>>({ type: 'object', description: 'legacy code mounts: {repo_owner, repo_name, token?, git_ref?, install_command?}' }), { maxItems: 20 })),
   gateways: Opt(
     Type.Unsafe<Record<string, { gateway: string; secret: string }>>({
       type: 'object',
@@ -117,8 +114,7 @@ const isEmpty = (v: unknown) =>
 
 /** What each not-yet-available create parameter needs; a non-empty value is a 400 naming it. */
 const UNSUPPORTED: Array<[string, (b: CreateBody) => unknown, string]> = [
-  ['mounts', (b) => b.mounts?.filter((m) => !MOUNTS_SERVED.has(m.type)), 'code mounts'],
-  ['code_mounts', (b) => b.code_mounts, 'code mounts'],
+  ['mounts', (b) => b.mounts?.filter((m) => !MOUNTS_SERVED.has(m.type)), 'these mounts'],
   ['launch_parameters.available_ports', (b) => b.launch_parameters?.available_ports, 'per-port exposure; tunnels reach every port'],
 ];
 

@@ -1,0 +1,57 @@
+import type { ModuleSchema } from '../../platform/store/module-schema.js';
+
+/**
+ * Repository connections and their inspections. A connection's GitHub token is stored only sealed (as
+ * secret values are, AAD bound to the connection), never returned. One connection per owner/name in an
+ * account is a constraint. Inspections go with their connection; their manifests are JSON documents in the
+ * wire shape (the manifest is the product, stored as it is served).
+ */
+export const REPOSITORIES_SCHEMA: ModuleSchema = {
+  module: 'repositories',
+  sqlite: [
+    `CREATE TABLE repositories (
+       id TEXT PRIMARY KEY,
+       account_id TEXT NOT NULL REFERENCES accounts(id),
+       owner TEXT NOT NULL,
+       name TEXT NOT NULL,
+       blueprint_id TEXT,
+       token_sealed TEXT,
+       create_time_ms INTEGER NOT NULL,
+       CONSTRAINT repositories_account_repo UNIQUE (account_id, owner, name)
+     );
+     CREATE TABLE repository_inspections (
+       id TEXT PRIMARY KEY,
+       repository_id TEXT NOT NULL REFERENCES repositories(id) ON DELETE CASCADE,
+       status TEXT NOT NULL,
+       commit_sha TEXT NOT NULL DEFAULT '',
+       inspected_at_ms INTEGER NOT NULL,
+       manifest TEXT,
+       user_manifest TEXT,
+       failure_reason TEXT
+     );
+     CREATE INDEX repository_inspections_repo ON repository_inspections (repository_id, id);`,
+  ],
+  postgres: [
+    `CREATE TABLE repositories (
+       id TEXT COLLATE "C" PRIMARY KEY,
+       account_id TEXT NOT NULL REFERENCES accounts(id),
+       owner TEXT COLLATE "C" NOT NULL,
+       name TEXT COLLATE "C" NOT NULL,
+       blueprint_id TEXT,
+       token_sealed TEXT,
+       create_time_ms BIGINT NOT NULL,
+       CONSTRAINT repositories_account_repo UNIQUE (account_id, owner, name)
+     );
+     CREATE TABLE repository_inspections (
+       id TEXT COLLATE "C" PRIMARY KEY,
+       repository_id TEXT COLLATE "C" NOT NULL REFERENCES repositories(id) ON DELETE CASCADE,
+       status TEXT NOT NULL,
+       commit_sha TEXT NOT NULL DEFAULT '',
+       inspected_at_ms BIGINT NOT NULL,
+       manifest TEXT,
+       user_manifest TEXT,
+       failure_reason TEXT
+     );
+     CREATE INDEX repository_inspections_repo ON repository_inspections (repository_id, id);`,
+  ],
+};

@@ -86,6 +86,8 @@ export interface Config {
   blueprintBuildTimeoutSeconds: number;
   /** Registries images are pulled from (DEVBOXD_REGISTRY_*); see src/runtime/oci/. */
   registry: RegistrySettings;
+  /** DEVBOXD_BENCHMARK_CONCURRENCY: scenario runs (devboxes) one benchmark run keeps open at once; the next start as they end. */
+  benchmarkConcurrency: number;
 }
 
 export interface RegistrySettings {
@@ -195,5 +197,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ssh: loadSshConfig(env, env.DEVBOXD_HOST || '127.0.0.1', (name, def, min, max) => int(name, env[name], def, min, max)),
     eviction: loadEvictionConfig(env, (name, def, min, max) => int(name, env[name], def, min, max), (message) => new ConfigError(message)),
     blob: loadBlobConfig(env),
+    benchmarkConcurrency: int('DEVBOXD_BENCHMARK_CONCURRENCY', env.DEVBOXD_BENCHMARK_CONCURRENCY, 8, 1, 1000),
   });
 }

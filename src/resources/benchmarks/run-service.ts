@@ -58,9 +58,10 @@ export class BenchmarkRunService {
     if (b.status !== 'active') throw ERRORS.badState(`benchmark ${b.id} is ${b.status}; it cannot be run`);
     if (b.scenarioIds.length === 0) throw ERRORS.invalid(`benchmark ${b.id} has no scenarios to run`);
     const p = input.profile;
-    const missingEnv = b.requiredEnvironmentVariables.filter((n) => !(n in p.envVars));
+    // As for a scenario's: a required variable may come from a secret too.
+    const missingEnv = b.requiredEnvironmentVariables.filter((n) => !Object.hasOwn(p.envVars, n) && !Object.hasOwn(p.secrets, n));
     if (missingEnv.length) throw ERRORS.invalid(`runProfile.envVars: benchmark ${b.id} requires ${missingEnv.join(', ')}`);
-    const missingSecrets = b.requiredSecretNames.filter((n) => !(n in p.secrets));
+    const missingSecrets = b.requiredSecretNames.filter((n) => !Object.hasOwn(p.secrets, n));
     if (missingSecrets.length) throw ERRORS.invalid(`runProfile.secrets: benchmark ${b.id} requires ${missingSecrets.join(', ')}`);
     for (const id of b.scenarioIds) {
       const scenario = await this.scenarios().get(accountId, id);

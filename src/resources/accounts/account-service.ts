@@ -235,6 +235,11 @@ export class AccountService {
     return { createdSecret: (await this.createKey(account.id, { name: 'admin', kind: 'standard' })).secret };
   }
 
+  /** The default account (created if absent): owner of what the server itself seeds, e.g. the built-in benchmark. */
+  async defaultAccountId(): Promise<string> {
+    return ((await this.store.findAccountByName(DEFAULT_ACCOUNT_NAME)) ?? (await this.defaultAccount())).id;
+  }
+
   /** Refuses when a key of `kind` with `scopes` would grant anything the restricted caller lacks. */
   private requireNoWider(by: Principal, kind: ApiKey['kind'], scopes: Scope[], verb: 'create' | 'revoke'): void {
     if (by.kind === 'standard') return;

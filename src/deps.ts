@@ -43,6 +43,7 @@ import { EXPIRE_JOB, ObjectService } from './resources/objects/object-service.js
 import { Presigner } from './resources/objects/presign.js';
 import { LoginGuard, SshFront, SshKeyService } from './resources/ssh/index.js';
 import { buildEvictions, type EvictionModule } from './resources/evictions/index.js';
+import { buildScenarios, SCORE_JOB, type ScenariosModule } from './resources/scenarios/index.js';
 
 /** The composition root: every store, driver and service is built once, here, with explicit arguments. */
 export interface Deps {
@@ -85,6 +86,8 @@ export interface Deps {
   ssh: { keys: SshKeyService; front: SshFront };
   /** Evictions: the watch stream's source, drains (`devboxd drain`, SIGTERM with DEVBOXD_EVICT_ON_SHUTDOWN=suspend), memory pressure. */
   evictions: EvictionModule;
+  /** Scorers, scenarios and scenario runs (runs score as durable jobs in their devboxes). */
+  scenarios: ScenariosModule;
   /** Stops background work and closes what was opened, in reverse order. Devboxes keep running. */
   close(): Promise<void>;
 }
@@ -164,7 +167,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     bootSteps: [egress.bootStep, boxLink.bootStep, fileMountsStep, objectMounts.bootStep, boxProcesses.bootStep],
     onRunning: [boxProcesses.onRunning],
     onStopped: [egress.onStopped, boxLink.onStopped, boxProcesses.onStopped, mcp.devbox.onStopped, gateway.devbox.onStopped, (id) => evictions.service.stopped(id), sshFront.onStopped,
-      ptyStopListener(() => ptySessions, () => ptyTunnels)],
+      ptyStopListener(() => ptySessions, () => ptyTunnels), (id, ended) => scenarios.onStopped(id, ended)],
   });
   const tunnels = new TunnelService(store, sealer, () => devboxes);
   const host = { maxCpuCores: config.maxCpuCores, maxMemoryGiB: config.maxMemoryGiB };
@@ -205,10 +208,22 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     const d = await devboxStore.getById(id);
     return d && { ended: TERMINAL.has(d.status), endTimeMs: d.endTimeMs };
   };
-  const executions = new ExecutionService(store.executions, devboxLog, devboxes, new BoxJobs(outputs), boxState, logger.child({ component: 'executions' }), node,
+  const boxJobs = new BoxJobs(outputs);
+  const executions = new ExecutionService(store.executions, devboxLog, devboxes, boxJobs, boxState, logger.child({ component: 'executions' }), node,
     config.maxExecutionsPerDevbox);
   await executions.reconcile();
   const files = new FileService(devboxes, logger.child({ component: 'files' }), { stallMs: config.uploadStallMs });
+  const scenarios = buildScenarios({
+    store,
+    devboxes: () => devboxes,
+    devboxById: (id) => devboxStore.getById(id),
+    sandboxOf: (id) => lifecycle.active.get(id)?.sandbox,
+    boxJobs,
+    jobs: () => jobs,
+    secretExists: async (accountId, ref) => (await secrets.resolve(accountId, ref)) !== undefined,
+    runListeners: [],
+    log: logger.child({ component: 'scenarios' }),
+  });
   // Durable jobs: their handlers reach the services below through closures, called once a job runs.
   const jobs = new JobRunner(store.jobs, node, {
     [CAPTURE_JOB]: { run: (job) => snapshots.settleCapture(job.subjectId), exhausted: (job, err) => snapshots.captureFailed(job.subjectId, err) },
@@ -216,7 +231,8 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     [RESUME_JOB]: { run: (job) => suspend.settleResume(job.subjectId), exhausted: (job, err) => suspend.resumeFailed(job.subjectId, err) },
     [BUILD_JOB]: { run: (job) => blueprints.runner.run(job.subjectId), exhausted: (job, err) => blueprints.runner.exhausted(job.subjectId, err) },
     [EXPIRE_JOB]: (job) => objects.expire(job.subjectId),
-  }, logger.child({ component: 'jobs' }), { background: [EXPIRE_JOB] });
+    ...scenarios.jobs,
+  }, logger.child({ component: 'jobs' }), { background: [EXPIRE_JOB, SCORE_JOB] });
   // Presigned URLs are signed under a key derived from the master key this server held first (see presign.ts).
   const objects = new ObjectService(store, blobs, new Presigner(keys.first.key), () => jobs, config.objects, logger.child({ component: 'objects' }));
   const snapshots = new SnapshotService(store.snapshots, devboxStore, devboxes, runtime, logger.child({ component: 'snapshots' }), jobs, {
@@ -265,6 +281,8 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   // Builds a restart cut run again from here (their jobs retry): the supervisor removed their old sandboxes.
   blueprints.runner.markStarted();
   await evictions.start();
+  // Runs whose box ended while the server was down end now; resumed scoring jobs were waiting for the adoption.
+  await scenarios.reconcile();
   return {
     store,
     node,
@@ -292,6 +310,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     pty: { tunnels: ptyTunnels, sessions: ptySessions, front: ptyFront },
     ssh: { keys: new SshKeyService(devboxes, { guard: sshGuard, served: sshFront.enabled, domain: config.ssh.domain ?? config.tunnelDomain }), front: sshFront },
     evictions,
+    scenarios,
     async close() {
       await sshFront.close();
       evictions.close();

@@ -44,6 +44,7 @@ import { Presigner } from './resources/objects/presign.js';
 import { LoginGuard, SshFront, SshKeyService } from './resources/ssh/index.js';
 import { buildEvictions, type EvictionModule } from './resources/evictions/index.js';
 import { buildScenarios, SCORE_JOB, type ScenariosModule } from './resources/scenarios/index.js';
+import { buildBenchmarks, RUN_JOB, type BenchmarksModule } from './resources/benchmarks/index.js';
 
 /** The composition root: every store, driver and service is built once, here, with explicit arguments. */
 export interface Deps {
@@ -88,6 +89,8 @@ export interface Deps {
   evictions: EvictionModule;
   /** Scorers, scenarios and scenario runs (runs score as durable jobs in their devboxes). */
   scenarios: ScenariosModule;
+  /** Benchmarks and benchmark runs (a durable start job; scenario runs started as slots free up), the built-in public benchmark. */
+  benchmarks: BenchmarksModule;
   /** Stops background work and closes what was opened, in reverse order. Devboxes keep running. */
   close(): Promise<void>;
 }
@@ -221,8 +224,18 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     boxJobs,
     jobs: () => jobs,
     secretExists: async (accountId, ref) => (await secrets.resolve(accountId, ref)) !== undefined,
-    runListeners: [],
+    runListeners: [(r) => benchmarks.runChanged(r)],
+    benchmarkScenarioIds: (accountId, id) => benchmarks.scenarioIdsOf(accountId, id),
     log: logger.child({ component: 'scenarios' }),
+  });
+  const benchmarks = buildBenchmarks({
+    store,
+    scenarios: () => scenarios.scenarios,
+    scenarioRuns: () => scenarios.runs,
+    jobs: () => jobs,
+    node,
+    concurrency: config.benchmarkConcurrency,
+    log: logger.child({ component: 'benchmarks' }),
   });
   // Durable jobs: their handlers reach the services below through closures, called once a job runs.
   const jobs = new JobRunner(store.jobs, node, {
@@ -232,7 +245,8 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     [BUILD_JOB]: { run: (job) => blueprints.runner.run(job.subjectId), exhausted: (job, err) => blueprints.runner.exhausted(job.subjectId, err) },
     [EXPIRE_JOB]: (job) => objects.expire(job.subjectId),
     ...scenarios.jobs,
-  }, logger.child({ component: 'jobs' }), { background: [EXPIRE_JOB, SCORE_JOB] });
+    ...benchmarks.jobs,
+  }, logger.child({ component: 'jobs' }), { background: [EXPIRE_JOB, SCORE_JOB, RUN_JOB] });
   // Presigned URLs are signed under a key derived from the master key this server held first (see presign.ts).
   const objects = new ObjectService(store, blobs, new Presigner(keys.first.key), () => jobs, config.objects, logger.child({ component: 'objects' }));
   const snapshots = new SnapshotService(store.snapshots, devboxStore, devboxes, runtime, logger.child({ component: 'snapshots' }), jobs, {
@@ -283,6 +297,8 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   await evictions.start();
   // Runs whose box ended while the server was down end now; resumed scoring jobs were waiting for the adoption.
   await scenarios.reconcile();
+  // After the scenario runs settled: seed the built-in benchmark, then a pass over every open benchmark run.
+  await benchmarks.start(await accounts.defaultAccountId());
   return {
     store,
     node,
@@ -311,6 +327,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     ssh: { keys: new SshKeyService(devboxes, { guard: sshGuard, served: sshFront.enabled, domain: config.ssh.domain ?? config.tunnelDomain }), front: sshFront },
     evictions,
     scenarios,
+    benchmarks,
     async close() {
       await sshFront.close();
       evictions.close();
@@ -322,6 +339,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
       mcp.close();
       outputs.stop();
       snapshots.stop();
+      benchmarks.runs.stop();
       jobs.stop();
       await devboxLog.flush();
       await store.close();

@@ -131,8 +131,9 @@ describe('start_run refusals and jobs', () => {
   test('missing required env vars or secrets of the benchmark or of any scenario: 400, nothing started', async () => {
     const b = await ok({ method: 'POST', url: '/v1/benchmarks', payload: { name: 'needs', scenario_ids: [s1, s3], required_secret_names: ['TOKEN'] } });
     await bad({ method: 'POST', url: '/v1/benchmarks/start_run', payload: { benchmark_id: b.id } }, 400, /TOKEN/);
-    await bad({ method: 'POST', url: '/v1/benchmarks/start_run', payload: { benchmark_id: b.id, runProfile: { secrets: { TOKEN: 'nope' } } } }, 400, /API_URL/);
-    await bad({ method: 'POST', url: '/v1/benchmarks/start_run', payload: { benchmark_id: b.id, runProfile: { envVars: { API_URL: 'x' }, secrets: { TOKEN: 'nope' } } } }, 400, /no secret named nope/);
+    await bad({ method: 'POST', url: '/v1/benchmarks/start_run', payload: { benchmark_id: b.id, runProfile: { secrets: { TOKEN: 'nope' } } } }, 400, /no secret named nope/);
+    await ok({ method: 'POST', url: '/v1/secrets', payload: { name: 'tok', value: 'v' } });
+    await bad({ method: 'POST', url: '/v1/benchmarks/start_run', payload: { benchmark_id: b.id, runProfile: { secrets: { TOKEN: 'tok' } } } }, 400, /API_URL/);
     const empty = await ok({ method: 'POST', url: '/v1/benchmarks', payload: { name: 'empty' } });
     await bad({ method: 'POST', url: '/v1/benchmarks/start_run', payload: { benchmark_id: empty.id } }, 400, /no scenarios/);
     await bad({ method: 'POST', url: '/v1/benchmarks/start_run', payload: { benchmark_id: b.id, runProfile: { mounts: [{ type: 'code_mount', repo_name: 'x' }] } } }, 400, /mounts/);

@@ -60,14 +60,14 @@ async function solve(run: ScenarioRunView, work: string | null): Promise<Scenari
 describe('a benchmark of bash, test-based and command scorers', () => {
   let benchmarkId: string;
   const ids: Record<string, string> = {};
-  // What each scenario's agent does, and the score that earns (exact: weights 1, scores as printed).
+  // What each scenario's agent does (in its home directory), and the exact score that earns.
   const work: Record<string, { cmd: string | null; score: number }> = {};
 
   test('create the scenarios and the benchmark', async () => {
     ids.bash = await scenario('bench-bash', [fn('quarter', { type: 'bash_script_scorer', bash_script: 'echo 0.25' })]);
     ids.tests = await scenario('bench-tests', [
-      fn('tests', { type: 'test_based_scorer', test_command: 'sh ./check.sh', test_files: [{ file_path: 'check.sh', file_contents: 'test "$(cat answer.txt)" = 42\n' }] }),
-      fn('never', { type: 'command_scorer', command: 'false' }),
+      fn('tests', { type: 'test_based_scorer', test_command: 'sh ./check.sh', test_files: [{ file_path: 'check.sh', file_contents: 'test "$(cat answer.txt)" = 42\n' }] }, 0.5),
+      fn('never', { type: 'command_scorer', command: 'false' }, 0.5),
     ]);
     ids.env = await scenario('bench-env', [fn('env', { type: 'command_scorer', command: 'test "$(cat seen.txt)" = "hello from the profile"' })]);
     work[ids.bash] = { cmd: null, score: 0.25 };
@@ -120,10 +120,11 @@ describe('a benchmark of bash, test-based and command scorers', () => {
   test('a restart in the middle of a run loses nothing; cancel cancels the open scenario runs and their boxes', async () => {
     const run = await api().benchmarks.startRun({ benchmark_id: benchmarkId, runProfile: { envVars: { GREETING: 'x' }, launchParameters: SMALL } });
     const two = await until('two scenario runs', () => scenarioRuns(api(), run.id), (r) => r.length === 2);
+    // Boxes caught booting by a crash fail (devboxd's rule); the runs' boxes are up before the SIGKILL.
+    for (const r of two) await api().devboxes.awaitRunning(r.devbox_id);
     await server.restart();
     // After the restart, a scenario run that ends frees its slot: the third starts.
     const first = two[0]!;
-    await api().devboxes.awaitRunning(first.devbox_id);
     assert.equal((await api().scenarios.runs.cancel(first.id)).state, 'canceled');
     const three = await until('the third scenario run', () => scenarioRuns(api(), run.id), (r) => r.length === 3);
     assert.equal(new Set(three.map((r) => r.scenario_id)).size, 3);
@@ -147,8 +148,8 @@ describe('the built-in public benchmark', () => {
     const run = await api().benchmarks.startRun({ benchmark_id: starter.id, runProfile: { launchParameters: SMALL } });
     const defs = await api().benchmarks.definitions(starter.id);
     const fixes: Record<string, string | null> = {
-      'starter-python-mean': "sed -i 's/len(xs) + 1/len(xs)/' calc.py",
-      'starter-shell-wordcount': "sed -i 's/grep -c/grep -cw/' count.sh",
+      'starter-python-mean': "cd calc && sed -i 's/len(xs) + 1/len(xs)/' calc.py",
+      'starter-shell-wordcount': "cd wordcount && sed -i 's/grep -c/grep -cw/' count.sh",
       'starter-python-slugify': null, // left as shipped: its tests fail
     };
     const byId = new Map(defs.scenarios.map((s) => [s.id, s.name]));

@@ -38,47 +38,47 @@ for (let i = 0; i < N; i++) {
 const benchmark = await api.benchmarks.create({ name: 'bench-50', scenario_ids: ids });
 
 try {
-await boxes(false); // warm-up: image, disk pool
-const bare = await boxes(false);
-const withCommand = await boxes(true);
+  await boxes(false); // warm-up: image, disk pool
+  const bare = await boxes(false);
+  const withCommand = await boxes(true);
 
-const t0 = performance.now();
-const run = await api.benchmarks.startRun({ benchmark_id: benchmark.id, runProfile: { launchParameters: SMALL } });
-const seen = new Set<string>();
-const scoredAt: number[] = [];
-const work: Promise<void>[] = [];
-while (seen.size < N) {
-  const page = await api.benchmarkRuns.listScenarioRuns(run.id, { limit: N, include_total_count: false });
-  for (const r of page.runs) {
-    if (seen.has(r.id)) continue;
-    seen.add(r.id);
-    work.push(
-      (async () => {
-        await api.devboxes.awaitRunning(r.devbox_id, { ...LONG, polling: { timeoutMs: 600_000 } });
-        const done = await api.scenarios.runs.complete(r.id, LONG);
-        if (done.state !== 'completed' || done.scoring_contract_result?.score !== 1) throw new Error(`run ${r.id}: ${JSON.stringify(done)}`);
-        scoredAt.push(performance.now() - t0);
-      })(),
-    );
+  const t0 = performance.now();
+  const run = await api.benchmarks.startRun({ benchmark_id: benchmark.id, runProfile: { launchParameters: SMALL } });
+  const seen = new Set<string>();
+  const scoredAt: number[] = [];
+  const work: Promise<void>[] = [];
+  while (seen.size < N) {
+    const page = await api.benchmarkRuns.listScenarioRuns(run.id, { limit: N, include_total_count: false });
+    for (const r of page.runs) {
+      if (seen.has(r.id)) continue;
+      seen.add(r.id);
+      work.push(
+        (async () => {
+          await api.devboxes.awaitRunning(r.devbox_id, { ...LONG, polling: { timeoutMs: 600_000 } });
+          const done = await api.scenarios.runs.complete(r.id, LONG);
+          if (done.state !== 'completed' || done.scoring_contract_result?.score !== 1) throw new Error(`run ${r.id}: ${JSON.stringify(done)}`);
+          scoredAt.push(performance.now() - t0);
+        })(),
+      );
+    }
+    if (seen.size < N) await sleep(50);
   }
-  if (seen.size < N) await sleep(50);
-}
-await Promise.all(work);
-let final = await api.benchmarkRuns.retrieve(run.id);
-while (final.state === 'running') {
-  await sleep(20);
-  final = await api.benchmarkRuns.retrieve(run.id);
-}
-const wall = performance.now() - t0;
+  await Promise.all(work);
+  let final = await api.benchmarkRuns.retrieve(run.id);
+  while (final.state === 'running') {
+    await sleep(20);
+    final = await api.benchmarkRuns.retrieve(run.id);
+  }
+  const wall = performance.now() - t0;
 
-const lastScored = Math.max(...scoredAt);
-console.log(`\n${N} scenarios, DEVBOXD_BENCHMARK_CONCURRENCY=${N}; benchmark run ${final.state}, score ${final.score}`);
-console.log('| what | wall s | per second |');
-console.log('|---|---|---|');
-console.log(`| baseline: ${N} boxes create_and_await_running + shutdown, at once | ${(bare / 1000).toFixed(2)} | ${((N * 1000) / bare).toFixed(1)} boxes |`);
-console.log(`| baseline: the same + one \`execute_sync true\` each | ${(withCommand / 1000).toFixed(2)} | ${((N * 1000) / withCommand).toFixed(1)} boxes |`);
-console.log(`| benchmark run: start_run → last scenario run scored and completed | ${(lastScored / 1000).toFixed(2)} | ${((N * 1000) / lastScored).toFixed(1)} scenario runs |`);
-console.log(`| benchmark run: start_run → benchmark run completed | ${(wall / 1000).toFixed(2)} | ${((N * 1000) / wall).toFixed(1)} scenario runs |`);
+  const lastScored = Math.max(...scoredAt);
+  console.log(`\n${N} scenarios, DEVBOXD_BENCHMARK_CONCURRENCY=${N}; benchmark run ${final.state}, score ${final.score}`);
+  console.log('| what | wall s | per second |');
+  console.log('|---|---|---|');
+  console.log(`| baseline: ${N} boxes create_and_await_running + shutdown, at once | ${(bare / 1000).toFixed(2)} | ${((N * 1000) / bare).toFixed(1)} boxes |`);
+  console.log(`| baseline: the same + one \`execute_sync true\` each | ${(withCommand / 1000).toFixed(2)} | ${((N * 1000) / withCommand).toFixed(1)} boxes |`);
+  console.log(`| benchmark run: start_run → last scenario run scored and completed | ${(lastScored / 1000).toFixed(2)} | ${((N * 1000) / lastScored).toFixed(1)} scenario runs |`);
+  console.log(`| benchmark run: start_run → benchmark run completed | ${(wall / 1000).toFixed(2)} | ${((N * 1000) / wall).toFixed(1)} scenario runs |`);
 } finally {
   await server.stop();
 }

@@ -100,7 +100,8 @@ export class BenchmarkService {
     }
     const ids = b.scenarioIds.slice(from, from + page.limit);
     const items: Scenario[] = [];
-    for (const s of ids) items.push(await this.scenarios().get(b.accountId, s));
+    // As the caller may read them: a public benchmark shows no private scenario of its owner.
+    for (const s of ids) items.push(await this.scenarios().get(accountId, s));
     return { items, hasMore: from + ids.length < b.scenarioIds.length, totalCount: page.includeTotalCount ? b.scenarioIds.length : undefined };
   }
 

@@ -65,6 +65,7 @@ export class BenchmarkRunService {
     if (missingSecrets.length) throw ERRORS.invalid(`runProfile.secrets: benchmark ${b.id} requires ${missingSecrets.join(', ')}`);
     for (const id of b.scenarioIds) {
       const scenario = await this.scenarios().get(accountId, id);
+      if (scenario.status !== 'active') throw ERRORS.badState(`scenario ${id} of benchmark ${b.id} is ${scenario.status}; it cannot be run`);
       await this.scenarioRuns().checkRequirements(accountId, scenario, { envVars: p.envVars, secrets: p.secrets });
     }
     const run: BenchmarkRun = {

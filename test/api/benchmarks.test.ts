@@ -169,3 +169,29 @@ describe('the built-in public benchmark', () => {
     assert.ok(Math.abs(ended.score! - 2 / 3) < 1e-12, `score ${ended.score}`);
   });
 });
+
+describe("Runloop's smoke tests (benchmark parts), ported", () => {
+  test('create benchmark and start run; create-or-update → start run → score and complete scenario runs → complete', async () => {
+    const sid = await scenario('smoke-scenario', [fn('cmd-zero', { type: 'command_scorer', command: 'true' })]);
+    const first = await api().benchmarks.create({ name: 'smoke-benchmark', scenario_ids: [sid] });
+    const started = await api().benchmarks.startRun({ benchmark_id: first.id });
+    assert.equal(started.benchmark_id, first.id);
+    await api().benchmarkRuns.cancel(started.id);
+
+    // The object-oriented smoke test's create-or-update: a second pass finds the benchmark by name and updates it.
+    const existing = (await api().benchmarks.list({ name: 'smoke-benchmark', limit: 1 })).benchmarks;
+    assert.equal(existing.length, 1);
+    const benchmark = await api().benchmarks.update(existing[0]!.id, { name: 'smoke-benchmark', scenario_ids: [sid] });
+    const run = await api().benchmarks.startRun({ benchmark_id: benchmark.id, run_name: 'oo-benchmark-run', runProfile: { launchParameters: SMALL } });
+    const runs = await until('scenario runs', () => scenarioRuns(api(), run.id), (r) => r.length > 0);
+    for (const r of runs) {
+      const completed = await solve(await api().scenarios.runs.retrieve(r.id), null);
+      assert.equal(completed.state, 'completed');
+      assert.notEqual(completed.scoring_contract_result?.score, null);
+    }
+    assert.equal((await api().benchmarkRuns.complete(run.id)).state, 'completed');
+    const info = await api().benchmarkRuns.retrieve(run.id);
+    assert.equal(info.state, 'completed');
+    assert.equal(info.score, 1);
+  });
+});

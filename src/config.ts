@@ -2,6 +2,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadNetworkConfig, type NetworkConfig } from './network-config.js';
 import { loadObjectConfig, type ObjectConfig } from './resources/objects/config.js';
+import { loadScenarioConfig, type ScenarioConfig } from './resources/scenarios/config.js';
 import { loadSshConfig, type SshConfig } from './ssh-config.js';
 import { loadEvictionConfig, type EvictionConfig } from './resources/evictions/eviction-config.js';
 import { loadBlobConfig, type BlobConfig } from './platform/blob/config.js';
@@ -65,6 +66,8 @@ export interface Config {
   network: NetworkConfig;
   /** Storage objects (DEVBOXD_OBJECT_MAX_BYTES, DEVBOXD_PUBLIC_URL, ...); see resources/objects/config.ts. */
   objects: ObjectConfig;
+  /** Per-account bounds of scenarios and scorers (DEVBOXD_SCENARIO_*); see resources/scenarios/config.ts. */
+  scenarios: ScenarioConfig;
   /**
    * DEVBOXD_TUNNEL_DOMAIN: tunnels answer host names `{port}-{key}.tunnel.<this>` (what the SDK builds from an
    * API at `api.<this>`); null: any `{port}-{key}.tunnel.*` host name.
@@ -188,6 +191,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     boxServicesPort: int('DEVBOXD_BOX_SERVICES_PORT', env.DEVBOXD_BOX_SERVICES_PORT, 1023, 1, 65535),
     network: loadNetworkConfig(env, (name, def, min, max) => int(name, env[name], def, min, max)),
     objects: loadObjectConfig(env, (name, def, min, max) => int(name, env[name], def, min, max)),
+    scenarios: loadScenarioConfig((name, def, min, max) => int(name, env[name], def, min, max)),
     tunnelDomain,
     blueprintBuilds: int('DEVBOXD_BLUEPRINT_BUILDS', env.DEVBOXD_BLUEPRINT_BUILDS, 2, 1, 256),
     blueprintBuildTimeoutSeconds: int('DEVBOXD_BLUEPRINT_BUILD_TIMEOUT', env.DEVBOXD_BLUEPRINT_BUILD_TIMEOUT, 3600, 1, 7 * 24 * 3600),

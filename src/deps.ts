@@ -218,6 +218,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   const files = new FileService(devboxes, logger.child({ component: 'files' }), { stallMs: config.uploadStallMs });
   const scenarios = buildScenarios({
     store,
+    config: config.scenarios,
     devboxes: () => devboxes,
     devboxById: (id) => devboxStore.getById(id),
     sandboxOf: (id) => lifecycle.active.get(id)?.sandbox,

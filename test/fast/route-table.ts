@@ -28,6 +28,14 @@ const TAKE_SNAPSHOT: Need[] = [
   ['RESOURCE_TYPE_DEVBOXES', 'read'],
 ];
 
+const SCENARIO_READ: Need[] = [['RESOURCE_TYPE_SCENARIOS', 'read']];
+const SCENARIO_WRITE: Need[] = [['RESOURCE_TYPE_SCENARIOS', 'write']];
+const SCENARIO_BODY = {
+  name: 's',
+  input_context: { problem_statement: 'p' },
+  scoring_contract: { scoring_function_parameters: [{ name: 'f', weight: 1, scorer: { type: 'command_scorer', command: 'true' } }] },
+};
+
 export const ROUTES: Record<string, RouteCase> = {
   'GET /v1/accounts/me': { needs: [['RESOURCE_TYPE_ACCOUNT', 'read']] },
   'GET /v1/apikeys': { needs: [['RESOURCE_TYPE_ACCOUNT', 'read']] },
@@ -79,6 +87,24 @@ export const ROUTES: Record<string, RouteCase> = {
   'GET /v1/devboxes/disk_snapshots/{id}/status': { needs: SNAPSHOT_READ },
   'POST /v1/devboxes/disk_snapshots/{id}': { needs: SNAPSHOT_WRITE, body: { name: 'renamed' } },
   'POST /v1/devboxes/disk_snapshots/{id}/delete': { needs: SNAPSHOT_WRITE },
+
+  'POST /v1/scenarios/scorers': { needs: SCENARIO_WRITE, body: { type: 'route_table', bash_script: 'echo 1' } },
+  'GET /v1/scenarios/scorers': { needs: SCENARIO_READ },
+  'GET /v1/scenarios/scorers/{id}': { needs: SCENARIO_READ },
+  'POST /v1/scenarios/scorers/{id}': { needs: SCENARIO_WRITE, body: { type: 'route_table', bash_script: 'echo 1' } },
+  'POST /v1/scenarios': { needs: SCENARIO_WRITE, body: SCENARIO_BODY },
+  'GET /v1/scenarios': { needs: SCENARIO_READ },
+  'GET /v1/scenarios/list_public': { needs: SCENARIO_READ },
+  'GET /v1/scenarios/{id}': { needs: SCENARIO_READ },
+  'POST /v1/scenarios/{id}': { needs: SCENARIO_WRITE, body: { name: 'renamed' } },
+  'POST /v1/scenarios/{id}/archive': { needs: SCENARIO_WRITE },
+  'POST /v1/scenarios/start_run': { needs: SCENARIO_WRITE, body: { scenario_id: 'scn_unknown' } },
+  'GET /v1/scenarios/runs': { needs: SCENARIO_READ },
+  'GET /v1/scenarios/runs/{id}': { needs: SCENARIO_READ },
+  'POST /v1/scenarios/runs/{id}/score': { needs: SCENARIO_WRITE },
+  'POST /v1/scenarios/runs/{id}/complete': { needs: SCENARIO_WRITE },
+  'POST /v1/scenarios/runs/{id}/cancel': { needs: SCENARIO_WRITE },
+  'POST /v1/scenarios/runs/{id}/download_logs': { needs: SCENARIO_READ },
 
   // Runloop's scopes have no secrets type: the account's governs them.
   'POST /v1/secrets': { needs: [['RESOURCE_TYPE_ACCOUNT', 'write']], body: { name: 'ROUTE_TABLE_SECRET', value: 'v' } },

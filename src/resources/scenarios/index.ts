@@ -5,6 +5,7 @@ import type { Sandbox } from '../../runtime/driver.js';
 import type { DevboxService } from '../devboxes/devbox-service.js';
 import type { Devbox } from '../devboxes/types.js';
 import type { BoxJobs } from '../executions/box-jobs.js';
+import type { ScenarioConfig } from './config.js';
 import { RunProgress } from './run-progress.js';
 import { ScenarioRunService, SCORE_JOB } from './run-service.js';
 import { ScenarioService } from './scenario-service.js';
@@ -31,6 +32,7 @@ export interface ScenariosModule {
 /** The scenarios module, built in the composition root; services built later are reached by thunks. */
 export function buildScenarios(deps: {
   store: Store;
+  config: ScenarioConfig;
   devboxes: () => DevboxService;
   devboxById(id: string): Promise<Devbox | undefined>;
   sandboxOf(id: string): Sandbox | undefined;
@@ -43,9 +45,9 @@ export function buildScenarios(deps: {
   benchmarkScenarioIds?: (accountId: string, benchmarkId: string) => Promise<string[] | undefined>;
   log: Logger;
 }): ScenariosModule {
-  const scorers = new ScorerService(deps.store.db);
+  const scorers = new ScorerService(deps.store.db, deps.config.accountMaxScorers);
   const scenarioStore = new SqlScenarioStore(deps.store.db);
-  const scenarios = new ScenarioService(scenarioStore, scorers, deps.benchmarkScenarioIds);
+  const scenarios = new ScenarioService(scenarioStore, scorers, deps.config.accountMaxScenarios, deps.benchmarkScenarioIds);
   // The devbox service is built after the lifecycle this module listens to: reached by a thunk.
   const devboxes = deps.devboxes;
   const runs = new ScenarioRunService({ store: deps.store, scenarios, devboxes, jobs: deps.jobs, secretExists: deps.secretExists, listeners: deps.runListeners, log: deps.log });

@@ -14,6 +14,8 @@ import { RUN_TERMINAL, type RunListener, type RunListFilter, type Scenario, type
 export const SCORE_JOB = 'scenario.score';
 /** How often a waiting `complete` re-reads the run (a run another server scores sends no event here). */
 const REREAD_MS = 2000;
+/** A state change lost to a concurrent one (the last scoring job still settling) is tried again after this. */
+const pause = () => new Promise((r) => setTimeout(r, 50));
 
 export interface RunServiceDeps {
   store: Store;
@@ -111,7 +113,10 @@ export class ScenarioRunService {
     const r = await this.get(accountId, id);
     if (r.state === 'scoring') return r;
     if (r.state !== 'running' && r.state !== 'scored') throw ERRORS.badState(`scenario run ${id} is ${r.state}; only a running or scored run can be scored`);
-    return (await this.beginScoring(r, false)) ?? this.score(accountId, id);
+    const scoring = await this.beginScoring(r, false);
+    if (scoring) return scoring;
+    await pause();
+    return this.score(accountId, id);
   }
 
   /**
@@ -129,8 +134,8 @@ export class ScenarioRunService {
         continue;
       }
       const asked = r.state === 'running' ? await this.beginScoring(r, true) : await this.change(r, ['scoring'], 'scoring', { completeRequested: true }, false);
-      if (!asked) continue;
-      return this.awaitEnd(accountId, id, signal);
+      if (asked) return this.awaitEnd(accountId, id, signal);
+      await pause();
     }
   }
 
@@ -202,7 +207,7 @@ export class ScenarioRunService {
       const check = async () => {
         try {
           const r = await this.get(accountId, id);
-          if (RUN_TERMINAL.has(r.state) || (r.state === 'scored' && !r.completeRequested)) done(() => resolve(r));
+          if (RUN_TERMINAL.has(r.state)) done(() => resolve(r));
           else if (r.state === 'scored') {
             const c = await this.finishComplete(r);
             if (c) done(() => resolve(c));

@@ -37,12 +37,16 @@ export class ScenarioService {
     private readonly store: SqlScenarioStore,
     private readonly scorers: ScorerService,
     /** A benchmark's scenario ids (the `benchmark_id` list filter); undefined for an unknown benchmark. */
+    /** DEVBOXD_SCENARIO_ACCOUNT_MAX_SCENARIOS. */
+    private readonly accountMax: number,
     private readonly benchmarkScenarioIds?: (accountId: string, benchmarkId: string) => Promise<string[] | undefined>,
   ) {}
 
   async create(accountId: string, input: ScenarioInput, opts: { isPublic?: boolean } = {}): Promise<Scenario> {
     if (!input.name) throw ERRORS.invalid('name is required');
     if (!input.inputContext || typeof input.inputContext.problem_statement !== 'string') throw ERRORS.invalid('input_context.problem_statement is required');
+    const held = await this.store.count(accountId);
+    if (held >= this.accountMax) throw ERRORS.forbidden(`the account holds ${held} scenarios, its limit (DEVBOXD_SCENARIO_ACCOUNT_MAX_SCENARIOS)`);
     const now = Date.now();
     const s: Scenario = {
       id: newId('scn'),

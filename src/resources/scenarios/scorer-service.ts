@@ -45,10 +45,18 @@ export function checkScript(script: string, field: string): void {
 
 /** Create, read, update and list custom scorers; scoring resolves them by type or id (`find`). */
 export class ScorerService {
-  constructor(private readonly db: SqlExecutor) {}
+  constructor(
+    private readonly db: SqlExecutor,
+    /** DEVBOXD_SCENARIO_ACCOUNT_MAX_SCORERS. */
+    private readonly accountMax: number,
+  ) {}
 
   async create(accountId: string, input: { type: string; bashScript: string }): Promise<CustomScorer> {
     this.check(input);
+    const { rows } = await this.db.query<{ n: number }>('SELECT COUNT(*) AS n FROM scenario_scorers WHERE account_id = ?', [accountId]);
+    if (Number(rows[0]!.n) >= this.accountMax) {
+      throw ERRORS.forbidden(`the account holds ${rows[0]!.n} scorers, its limit (DEVBOXD_SCENARIO_ACCOUNT_MAX_SCORERS): update one instead`);
+    }
     const now = Date.now();
     const s: CustomScorer = { id: newId('scs'), accountId, type: input.type, bashScript: input.bashScript, createTimeMs: now, updateTimeMs: now };
     await this.write(input.type, () =>

@@ -5,7 +5,7 @@ import type { CustomScorer } from './scorer-service.js';
 import type { Scenario, ScenarioRun, Scorer, ScoringContractResult, ScoringFunctionResult } from './types.js';
 
 /** Output kept per scoring function (its last bytes): shown on every read of the run. */
-export const SCORER_OUTPUT_MAX_BYTES = 16 * 1024;
+export const SCORER_OUTPUT_MAX_BYTES = 8 * 1024;
 /** Exit status the script prefix uses when the working directory is missing. */
 const NO_WORKDIR = 97;
 

@@ -65,6 +65,11 @@ export class SqlScenarioStore {
     );
   }
 
+  async count(accountId: string): Promise<number> {
+    const { rows } = await this.db.query<{ n: number }>('SELECT COUNT(*) AS n FROM scenarios WHERE account_id = ?', [accountId]);
+    return Number(rows[0]!.n);
+  }
+
   /** Any account's scenario: callers check ownership (or publicity). */
   async getById(id: string): Promise<Scenario | undefined> {
     const { rows } = await this.db.query<Row>('SELECT * FROM scenarios WHERE id = ?', [id]);

@@ -53,7 +53,7 @@ export interface ScoringFunctionResult {
   name: string;
   /** In [0, 1]; 0 when `state` is error. */
   score: number;
-  /** What the function printed (stdout then stderr, the last DEVBOXD_SCORER_OUTPUT_MAX bytes), or why it failed. */
+  /** What the function printed (stdout then stderr, the last SCORER_OUTPUT_MAX_BYTES), or why it failed. */
   output: string;
   state: 'complete' | 'error';
 }

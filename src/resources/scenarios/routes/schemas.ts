@@ -126,8 +126,10 @@ export const RunProfile = Type.Object(
   { additionalProperties: false },
 );
 export const StartRunBody = Body({ scenario_id: Text(200), benchmark_run_id: Opt(Text(200)), metadata: Opt(Metadata), run_name: Opt(Text(NAME)), runProfile: Opt(RunProfile) });
+/** Runs carry their scoring output (up to 20 functions × 8 KiB): a page holds at most 200 of them. */
 export const RunListQuery = Type.Object({
   ...PageQuerySchema.properties,
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 20 })),
   benchmark_run_id: Type.Optional(Text(200)),
   scenario_id: Type.Optional(Text(200)),
   name: Type.Optional(Text(NAME)),

@@ -8,7 +8,7 @@ import { startTestServer } from '../test/helpers/server.js';
 
 const N = Number(process.env.BENCH_N ?? 50);
 const SMALL = { custom_disk_size: 1 };
-const server = await startTestServer({ DEVBOXD_LOG_LEVEL: 'warn', DEVBOXD_BENCHMARK_CONCURRENCY: String(N) });
+const server = await startTestServer({ DEVBOXD_LOG_LEVEL: process.env.BENCH_LOG ? 'info' : 'warn', DEVBOXD_BENCHMARK_CONCURRENCY: String(N) });
 const api: Runloop = server.client({ maxRetries: 0 });
 // Fifty boxes at once on 2 busy cores: a request may wait minutes.
 const LONG = { timeout: 600_000 };
@@ -39,8 +39,8 @@ const benchmark = await api.benchmarks.create({ name: 'bench-50', scenario_ids: 
 
 try {
   await boxes(false); // warm-up: image, disk pool
-  const bare = await boxes(false);
-  const withCommand = await boxes(true);
+  const bare = process.env.BENCH_SKIP_BASELINE ? NaN : await boxes(false);
+  const withCommand = process.env.BENCH_SKIP_BASELINE ? NaN : await boxes(true);
 
   const t0 = performance.now();
   const run = await api.benchmarks.startRun({ benchmark_id: benchmark.id, runProfile: { launchParameters: SMALL } });
@@ -58,6 +58,7 @@ try {
           const done = await api.scenarios.runs.complete(r.id, LONG);
           if (done.state !== 'completed' || done.scoring_contract_result?.score !== 1) throw new Error(`run ${r.id}: ${JSON.stringify(done)}`);
           scoredAt.push(performance.now() - t0);
+        if (process.env.BENCH_LOG) console.log(new Date().toISOString(), 'completed', r.id);
         })(),
       );
     }
@@ -79,6 +80,7 @@ try {
   console.log(`| baseline: the same + one \`execute_sync true\` each | ${(withCommand / 1000).toFixed(2)} | ${((N * 1000) / withCommand).toFixed(1)} boxes |`);
   console.log(`| benchmark run: start_run → last scenario run scored and completed | ${(lastScored / 1000).toFixed(2)} | ${((N * 1000) / lastScored).toFixed(1)} scenario runs |`);
   console.log(`| benchmark run: start_run → benchmark run completed | ${(wall / 1000).toFixed(2)} | ${((N * 1000) / wall).toFixed(1)} scenario runs |`);
+  if (process.env.BENCH_LOG) console.log(server.output().split('\n').filter((l) => /benchmark|scenario run/i.test(l)).join('\n'));
 } finally {
   await server.stop();
 }

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { loadNetworkConfig, type NetworkConfig } from './network-config.js';
 import { loadObjectConfig, type ObjectConfig } from './resources/objects/config.js';
 import { loadScenarioConfig, type ScenarioConfig } from './resources/scenarios/config.js';
+import { loadBenchmarkConfig, type BenchmarkConfig } from './resources/benchmarks/config.js';
 import { loadSshConfig, type SshConfig } from './ssh-config.js';
 import { loadEvictionConfig, type EvictionConfig } from './resources/evictions/eviction-config.js';
 import { loadBlobConfig, type BlobConfig } from './platform/blob/config.js';
@@ -89,8 +90,8 @@ export interface Config {
   blueprintBuildTimeoutSeconds: number;
   /** Registries images are pulled from (DEVBOXD_REGISTRY_*); see src/runtime/oci/. */
   registry: RegistrySettings;
-  /** DEVBOXD_BENCHMARK_CONCURRENCY: scenario runs (devboxes) one benchmark run keeps open at once; the next start as they end. */
-  benchmarkConcurrency: number;
+  /** Benchmark runs' concurrency and per-account bounds (DEVBOXD_BENCHMARK_*); see resources/benchmarks/config.ts. */
+  benchmarks: BenchmarkConfig;
 }
 
 export interface RegistrySettings {
@@ -201,6 +202,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ssh: loadSshConfig(env, env.DEVBOXD_HOST || '127.0.0.1', (name, def, min, max) => int(name, env[name], def, min, max)),
     eviction: loadEvictionConfig(env, (name, def, min, max) => int(name, env[name], def, min, max), (message) => new ConfigError(message)),
     blob: loadBlobConfig(env),
-    benchmarkConcurrency: int('DEVBOXD_BENCHMARK_CONCURRENCY', env.DEVBOXD_BENCHMARK_CONCURRENCY, 8, 1, 1000),
+    benchmarks: loadBenchmarkConfig((name, def, min, max) => int(name, env[name], def, min, max)),
   });
 }

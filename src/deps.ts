@@ -235,7 +235,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     scenarioRuns: () => scenarios.runs,
     jobs: () => jobs,
     node,
-    concurrency: config.benchmarkConcurrency,
+    config: config.benchmarks,
     log: logger.child({ component: 'benchmarks' }),
   });
   // Durable jobs: their handlers reach the services below through closures, called once a job runs.

@@ -150,3 +150,48 @@ describe('start_run refusals and jobs', () => {
     await bad({ method: 'GET', url: '/v1/benchmark_jobs/bmj_x' }, 404, /not found/);
   });
 });
+
+describe('per-account bounds', () => {
+  test('DEVBOXD_BENCHMARK_ACCOUNT_MAX_BENCHMARKS (403) and DEVBOXD_BENCHMARK_ACCOUNT_MAX_RUNNING (409 until one ends)', async () => {
+    const g = await buildFastApp({ env: { DEVBOXD_BENCHMARK_ACCOUNT_MAX_BENCHMARKS: '2', DEVBOXD_BENCHMARK_ACCOUNT_MAX_RUNNING: '1' } });
+    try {
+      const call = async (method: 'GET' | 'POST', url: string, payload?: Record<string, unknown>) => {
+        const res = await g.call({ method, url, key: keyOf(g), payload });
+        return { status: res.statusCode, body: res.json() as { id: string; message: string; state: string } };
+      };
+      // A fresh account: the default one holds the built-in benchmark.
+      const sc = await call('POST', '/v1/scenarios', {
+        name: 's',
+        input_context: { problem_statement: 'p' },
+        scoring_contract: { scoring_function_parameters: [{ name: 'ok', weight: 1, scorer: { type: 'command_scorer', command: 'true' } }] },
+      });
+      assert.equal(sc.status, 200, sc.body.message);
+      const b1 = await call('POST', '/v1/benchmarks', { name: 'one', scenario_ids: [sc.body.id] });
+      assert.equal(b1.status, 200);
+      assert.equal((await call('POST', '/v1/benchmarks', { name: 'two' })).status, 200);
+      const third = await call('POST', '/v1/benchmarks', { name: 'three' });
+      assert.equal(third.status, 403);
+      assert.match(third.body.message, /DEVBOXD_BENCHMARK_ACCOUNT_MAX_BENCHMARKS/);
+
+      const run = await call('POST', '/v1/benchmarks/start_run', { benchmark_id: b1.body.id });
+      assert.equal(run.status, 200, run.body.message);
+      const second = await call('POST', '/v1/benchmarks/start_run', { benchmark_id: b1.body.id });
+      assert.equal(second.status, 409);
+      assert.match(second.body.message, /DEVBOXD_BENCHMARK_ACCOUNT_MAX_RUNNING/);
+      assert.equal((await call('POST', `/v1/benchmark_runs/${run.body.id}/cancel`)).body.state, 'canceled');
+      assert.equal((await call('POST', '/v1/benchmarks/start_run', { benchmark_id: b1.body.id })).status, 200);
+    } finally {
+      await g.close();
+    }
+  });
+});
+
+const keys = new Map<FastApp, string>();
+/** A key of a fresh account of `g` (made the way an operator makes one). */
+function keyOf(g: FastApp): string {
+  if (!keys.has(g)) {
+    const out = execFileSync(process.execPath, [path.join(ROOT, 'bin/devboxd.js'), 'accounts', 'create', 'team-bounds'], { env: { ...process.env, DEVBOXD_DATA_DIR: g.dataDir } });
+    keys.set(g, out.toString().trim().split('\n').at(-1)!);
+  }
+  return keys.get(g)!;
+}

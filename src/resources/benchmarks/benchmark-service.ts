@@ -21,12 +21,16 @@ export class BenchmarkService {
   constructor(
     store: Store,
     private readonly scenarios: () => ScenariosPort,
+    /** DEVBOXD_BENCHMARK_ACCOUNT_MAX_BENCHMARKS. */
+    private readonly accountMax: number,
     private readonly log: Logger,
   ) {
     this.benchmarks = new SqlBenchmarkStore(store.db);
   }
 
   async create(accountId: string, patch: BenchmarkPatch, opts: { isPublic?: boolean } = {}): Promise<Benchmark> {
+    const held = await this.benchmarks.count(accountId);
+    if (held >= this.accountMax) throw ERRORS.forbidden(`the account holds ${held} benchmarks, its limit (DEVBOXD_BENCHMARK_ACCOUNT_MAX_BENCHMARKS)`);
     const now = Date.now();
     const b: Benchmark = {
       id: newId('bmd'),

@@ -4,6 +4,7 @@ import type { Store } from '../../platform/store/types.js';
 import type { ScenarioInput } from '../scenarios/scenario-service.js';
 import type { Scenario } from '../scenarios/types.js';
 import { BenchmarkService } from './benchmark-service.js';
+import type { BenchmarkConfig } from './config.js';
 import type { ScenarioRunsPort, ScenariosPort } from './ports.js';
 import { BenchmarkRunService, RUN_JOB } from './run-service.js';
 import { STARTER_NAME, STARTER_SCENARIOS, writeProject } from './starter.js';
@@ -37,12 +38,11 @@ export function buildBenchmarks(deps: {
   scenarioRuns: () => ScenarioRunsPort;
   jobs: () => JobRunner;
   node: string;
-  /** DEVBOXD_BENCHMARK_CONCURRENCY: scenario runs one benchmark run keeps open at once. */
-  concurrency: number;
+  config: BenchmarkConfig;
   log: Logger;
 }): BenchmarksModule {
-  const service = new BenchmarkService(deps.store, deps.scenarios, deps.log);
-  const runs = new BenchmarkRunService(deps.store, service, deps.scenarios, deps.scenarioRuns, deps.jobs, { node: deps.node, concurrency: deps.concurrency }, deps.log);
+  const service = new BenchmarkService(deps.store, deps.scenarios, deps.config.accountMaxBenchmarks, deps.log);
+  const runs = new BenchmarkRunService(deps.store, service, deps.scenarios, deps.scenarioRuns, deps.jobs, { node: deps.node, concurrency: deps.config.concurrency, accountMaxRunning: deps.config.accountMaxRunning }, deps.log);
   return {
     service,
     runs,

@@ -42,7 +42,7 @@ export class BenchmarkRunService {
     private readonly scenarios: () => ScenariosPort,
     private readonly scenarioRuns: () => ScenarioRunsPort,
     private readonly jobs: () => JobRunner,
-    private readonly opts: { node: string; concurrency: number },
+    private readonly opts: { node: string; concurrency: number; accountMaxRunning: number },
     private readonly log: Logger,
   ) {
     this.runs = new SqlBenchmarkRunStore(store.db);
@@ -57,6 +57,10 @@ export class BenchmarkRunService {
     const b = await this.benchmarks.get(accountId, input.benchmarkId);
     if (b.status !== 'active') throw ERRORS.badState(`benchmark ${b.id} is ${b.status}; it cannot be run`);
     if (b.scenarioIds.length === 0) throw ERRORS.invalid(`benchmark ${b.id} has no scenarios to run`);
+    const running = await this.runs.countRunning(accountId);
+    if (running >= this.opts.accountMaxRunning) {
+      throw ERRORS.conflict(`the account has ${running} benchmark runs running, its limit (DEVBOXD_BENCHMARK_ACCOUNT_MAX_RUNNING): complete or cancel one first`);
+    }
     const p = input.profile;
     // As for a scenario's: a required variable may come from a secret too.
     const missingEnv = b.requiredEnvironmentVariables.filter((n) => !Object.hasOwn(p.envVars, n) && !Object.hasOwn(p.secrets, n));

@@ -76,6 +76,11 @@ export class SqlBenchmarkStore {
     return rows[0] && fromRow(rows[0]);
   }
 
+  async count(accountId: string): Promise<number> {
+    const { rows } = await this.db.query<{ n: number }>('SELECT COUNT(*) AS n FROM benchmarks WHERE account_id = ?', [accountId]);
+    return Number(rows[0]!.n);
+  }
+
   /** The account's own active benchmarks. */
   list(accountId: string, filter: BenchmarkListFilter, page: PageQuery): Promise<Page<Benchmark>> {
     const where = ['account_id = ?', "status = 'active'"];

@@ -74,6 +74,11 @@ export class SqlBenchmarkRunStore {
     return paginate<Row, BenchmarkRun>(this.db, 'benchmark_runs', where, params, page, fromRow);
   }
 
+  async countRunning(accountId: string): Promise<number> {
+    const { rows } = await this.db.query<{ n: number }>("SELECT COUNT(*) AS n FROM benchmark_runs WHERE account_id = ? AND state = 'running'", [accountId]);
+    return Number(rows[0]!.n);
+  }
+
   /** Ids of this node's running runs (resumed at start). */
   async openOn(node: string): Promise<string[]> {
     const { rows } = await this.db.query<{ id: string }>("SELECT id FROM benchmark_runs WHERE node = ? AND state = 'running' ORDER BY id", [node]);

@@ -50,7 +50,9 @@ export function buildBenchmarks(deps: {
     runChanged: (r) => runs.runChanged(r),
     scenarioIdsOf: async (accountId, id) => (await service.benchmarks.get(accountId, id))?.scenarioIds,
     start: async (owner) => {
-      await seedStarter(service, deps.scenarios(), owner, deps.log);
+      // The built-in benchmark is a convenience: a seed that fails (another server seeding it at the same time,
+      // the owner at its scenario limit) is logged and the server starts all the same.
+      await seedStarter(service, deps.scenarios(), owner, deps.log).catch((err: Error) => deps.log.warn({ err }, 'the built-in public benchmark was not created'));
       await runs.reconcile();
     },
   };

@@ -299,7 +299,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   // Runs whose box ended while the server was down end now; resumed scoring jobs were waiting for the adoption.
   await scenarios.reconcile();
   // After the scenario runs settled: seed the built-in benchmark, then a pass over every open benchmark run.
-  await benchmarks.start(await accounts.defaultAccountId());
+  await benchmarks.start(await accounts.builtinAccountId());
   return {
     store,
     node,

@@ -104,7 +104,7 @@ describe('benchmarks', () => {
 
 describe('list_public', () => {
   test('limit (default 20, max 5000), cursor, include_total_count on and off, name and search', async () => {
-    const owner = await f.deps.accounts.defaultAccountId();
+    const owner = await f.deps.accounts.builtinAccountId();
     for (let i = 0; i < 24; i++) await f.deps.benchmarks.service.create(owner, { name: `pub-${String(i).padStart(2, '0')}` }, { isPublic: true });
     const first = await ok<Page>({ method: 'GET', url: '/v1/benchmarks/list_public', key: keyB });
     assert.equal(first.benchmarks.length, 20);
@@ -159,7 +159,6 @@ describe('per-account bounds', () => {
         const res = await g.call({ method, url, key: keyOf(g), payload });
         return { status: res.statusCode, body: res.json() as { id: string; message: string; state: string } };
       };
-      // A fresh account: the default one holds the built-in benchmark.
       const sc = await call('POST', '/v1/scenarios', {
         name: 's',
         input_context: { problem_statement: 'p' },

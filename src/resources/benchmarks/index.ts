@@ -58,7 +58,7 @@ export function buildBenchmarks(deps: {
   };
 }
 
-/** Creates the built-in public benchmark and its scenarios once (owned by the default account). */
+/** Creates the built-in public benchmark and its scenarios once (owned by the built-in account). */
 async function seedStarter(service: BenchmarkService, scenarios: ScenariosForBenchmarks, owner: string, log: Logger): Promise<Benchmark> {
   const have = await service.benchmarks.getByName(owner, STARTER_NAME);
   if (have) return have;

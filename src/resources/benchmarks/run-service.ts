@@ -57,10 +57,7 @@ export class BenchmarkRunService {
     const b = await this.benchmarks.get(accountId, input.benchmarkId);
     if (b.status !== 'active') throw ERRORS.badState(`benchmark ${b.id} is ${b.status}; it cannot be run`);
     if (b.scenarioIds.length === 0) throw ERRORS.invalid(`benchmark ${b.id} has no scenarios to run`);
-    const running = await this.runs.countRunning(accountId);
-    if (running >= this.opts.accountMaxRunning) {
-      throw ERRORS.conflict(`the account has ${running} benchmark runs running, its limit (DEVBOXD_BENCHMARK_ACCOUNT_MAX_RUNNING): complete or cancel one first`);
-    }
+    await this.refuseOverLimit(this.runs, accountId);
     const p = input.profile;
     // As for a scenario's: a required variable may come from a secret too.
     const missingEnv = b.requiredEnvironmentVariables.filter((n) => !Object.hasOwn(p.envVars, n) && !Object.hasOwn(p.secrets, n));
@@ -88,12 +85,23 @@ export class BenchmarkRunService {
       failureReason: null,
     };
     const job = await this.store.transaction(async (tx) => {
-      await new SqlBenchmarkRunStore(tx.db).insert(run);
+      // Counted again with the insert: two starts at once do not both pass the limit.
+      const runs = new SqlBenchmarkRunStore(tx.db);
+      await this.refuseOverLimit(runs, accountId);
+      await runs.insert(run);
       return this.jobs().add(RUN_JOB, run.id, tx.jobs);
     });
     this.jobs().start(job);
     this.log.info({ benchmarkRun: run.id, benchmark: b.id, scenarios: b.scenarioIds.length }, 'benchmark run started');
     return run;
+  }
+
+  /** DEVBOXD_BENCHMARK_ACCOUNT_MAX_RUNNING: an account's running runs bound the boxes its benchmarks hold. */
+  private async refuseOverLimit(runs: SqlBenchmarkRunStore, accountId: string): Promise<void> {
+    const running = await runs.countRunning(accountId);
+    if (running >= this.opts.accountMaxRunning) {
+      throw ERRORS.conflict(`the account has ${running} benchmark runs running, its limit (DEVBOXD_BENCHMARK_ACCOUNT_MAX_RUNNING): complete or cancel one first`);
+    }
   }
 
   async get(accountId: string, id: string): Promise<BenchmarkRun> {

@@ -51,6 +51,8 @@ describe('scenarios', () => {
     assert.deepEqual([u.name, u.metadata, u.reference_output, u.required_secret_names], ['renamed', { team: 'a' }, null, ['API_KEY']]);
     assert.deepEqual(u.input_context, { problem_statement: 'solve crud', additional_context: { hint: 1 } });
     await bad({ method: 'POST', url: `/v1/scenarios/${s.id}`, payload: { name: '' } }, 400, /name cannot be blank/);
+    assert.equal((await ok<Json>({ method: 'POST', url: `/v1/scenarios/${s.id}`, payload: { validation_type: 'REVERSE' } })).validation_type, 'REVERSE');
+    assert.equal((await ok<Json>({ method: 'POST', url: `/v1/scenarios/${s.id}`, payload: { validation_type: '' } })).validation_type, null);
     assert.equal((await ok<Json>({ method: 'POST', url: `/v1/scenarios/${s.id}/archive` })).status, 'archived');
     await bad({ method: 'POST', url: `/v1/scenarios/${s.id}`, payload: { name: 'x' } }, 400, /archived/);
     assert.equal((await ok<Json>({ method: 'GET', url: `/v1/scenarios/${s.id}` })).status, 'archived');
@@ -67,6 +69,7 @@ describe('scenarios', () => {
     await bad({ method: 'POST', url: '/v1/scenarios', payload: fn({ type: 'mystery' }) }, 400, /type must be one of/);
     await bad({ method: 'POST', url: '/v1/scenarios', payload: fn({ type: 'command_scorer', command: 'true' }, { name: 'bad name' }) }, 400, /name must be/);
     await bad({ method: 'POST', url: '/v1/scenarios', payload: fn({ type: 'test_based_scorer', test_command: 't', test_files: [{ file_path: '../x', file_contents: '' }] }) }, 400, /inside the working directory/);
+    await bad({ method: 'POST', url: '/v1/scenarios', payload: fn({ type: 'test_based_scorer', test_command: 't', test_files: [{ file_path: '/etc/x', file_contents: '' }] }) }, 400, /inside the working directory/);
     await bad({ method: 'POST', url: '/v1/scenarios', payload: { ...scenario('x'), scorer_timeout_sec: 0 } }, 400, /scorer_timeout_sec/);
     await bad({ method: 'POST', url: '/v1/scenarios', payload: { ...scenario('x'), required_environment_variables: ['1BAD'] } }, 400, /not a valid environment variable name/);
     await bad({ method: 'POST', url: '/v1/scenarios', payload: { ...scenario('x'), environment_parameters: { launch_parameters: { required_services: ['pg'] } } } }, 400, /required_services is not supported/);

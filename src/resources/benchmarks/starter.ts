@@ -11,6 +11,7 @@ export interface StarterScenario {
   dir: string;
   /** Files of the project as the agent finds it (path relative to `dir`). */
   files: Record<string, string>;
+  /** Run in `dir` (the scenario's working directory), as the test files' paths are relative to it. */
   testCommand: string;
   tests: Record<string, string>;
 }
@@ -87,24 +88,24 @@ export const STARTER_SCENARIOS: StarterScenario[] = [
     problem: 'The tests of the Python project in ~/calc fail: `mean` returns the wrong value. Fix calc.py so `python3 -m unittest` passes.',
     dir: '/home/user/calc',
     files: { 'calc.py': PY_CALC, 'test_calc.py': PY_CALC_TEST },
-    testCommand: 'cd /home/user/calc && python3 -m unittest -q test_calc',
-    tests: { '/home/user/calc/test_calc.py': PY_CALC_TEST },
+    testCommand: 'python3 -m unittest -q test_calc',
+    tests: { 'test_calc.py': PY_CALC_TEST },
   },
   {
     name: 'starter-shell-wordcount',
     problem: 'count.sh in ~/wordcount counts lines containing a word, but it also counts lines where the word is part of a longer word. Fix it so `sh test.sh` passes.',
     dir: '/home/user/wordcount',
     files: { 'count.sh': SH_COUNT, 'test.sh': SH_COUNT_TEST },
-    testCommand: 'sh /home/user/wordcount/test.sh',
-    tests: { '/home/user/wordcount/test.sh': SH_COUNT_TEST },
+    testCommand: 'sh test.sh',
+    tests: { 'test.sh': SH_COUNT_TEST },
   },
   {
     name: 'starter-python-slugify',
     problem: '`slugify` in ~/slug/slug.py leaves repeated and trailing dashes. Fix it so `python3 -m unittest` passes.',
     dir: '/home/user/slug',
     files: { 'slug.py': PY_SLUG, 'test_slug.py': PY_SLUG_TEST },
-    testCommand: 'cd /home/user/slug && python3 -m unittest -q test_slug',
-    tests: { '/home/user/slug/test_slug.py': PY_SLUG_TEST },
+    testCommand: 'python3 -m unittest -q test_slug',
+    tests: { 'test_slug.py': PY_SLUG_TEST },
   },
 ];
 

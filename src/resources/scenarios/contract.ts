@@ -70,7 +70,7 @@ async function parseScorer(s: unknown, at: string, customExists: (type: string) 
         if (!isObj(f) || typeof f.file_path !== 'string' || !f.file_path || typeof f.file_contents !== 'string') {
           throw ERRORS.invalid(`${at}.test_files[${j}] needs file_path (non-empty) and file_contents (strings)`);
         }
-        if (f.file_path.includes('\u0000') || f.file_path.split('/').includes('..')) throw ERRORS.invalid(`${at}.test_files[${j}].file_path must stay inside the working directory`);
+        if (f.file_path.includes('\u0000') || f.file_path.startsWith('/') || f.file_path.split('/').includes('..')) throw ERRORS.invalid(`${at}.test_files[${j}].file_path must stay inside the working directory`);
         bytes += Buffer.byteLength(f.file_contents);
         return { file_path: f.file_path, file_contents: f.file_contents };
       });

@@ -55,15 +55,22 @@ export class RunProgress {
     if (ended) void this.boxEnded(devboxId).catch((err) => this.deps.log.error({ err, devbox: devboxId }, 'ending the run of an ended devbox failed'));
   };
 
-  /** A run still open on a box that ended: `timeout` for the box's timers, `failed` otherwise. Scoring runs are the job's. */
-  private async boxEnded(devboxId: string): Promise<void> {
+  /**
+   * A run still open on a box that ended: `timeout` for the box's timers, `failed` otherwise; whether it ended
+   * the run. A scoring run is the scoring job's (`scoring` true when the job asks).
+   */
+  private async boxEnded(devboxId: string, scoring = false): Promise<boolean> {
     const r = await this.deps.service.runs.openOnDevbox(devboxId);
-    if (!r || r.state === 'scoring') return;
+    if (!r || (r.state === 'scoring') !== scoring) return false;
     const d = await this.deps.devboxById(devboxId);
-    if (d && d.status !== 'shutdown' && d.status !== 'failure') return;
+    if (d && d.status !== 'shutdown' && d.status !== 'failure') return false;
     const reason = d?.shutdownReason ?? d?.failureReason ?? 'gone';
     const to = d?.shutdownReason && TIMEOUT_REASONS.has(d.shutdownReason) ? 'timeout' : 'failed';
-    await this.deps.service.change(r, ['running', 'scored'], to, { endTimeMs: Date.now(), endReason: `the run's devbox ended: ${d?.status ?? 'missing'} (${reason})` });
+    const ended = await this.deps.service.change(r, scoring ? ['scoring'] : ['running', 'scored'], to, {
+      endTimeMs: Date.now(),
+      endReason: `the run's devbox ended: ${d?.status ?? 'missing'} (${reason})`,
+    });
+    return ended !== undefined;
   }
 
   private async score(job: Job): Promise<void> {
@@ -82,12 +89,16 @@ export class RunProgress {
       return this.scoringFailed(run.id, `nothing to score: the run's devbox is ${devbox?.status ?? 'gone'}`);
     }
     const env = await this.deps.devboxes().environmentOf(devbox);
+    // Scoring is work in the box like a command: the box is not idle meanwhile.
+    this.deps.devboxes().busy(devbox.id, 1);
     const result = await scoreRun(this.deps.boxJobs, run, scenario, {
       devbox,
       sandbox,
       env,
       customScorer: (t) => this.deps.scorers.find(scenario.accountId, t),
-    });
+    }).finally(() => this.deps.devboxes().busy(run.devboxId, -1));
+    // A box that ended under the scorers (its keep-alive ran out) ends the run as it would have while running.
+    if (await this.boxEnded(run.devboxId, true)) return;
     const scored = await service.change(run, ['scoring'], 'scored', { scoringResult: result });
     if (scored?.completeRequested) await service.finishComplete(scored);
   }

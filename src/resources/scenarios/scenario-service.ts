@@ -25,7 +25,8 @@ export interface ScenarioInput {
   requiredEnvironmentVariables?: string[] | null;
   requiredSecretNames?: string[] | null;
   scorerTimeoutSec?: number | null;
-  validationType?: Scenario['validationType'];
+  /** '' clears it. */
+  validationType?: Scenario['validationType'] | '';
 }
 
 /**
@@ -157,8 +158,8 @@ function timeout(v: number | null | undefined): number | null {
   return v;
 }
 
-function validation(v: Scenario['validationType'] | undefined): Scenario['validationType'] {
-  if (v === undefined || v === null) return null;
+function validation(v: Scenario['validationType'] | '' | undefined): Scenario['validationType'] {
+  if (v === undefined || v === null || v === '') return null;
   if (!VALIDATION_TYPES.includes(v)) throw ERRORS.invalid(`validation_type must be one of ${VALIDATION_TYPES.join(', ')}`);
   return v;
 }

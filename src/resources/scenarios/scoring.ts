@@ -64,7 +64,8 @@ const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
 /** A bash prologue that enters the scenario's working directory (relative paths from home). */
 function enter(workdir: string | null): string {
   if (!workdir) return '';
-  return `cd -- ${quote(workdir)} 2>/dev/null || { echo "devboxd: working directory ${workdir.replaceAll('"', '')} does not exist" >&2; exit ${NO_WORKDIR}; }\n`;
+  const wd = quote(workdir);
+  return `cd -- ${wd} 2>/dev/null || { printf 'devboxd: working directory %s does not exist\\n' ${wd} >&2; exit ${NO_WORKDIR}; }\n`;
 }
 
 async function programOf(s: Scorer, scenario: Scenario, run: ScenarioRun, ctx: ScoringContext): Promise<Program | string> {

@@ -35,7 +35,7 @@ const scenarioFields = {
   required_environment_variables: Opt(Names),
   required_secret_names: Opt(Names),
   scorer_timeout_sec: Opt(Type.Integer()),
-  validation_type: Opt(StringEnum(VALIDATION)),
+  validation_type: Opt(StringEnum([...VALIDATION, ''], { description: 'an empty string clears it (on update)' })),
 };
 export const CreateScenarioBody = Body({ name: Text(NAME), input_context: InputContext, scoring_contract: ScoringContract, ...scenarioFields });
 export const UpdateScenarioBody = Body({ name: Opt(Text(NAME)), input_context: Opt(InputContextUpdate), scoring_contract: Opt(ScoringContractUpdate), ...scenarioFields });
@@ -68,7 +68,7 @@ export const toScenarioInput = (b: ScenarioBody) => {
     requiredEnvironmentVariables: b.required_environment_variables,
     requiredSecretNames: b.required_secret_names,
     scorerTimeoutSec: b.scorer_timeout_sec,
-    validationType: b.validation_type as Scenario['validationType'],
+    validationType: (b.validation_type === '' ? '' : b.validation_type) as Scenario['validationType'] | '',
   };
 };
 

@@ -5,6 +5,7 @@ import { loadObjectConfig, type ObjectConfig } from './resources/objects/config.
 import { loadRepositoryConfig, type RepositoryConfig } from './resources/repositories/config.js';
 import { loadAgentConfig, type AgentConfig } from './resources/agents/config.js';
 import { loadScenarioConfig, type ScenarioConfig } from './resources/scenarios/config.js';
+import { loadBenchmarkConfig, type BenchmarkConfig } from './resources/benchmarks/config.js';
 import { loadSshConfig, type SshConfig } from './ssh-config.js';
 import { loadEvictionConfig, type EvictionConfig } from './resources/evictions/eviction-config.js';
 import { loadBlobConfig, type BlobConfig } from './platform/blob/config.js';
@@ -97,6 +98,8 @@ export interface Config {
   serviceReadyTimeoutSeconds: number;
   /** Registries images are pulled from (DEVBOXD_REGISTRY_*); see src/runtime/oci/. */
   registry: RegistrySettings;
+  /** Benchmark runs' concurrency and per-account bounds (DEVBOXD_BENCHMARK_*); see resources/benchmarks/config.ts. */
+  benchmarks: BenchmarkConfig;
 }
 
 export interface RegistrySettings {
@@ -210,5 +213,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ssh: loadSshConfig(env, env.DEVBOXD_HOST || '127.0.0.1', (name, def, min, max) => int(name, env[name], def, min, max)),
     eviction: loadEvictionConfig(env, (name, def, min, max) => int(name, env[name], def, min, max), (message) => new ConfigError(message)),
     blob: loadBlobConfig(env),
+    benchmarks: loadBenchmarkConfig((name, def, min, max) => int(name, env[name], def, min, max)),
   });
 }

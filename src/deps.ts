@@ -48,6 +48,7 @@ import { resolveLimits } from './resources/devboxes/resources.js';
 import { agentMountExtensions, AgentService } from './resources/agents/index.js';
 import { buildAxons, type AxonsModule } from './resources/axons/index.js';
 import { buildScenarios, SCORE_JOB, type ScenariosModule } from './resources/scenarios/index.js';
+import { buildBenchmarks, RUN_JOB, type BenchmarksModule } from './resources/benchmarks/index.js';
 
 /** The composition root: every store, driver and service is built once, here, with explicit arguments. */
 export interface Deps {
@@ -98,6 +99,8 @@ export interface Deps {
   scenarios: ScenariosModule;
   /** Repository connections, their inspections (a job), code mounts and the git relay boxes fetch through. */
   repositories: RepositoriesModule;
+  /** Benchmarks and benchmark runs (a durable start job; scenario runs started as slots free up), the built-in public benchmark. */
+  benchmarks: BenchmarksModule;
   /** Stops background work and closes what was opened, in reverse order. Devboxes keep running. */
   close(): Promise<void>;
 }
@@ -266,8 +269,18 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     boxJobs,
     jobs: () => jobs,
     secretExists: async (accountId, ref) => (await secrets.resolve(accountId, ref)) !== undefined,
-    runListeners: [],
+    runListeners: [(r) => benchmarks.runChanged(r)],
+    benchmarkScenarioIds: (accountId, id) => benchmarks.scenarioIdsOf(accountId, id),
     log: logger.child({ component: 'scenarios' }),
+  });
+  const benchmarks = buildBenchmarks({
+    store,
+    scenarios: () => scenarios.scenarios,
+    scenarioRuns: () => scenarios.runs,
+    jobs: () => jobs,
+    node,
+    config: config.benchmarks,
+    log: logger.child({ component: 'benchmarks' }),
   });
   // Durable jobs: their handlers reach the services below through closures, called once a job runs.
   const jobs = new JobRunner(store.jobs, node, {
@@ -278,7 +291,8 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     [EXPIRE_JOB]: (job) => objects.expire(job.subjectId),
     ...scenarios.jobs,
     [INSPECT_JOB]: { run: (job) => repositories.runner.run(job.subjectId), exhausted: (job, err) => repositories.runner.exhausted(job.subjectId, err) },
-  }, logger.child({ component: 'jobs' }), { background: [EXPIRE_JOB, SCORE_JOB] });
+    ...benchmarks.jobs,
+  }, logger.child({ component: 'jobs' }), { background: [EXPIRE_JOB, SCORE_JOB, RUN_JOB] });
   // Presigned URLs are signed under a key derived from the master key this server held first (see presign.ts).
   const objects = new ObjectService(store, blobs, new Presigner(keys.first.key), () => jobs, config.objects, logger.child({ component: 'objects' }));
   const agents = new AgentService(store, objects, config.agents);
@@ -336,6 +350,8 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   await evictions.start();
   // Runs whose box ended while the server was down end now; resumed scoring jobs were waiting for the adoption.
   await scenarios.reconcile();
+  // After the scenario runs settled: seed the built-in benchmark, then a pass over every open benchmark run.
+  await benchmarks.start(await accounts.builtinAccountId());
   return {
     store,
     node,
@@ -367,6 +383,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     axons,
     scenarios,
     repositories,
+    benchmarks,
     async close() {
       await sshFront.close();
       evictions.close();
@@ -380,6 +397,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
       mcp.close();
       outputs.stop();
       snapshots.stop();
+      benchmarks.runs.stop();
       jobs.stop();
       await devboxLog.flush();
       await store.close();

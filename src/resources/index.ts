@@ -25,13 +25,14 @@ import { REPOSITORIES_SCHEMA, repositoryRoutes } from './repositories/index.js';
 import { AGENTS_SCHEMA, agentRoutes } from './agents/index.js';
 import { AXONS_SCHEMA, axonRoutes } from './axons/index.js';
 import { SCENARIOS_SCHEMA, scenarioModuleRoutes } from './scenarios/index.js';
+import { BENCHMARKS_SCHEMA, benchmarkRoutes } from './benchmarks/index.js';
 
 /**
  * The tables of resource modules that migrate their own (`<module>/schema.ts`), applied in this order after
  * the core schema. The core resources (accounts, devboxes, executions, snapshots) predate modules and keep
  * theirs in src/platform/store/{sqlite,postgres}/migrations.ts.
  */
-export const MODULE_SCHEMAS: readonly ModuleSchema[] = [SECRETS_SCHEMA, MCP_SCHEMA, GATEWAY_SCHEMA, NETWORK_POLICIES_SCHEMA, TUNNELS_SCHEMA, EVICTIONS_SCHEMA, OBJECTS_SCHEMA, BLUEPRINTS_SCHEMA, AGENTS_SCHEMA, AXONS_SCHEMA, SCENARIOS_SCHEMA, REPOSITORIES_SCHEMA];
+export const MODULE_SCHEMAS: readonly ModuleSchema[] = [SECRETS_SCHEMA, MCP_SCHEMA, GATEWAY_SCHEMA, NETWORK_POLICIES_SCHEMA, TUNNELS_SCHEMA, EVICTIONS_SCHEMA, OBJECTS_SCHEMA, BLUEPRINTS_SCHEMA, AGENTS_SCHEMA, AXONS_SCHEMA, SCENARIOS_SCHEMA, REPOSITORIES_SCHEMA, BENCHMARKS_SCHEMA];
 
 /** Every resource's routes, each one hop from its path to the file that serves it. */
 export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
@@ -56,4 +57,5 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   await app.register(agentRoutes, { agents: deps.agents });
   await app.register(axonRoutes, { axons: deps.axons.service });
   await app.register(scenarioModuleRoutes, { scenarios: deps.scenarios, readLogs: (a, d, f) => deps.executions.logs(a, d, f) });
+  await app.register(benchmarkRoutes, { benchmarks: deps.benchmarks.service, runs: deps.benchmarks.runs, scenarioRuns: () => deps.scenarios.runs });
 }

@@ -21,6 +21,8 @@ const BLUEPRINT_READ: Need[] = [['RESOURCE_TYPE_BLUEPRINTS', 'read']];
 const BLUEPRINT_WRITE: Need[] = [['RESOURCE_TYPE_BLUEPRINTS', 'write']];
 const SNAPSHOT_READ: Need[] = [['RESOURCE_TYPE_SNAPSHOTS', 'read']];
 const SNAPSHOT_WRITE: Need[] = [['RESOURCE_TYPE_SNAPSHOTS', 'write']];
+const BENCHMARK_READ: Need[] = [['RESOURCE_TYPE_BENCHMARKS', 'read']];
+const BENCHMARK_WRITE: Need[] = [['RESOURCE_TYPE_BENCHMARKS', 'write']];
 const TAKE_SNAPSHOT: Need[] = [
   ['RESOURCE_TYPE_SNAPSHOTS', 'write'],
   ['RESOURCE_TYPE_DEVBOXES', 'read'],
@@ -180,6 +182,22 @@ export const ROUTES: Record<string, RouteCase> = {
   'GET /v1/agents/devbox_counts': { needs: [['RESOURCE_TYPE_AGENTS', 'read']] },
   'GET /v1/agents/{id}': { needs: [['RESOURCE_TYPE_AGENTS', 'read']] },
   'POST /v1/agents/{id}/delete': { needs: [['RESOURCE_TYPE_AGENTS', 'write']] },
+  'POST /v1/benchmarks': { needs: BENCHMARK_WRITE, body: { name: 'route-table-benchmark' } },
+  'GET /v1/benchmarks': { needs: BENCHMARK_READ },
+  'GET /v1/benchmarks/list_public': { needs: BENCHMARK_READ },
+  'GET /v1/benchmarks/{id}': { needs: BENCHMARK_READ },
+  'POST /v1/benchmarks/{id}': { needs: BENCHMARK_WRITE, body: { description: 'x' } },
+  'POST /v1/benchmarks/{id}/scenarios': { needs: BENCHMARK_WRITE, body: {} },
+  'GET /v1/benchmarks/{id}/definitions': { needs: BENCHMARK_READ },
+  'POST /v1/benchmarks/start_run': { needs: BENCHMARK_WRITE, body: { benchmark_id: 'bmd_missing' } },
+  'GET /v1/benchmark_runs': { needs: BENCHMARK_READ },
+  'GET /v1/benchmark_runs/{id}': { needs: BENCHMARK_READ },
+  'POST /v1/benchmark_runs/{id}/cancel': { needs: BENCHMARK_WRITE },
+  'POST /v1/benchmark_runs/{id}/complete': { needs: BENCHMARK_WRITE },
+  'GET /v1/benchmark_runs/{id}/scenario_runs': { needs: BENCHMARK_READ },
+  'POST /v1/benchmark_jobs': { needs: BENCHMARK_WRITE, body: {} },
+  'GET /v1/benchmark_jobs': { needs: BENCHMARK_READ },
+  'GET /v1/benchmark_jobs/{id}': { needs: BENCHMARK_READ },
 };
 
 const BOUNDARY = 'devboxd-route-table';

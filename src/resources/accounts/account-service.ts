@@ -16,6 +16,8 @@ export const RESOURCE_TYPES = [
 export type ResourceType = (typeof RESOURCE_TYPES)[number];
 
 export const DEFAULT_ACCOUNT_NAME = 'default';
+/** Owner of the server's own seeds (see `builtinAccountId`). */
+export const BUILTIN_ACCOUNT_NAME = 'devboxd-builtin';
 
 /** Who is calling: the account every query is scoped to, and what the key may do. */
 export interface Principal {
@@ -242,6 +244,18 @@ export class AccountService {
     }
     if ((await this.store.countKeys()) > 0) return {};
     return { createdSecret: (await this.createKey(account.id, { name: 'admin', kind: 'standard' })).secret };
+  }
+
+  /**
+   * The account that owns what the server itself seeds (the built-in public benchmark), created if absent. It
+   * has no key: nobody acts as it, and its records count against no user's limits nor show in their lists.
+   */
+  async builtinAccountId(): Promise<string> {
+    const have = await this.store.findAccountByName(BUILTIN_ACCOUNT_NAME);
+    if (have) return have.id;
+    const account: Account = { id: newId('acc'), name: BUILTIN_ACCOUNT_NAME, createTimeMs: Date.now() };
+    await this.store.createAccount(account);
+    return account.id;
   }
 
   /** Refuses when a key of `kind` with `scopes` would grant anything the restricted caller lacks. */

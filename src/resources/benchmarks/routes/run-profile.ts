@@ -1,0 +1,45 @@
+import { Type, type Static } from 'typebox';
+import { ERRORS } from '../../../platform/errors.js';
+import { Body, EnvironmentMap, Opt, Text } from '../../../platform/http/schemas/common.js';
+import { mountsOf, MountsSchema } from '../../devboxes/routes/mounts.js';
+import { LaunchParametersSchema, refuseUnsupported, type CreateBody } from '../../devboxes/routes/schemas.js';
+import type { LaunchParameters } from '../../devboxes/types.js';
+import type { RunProfile } from '../types.js';
+
+/** Runloop's `runProfile`: what every scenario devbox of a run gets. */
+export const RunProfileSchema = Body({
+  purpose: Opt(Text(1024)),
+  envVars: Opt(EnvironmentMap),
+  secrets: Opt(
+    Type.Unsafe<Record<string, string>>({
+      type: 'object',
+      propertyNames: { pattern: '^[A-Za-z_][A-Za-z0-9_]*$', maxLength: 256 },
+      additionalProperties: { type: 'string', minLength: 1, maxLength: 256 },
+      maxProperties: 256,
+      description: 'environment variable name → secret name (or id)',
+    }),
+  ),
+  launchParameters: Opt(LaunchParametersSchema),
+  mounts: Opt(MountsSchema),
+});
+
+export type RunProfileWire = Static<typeof RunProfileSchema>;
+
+/**
+ * The profile in domain terms. Launch parameters and mounts pass the devbox create's own checks here, so a
+ * parameter no devbox could take is a 400 before the run starts, not a failed scenario run later; a
+ * file_mount has no place in a scenario run (object mounts do) and is refused.
+ */
+export function toRunProfile(w: RunProfileWire | null | undefined): RunProfile {
+  const launch = w?.launchParameters ?? null;
+  refuseUnsupported({ launch_parameters: launch, mounts: w?.mounts } as CreateBody);
+  const { objectMounts, fileMounts } = mountsOf({ mounts: w?.mounts, file_mounts: undefined });
+  if (fileMounts && Object.keys(fileMounts).length) throw ERRORS.invalid('runProfile.mounts: file_mount is not supported in a run profile; use an object_mount');
+  return {
+    purpose: w?.purpose ?? null,
+    envVars: w?.envVars ?? {},
+    secrets: w?.secrets ?? {},
+    launchParameters: launch as LaunchParameters | null,
+    mounts: objectMounts,
+  };
+}

@@ -1,0 +1,49 @@
+import type { ModuleSchema } from '../../platform/store/module-schema.js';
+
+/**
+ * Benchmarks and their runs. List-valued fields (scenario ids, required names) and maps are JSON text: they
+ * are read and written whole with their record. A run keeps the scenario ids it started with and its run
+ * profile, so a restart resumes it from its row and the scenario runs that carry its id.
+ */
+const tables = (id: string, big: string) => [
+  `CREATE TABLE benchmarks (
+     id ${id} PRIMARY KEY,
+     account_id TEXT NOT NULL REFERENCES accounts(id),
+     name ${id} NOT NULL,
+     is_public INTEGER NOT NULL,
+     status TEXT NOT NULL,
+     attribution TEXT,
+     description TEXT,
+     metadata TEXT NOT NULL,
+     required_env TEXT NOT NULL,
+     required_secrets TEXT NOT NULL,
+     scenario_ids TEXT NOT NULL,
+     create_time_ms ${big} NOT NULL,
+     update_time_ms ${big} NOT NULL,
+     CONSTRAINT benchmarks_account_name UNIQUE (account_id, name)
+   );
+   CREATE INDEX benchmarks_public ON benchmarks (is_public, id);
+   CREATE TABLE benchmark_runs (
+     id ${id} PRIMARY KEY,
+     account_id TEXT NOT NULL REFERENCES accounts(id),
+     benchmark_id ${id} NOT NULL REFERENCES benchmarks(id),
+     node TEXT NOT NULL,
+     name TEXT,
+     state TEXT NOT NULL,
+     metadata TEXT NOT NULL,
+     profile TEXT NOT NULL,
+     scenario_ids TEXT NOT NULL,
+     score DOUBLE PRECISION,
+     start_time_ms ${big} NOT NULL,
+     end_time_ms ${big},
+     failure_reason TEXT
+   );
+   CREATE INDEX benchmark_runs_account ON benchmark_runs (account_id, id);
+   CREATE INDEX benchmark_runs_open ON benchmark_runs (node, state);`,
+];
+
+export const BENCHMARKS_SCHEMA: ModuleSchema = {
+  module: 'benchmarks',
+  sqlite: tables('TEXT', 'INTEGER'),
+  postgres: tables('TEXT COLLATE "C"', 'BIGINT'),
+};

@@ -1,0 +1,47 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { buildFastApp, type FastApp } from '../helpers/app.js';
+import { startTestPostgres, type TestPostgres } from '../helpers/postgres.js';
+
+/**
+ * The benchmarks module on PostgreSQL: its migrations, the seed of the built-in benchmark, JSON columns,
+ * name filters, counts, a run started (its scenario run carries it), listed, canceled and scored there.
+ */
+let pg: TestPostgres;
+let f: FastApp;
+before(async () => {
+  pg = await startTestPostgres();
+  f = await buildFastApp({ env: { DEVBOXD_DATABASE_URL: await pg.database() } });
+});
+after(async () => {
+  await f?.close();
+  await pg?.stop();
+});
+
+async function ok<T = Record<string, unknown>>(method: 'GET' | 'POST', url: string, payload?: object): Promise<T> {
+  const res = await f.call({ method, url, payload });
+  assert.equal(res.statusCode, 200, `${method} ${url}: ${res.body}`);
+  return res.json() as T;
+}
+
+test('benchmarks and a benchmark run (start, list, cancel) on PostgreSQL', async () => {
+  const pub = await ok<{ benchmarks: { name: string; is_public: boolean }[]; total_count: number }>('GET', '/v1/benchmarks/list_public?search=STARTER');
+  assert.deepEqual([pub.benchmarks.map((b) => b.name), pub.total_count], [['devboxd-starter'], 1]);
+  const contract = { scoring_function_parameters: [{ name: 'c', weight: 1, scorer: { type: 'command_scorer', command: 'true' } }] };
+  const s = await ok<{ id: string }>('POST', '/v1/scenarios', { name: 'pg', input_context: { problem_statement: 'p' }, scoring_contract: contract });
+  const b = await ok<{ id: string; scenarioIds: string[] }>('POST', '/v1/benchmarks', { name: 'pg bench', scenario_ids: [s.id], metadata: { a: 'b' } });
+  assert.deepEqual(b.scenarioIds, [s.id]);
+  assert.equal((await f.call({ method: 'POST', url: '/v1/benchmarks', payload: { name: 'pg bench' } })).statusCode, 400);
+  assert.equal((await ok<{ description: string }>('POST', `/v1/benchmarks/${b.id}`, { description: 'd' })).description, 'd');
+  const listed = await ok<{ benchmarks: { id: string }[]; total_count: number }>('GET', '/v1/benchmarks?name=PG%20b');
+  assert.deepEqual([listed.benchmarks.map((x) => x.id), listed.total_count], [[b.id], 1]);
+  const run = await ok<{ id: string; state: string }>('POST', '/v1/benchmarks/start_run', { benchmark_id: b.id, run_name: 'r' });
+  const scenarioRuns = async () => (await ok<{ runs: { id: string; state: string }[] }>('GET', `/v1/benchmark_runs/${run.id}/scenario_runs`)).runs;
+  for (let i = 0; i < 100 && (await scenarioRuns()).length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+  assert.equal((await scenarioRuns()).length, 1);
+  const runs = await ok<{ runs: { id: string }[] }>('GET', `/v1/benchmark_runs?benchmark_id=${b.id}&state=running&search=r`);
+  assert.deepEqual(runs.runs.map((r) => r.id), [run.id]);
+  const canceled = await ok<{ state: string; score: number | null; duration_ms: number }>('POST', `/v1/benchmark_runs/${run.id}/cancel`);
+  assert.deepEqual([canceled.state, canceled.score], ['canceled', null]);
+  assert.deepEqual((await scenarioRuns()).map((r) => r.state), ['canceled']);
+});

@@ -72,9 +72,9 @@ describe('scenarios', () => {
     await bad({ method: 'POST', url: '/v1/scenarios', payload: fn({ type: 'test_based_scorer', test_command: 't', test_files: [{ file_path: '/etc/x', file_contents: '' }] }) }, 400, /inside the working directory/);
     await bad({ method: 'POST', url: '/v1/scenarios', payload: { ...scenario('x'), scorer_timeout_sec: 0 } }, 400, /scorer_timeout_sec/);
     await bad({ method: 'POST', url: '/v1/scenarios', payload: { ...scenario('x'), required_environment_variables: ['1BAD'] } }, 400, /not a valid environment variable name/);
-    await bad({ method: 'POST', url: '/v1/scenarios', payload: { ...scenario('x'), environment_parameters: { launch_parameters: { required_services: ['pg'] } } } }, 400, /required_services is not supported/);
+    await bad({ method: 'POST', url: '/v1/scenarios', payload: { ...scenario('x'), environment_parameters: { launch_parameters: { required_services: ['pg'] } } } }, 400, /required_services needs environment_parameters.blueprint_id/);
     await bad({ method: 'POST', url: '/v1/scenarios', payload: { ...scenario('x'), scoring_contract: { scoring_function_parameters: [] } } }, 400, /at least one/);
-    await bad({ method: 'GET', url: '/v1/scenarios?benchmark_id=bmk_x' }, 400, /benchmark_id/);
+    await bad({ method: 'GET', url: '/v1/scenarios?benchmark_id=bmk_x' }, 404, /benchmark bmk_x not found/);
   });
 
   test('list filters and paging; list_public shows public scenarios of every account', async () => {
@@ -90,8 +90,9 @@ describe('scenarios', () => {
     // Public scenarios are seeded by the server (the built-in benchmark), not created through the API.
     const me = await ok<{ id: string }>({ method: 'GET', url: '/v1/accounts/me' });
     const pub = await f.deps.scenarios.scenarios.create(me.id, { name: 'public-one', inputContext: { problem_statement: 'p' }, scoringFunctions: CONTRACT.scoring_function_parameters }, { isPublic: true });
-    const seenByB = await ok<{ scenarios: { id: string }[] }>({ method: 'GET', url: '/v1/scenarios/list_public', key: keyB });
-    assert.deepEqual(seenByB.scenarios.map((s) => s.id), [pub.id]);
+    // Beside the built-in benchmark's starter scenarios, also public; none of A's private ones.
+    const seenByB = await ok<{ scenarios: { id: string; name: string }[] }>({ method: 'GET', url: '/v1/scenarios/list_public', key: keyB });
+    assert.deepEqual(seenByB.scenarios.filter((s) => !s.name.startsWith('starter-')).map((s) => s.id), [pub.id]);
     assert.equal((await ok<Json>({ method: 'GET', url: `/v1/scenarios/${pub.id}`, key: keyB })).is_public, true);
     await bad({ method: 'POST', url: `/v1/scenarios/${pub.id}`, key: keyB, payload: { name: 'mine' } }, 404, /not found/);
   });

@@ -1,3 +1,4 @@
+import { ERRORS } from '../../../platform/errors.js';
 import { Type, type Static } from 'typebox';
 import { ArgString, Body, EnvironmentMap, Int, Metadata, Nullable, Opt, OrNull, PageQuerySchema, pageSchema, StringEnum, StringMap, Text } from '../../../platform/http/schemas/common.js';
 import { LaunchParametersSchema, refuseUnsupported, type CreateBody } from '../../devboxes/routes/schemas.js';
@@ -58,6 +59,10 @@ export function refuseLaunch(lp: unknown, mounts?: unknown): void {
 export const toScenarioInput = (b: ScenarioBody) => {
   const env = b.environment_parameters;
   if (env) refuseLaunch(env.launch_parameters);
+  // Services are a blueprint's: a box from no blueprint has none to start (the devbox create would refuse it at start_run).
+  if (env?.launch_parameters?.required_services?.length && !env.blueprint_id) {
+    throw ERRORS.invalid('environment_parameters.launch_parameters.required_services needs environment_parameters.blueprint_id: services are defined by a blueprint');
+  }
   return {
     name: b.name,
     inputContext: b.input_context,

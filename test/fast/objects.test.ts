@@ -377,3 +377,34 @@ describe('per-account bounds and uploads in flight', () => {
     assert.equal((await g.call({ method: 'PUT', url: local(a.upload_url!), payload: 'at last', key: null })).statusCode, 200);
   });
 });
+
+describe('object mounts: a deadline', () => {
+  let g: FastApp;
+  before(async () => {
+    g = await buildFastApp({ env: { DEVBOXD_OBJECT_MOUNT_TIMEOUT: '1' } });
+  });
+  after(() => g?.close());
+
+  test('a placement that stalls is killed at DEVBOXD_OBJECT_MOUNT_TIMEOUT and the box fails saying so', async () => {
+    const o = (await g.call({ method: 'POST', url: '/v1/objects', payload: { name: 'stall.bin', content_type: 'binary' } })).json<View>();
+    assert.equal((await g.call({ method: 'PUT', url: local(o.upload_url!), payload: Buffer.alloc(256 * 1024, 1), key: null })).statusCode, 200);
+    assert.equal((await g.call({ method: 'POST', url: `/v1/objects/${o.id}/complete`, payload: {} })).statusCode, 200);
+    const killed: string[] = [];
+    // The placing process (sh writing the file) never reads nor exits, as a stuck unpack would.
+    g.runtime.run = (spec) => (spec.argv[0] === 'sh' && spec.argv[2]?.includes('cat >') ? (killed.push(spec.argv.at(-1)!), { hang: true }) : {});
+    const started = Date.now();
+    const box = (await g.call({ method: 'POST', url: '/v1/devboxes', payload: { mounts: [{ type: 'object_mount', object_id: o.id, object_path: '/home/user/stall.bin' }] } })).json<{ id: string }>();
+    type Box = { status: string; failure_reason: string | null; state_transitions: { failure_reason?: string }[] };
+    let view!: Box;
+    for (let i = 0; i < 100; i++) {
+      view = (await g.call({ method: 'GET', url: `/v1/devboxes/${box.id}` })).json<Box>();
+      if (view.status === 'failure' || view.status === 'running') break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.equal(view.status, 'failure');
+    assert.equal(view.failure_reason, 'execution_failed');
+    assert.match(view.state_transitions.at(-1)?.failure_reason ?? '', new RegExp(`object mount ${o.id} at /home/user/stall.bin failed: not placed within 1 s \\(DEVBOXD_OBJECT_MOUNT_TIMEOUT\\)`));
+    assert.ok(Date.now() - started >= 900, 'not before the deadline');
+    assert.deepEqual(killed, ['/home/user/stall.bin']);
+  });
+});

@@ -408,3 +408,58 @@ describe('object mounts: a deadline', () => {
     assert.deepEqual(killed, ['/home/user/stall.bin']);
   });
 });
+
+describe('a download in flight', () => {
+  let g: FastApp;
+  let base: string;
+  before(async () => {
+    g = await buildFastApp();
+    base = await g.app.listen({ host: '127.0.0.1', port: 0 });
+  });
+  after(() => g?.close());
+
+  /** Starts a download over a real socket, takes its first bytes, then stops reading (as a slow client). */
+  const startDownload = async (url: string) => {
+    const res = await fetch(`${base}${local(url)}`);
+    assert.equal(res.status, 200);
+    const reader = res.body!.getReader();
+    const first = await reader.read();
+    assert.ok(first.value && first.value.length > 0);
+    // Resolves with how the rest went: the whole length, or an error.
+    return async () => {
+      let got = first.value!.length;
+      try {
+        for (let r = await reader.read(); !r.done; r = await reader.read()) got += r.value.length;
+        return `complete: ${got}`;
+      } catch (err) {
+        return `cut: ${(err as Error).message}`;
+      }
+    };
+  };
+  const bigObject = async (extra: Record<string, unknown> = {}) => {
+    const o = (await g.call({ method: 'POST', url: '/v1/objects', payload: { name: 'big.bin', content_type: 'binary', ...extra } })).json<View>();
+    assert.equal((await g.call({ method: 'PUT', url: local(o.upload_url!), payload: Buffer.alloc(64 * 1024 * 1024, 7), key: null })).statusCode, 200);
+    assert.equal((await g.call({ method: 'POST', url: `/v1/objects/${o.id}/complete`, payload: {} })).statusCode, 200);
+    return o;
+  };
+
+  test('stops when the object is deleted: the client gets less than the length, as a failed download', async () => {
+    const o = await bigObject();
+    const url = (await g.call({ method: 'GET', url: `/v1/objects/${o.id}/download` })).json<{ download_url: string }>().download_url;
+    const rest = await startDownload(url);
+    assert.equal((await g.call({ method: 'POST', url: `/v1/objects/${o.id}/delete`, payload: {} })).statusCode, 200);
+    const started = Date.now();
+    assert.match(await rest(), /^cut: /);
+    assert.ok(Date.now() - started < 2000, 'promptly');
+  });
+
+  test('stops when the object expires', async () => {
+    const o = await bigObject({ ttl_ms: 3000 });
+    const url = (await g.call({ method: 'GET', url: `/v1/objects/${o.id}/download` })).json<{ download_url: string }>().download_url;
+    const rest = await startDownload(url);
+    await new Promise((r) => setTimeout(r, Math.max(0, o.delete_after_time_ms! - Date.now())));
+    const started = Date.now();
+    assert.match(await rest(), /^cut: /);
+    assert.ok(Date.now() - started < 2000, 'promptly');
+  });
+});

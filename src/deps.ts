@@ -176,6 +176,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     host,
     objects: () => objects,
     builds: config.blueprintBuilds,
+    accountBuilds: config.blueprintAccountBuilds,
     timeoutMs: config.blueprintBuildTimeoutSeconds * 1000,
     reveal: async (accountId, name) => (await secrets.reveal(accountId, name)).value,
     secretExists: async (accountId, ref) => (await secrets.resolve(accountId, ref)) !== undefined,

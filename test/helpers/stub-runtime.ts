@@ -8,6 +8,8 @@ export interface StubRun {
   exitCode?: number;
   /** The process runs until it is signalled or closed (then it exits killed by the signal). */
   hang?: boolean;
+  /** With `hang`: the process also exits (status 0) once this settles. */
+  until?: Promise<unknown>;
 }
 
 /**
@@ -110,7 +112,7 @@ export class StubRuntime implements RuntimeDriver {
   }
 
   private process(spec: SpawnSpec): BoxProcess {
-    const { stdout = '', stderr = '', exitCode = 0, hang = false } = this.run(spec);
+    const { stdout = '', stderr = '', exitCode = 0, hang = false, until } = this.run(spec);
     const out = new PassThrough();
     const err = new PassThrough();
     const stdin = new PassThrough();
@@ -125,6 +127,7 @@ export class StubRuntime implements RuntimeDriver {
     if (hang) {
       // Takes no input either, as a stalled process: its writer waits on back-pressure.
       stdin.pause();
+      void until?.finally(() => end({ exitCode: 0, signal: null }));
       return { stdin, stdout: out, stderr: err, exited, signal: (sig) => end({ exitCode: null, signal: sig }), resize: () => undefined, close: () => end({ exitCode: null, signal: 'SIGHUP' }) };
     }
     setImmediate(() => end({ exitCode, signal: null }));

@@ -30,6 +30,8 @@ export function buildBlueprints(deps: {
   node: string;
   host: HostCapacity;
   builds: number;
+  /** Builds one account may have queued or running at once. */
+  accountBuilds: number;
   timeoutMs: number;
   reveal(accountId: string, secret: string): Promise<string>;
   secretExists(accountId: string, ref: string): Promise<boolean>;
@@ -55,7 +57,7 @@ export function buildBlueprints(deps: {
     reveal: deps.reveal,
     network: deps.network,
   });
-  const service = new BlueprintService(store, deps.jobs, contexts, deps.network, deps.secretExists, deps.runtime, deps.host, deps.node, deps.log);
+  const service = new BlueprintService(store, deps.jobs, contexts, deps.network, deps.secretExists, deps.runtime, deps.host, deps.node, deps.log, deps.accountBuilds);
   return { service, runner, store, resolver: blueprintResolver(() => store) };
 }
 

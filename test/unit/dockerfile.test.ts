@@ -72,6 +72,7 @@ describe('build context digests', () => {
     assert.notEqual(digestOf(one, ['app/']), digestOf(two, ['app']));
     assert.notEqual(digestOf(one, ['.']), digestOf(two, ['.']));
     assert.ok(sourcePattern('app/*.py').test('app/x.py') && !sourcePattern('app/*.py').test('app/sub/x.txt'));
+    assert.ok(sourcePattern('[a-c]?.t*').test('bx.txt') && !sourcePattern('[!a]*').test('abc') && sourcePattern('app').test('app/sub/x.txt'));
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
@@ -87,5 +88,17 @@ describe('build context digests', () => {
     const many = makeTar(Array.from({ length: 11 }, (_, i) => ({ name: `f${i}`, data: 'x' })));
     await assert.rejects(indexArchive(Readable.from([many]), false, new TarIndex(10)), /more than 10 entries/);
     assert.equal((await indexArchive(Readable.from([many]), false, new TarIndex(11))).size, 11);
+  });
+
+  test('COPY globs match in bounded time: a backtracking pattern neither blocks the server nor runs unbounded', () => {
+    // As a regular expression this pattern takes exponential time (minutes for a 40-character name).
+    const started = Date.now();
+    assert.equal(sourcePattern('*a*a*a*a*a*a*a*a*a*a*a*a*b').test('a'.repeat(40)), false);
+    assert.ok(Date.now() - started < 1000);
+    // Many entries and long names: the COPY's matching stops at its budget, and the build fails saying so.
+    const entries = new Map(Array.from({ length: 20_000 }, (_, i) => [`${'a'.repeat(250)}${i}`, 'digest'] as [string, string]));
+    const slow = Date.now();
+    assert.throws(() => digestOf(entries, [`*${'a'.repeat(200)}b`]), (err) => err instanceof DockerfileError && /too long to match/.test(err.message));
+    assert.ok(Date.now() - slow < 10_000);
   });
 });

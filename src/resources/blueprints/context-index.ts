@@ -6,6 +6,7 @@
  */
 import { createHash, type Hash } from 'node:crypto';
 import { Writable } from 'node:stream';
+import { GlobBudget, globMatcher } from './glob.js';
 
 export type ContextEntries = Map<string, string>;
 
@@ -137,17 +138,15 @@ export class TarIndex extends Writable {
   }
 }
 
-/** The source's glob (Docker's: `*`, `?`, `[...]`) as a pattern over entry paths, a directory's content included. */
-export function sourcePattern(src: string): RegExp {
-  const p = normalize(src);
-  if (p === '.') return /^/;
-  const re = p.replace(/[.+^${}()|\\]/g, '\\$&').replace(/\*/g, '[^/]*').replace(/\?/g, '[^/]');
-  return new RegExp(`^${re}(/.*)?$`);
+/** The source's glob (Docker's: `*`, `?`, `[...]`) as a matcher of entry paths, a directory's content included. */
+export function sourcePattern(src: string, budget = new GlobBudget()): { test(path: string): boolean } {
+  return globMatcher(normalize(src), budget);
 }
 
-/** The digest of what `sources` copy from the context (entries in path order). */
+/** The digest of what `sources` copy from the context (entries in path order); a bounded amount of matching. */
 export function digestOf(entries: ContextEntries, sources: string[]): string {
-  const pats = sources.map(sourcePattern);
+  const budget = new GlobBudget();
+  const pats = sources.map((s) => sourcePattern(s, budget));
   const h = createHash('sha256');
   for (const path of [...entries.keys()].sort()) if (pats.some((re) => re.test(path))) h.update(`${path}\0${entries.get(path)}\n`);
   return h.digest('hex');

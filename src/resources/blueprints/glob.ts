@@ -13,7 +13,6 @@ export const MAX_STEPS = 20_000_000;
 
 type Token = { kind: 'char'; ch: string } | { kind: 'any' } | { kind: 'star' } | { kind: 'class'; negated: boolean; ranges: [string, string][] };
 
-
 /** The steps left to one COPY's matching. */
 export class GlobBudget {
   constructor(private left = MAX_STEPS) {}

@@ -20,6 +20,7 @@ export class OpenReads {
   constructor(private readonly readable: (id: string) => Promise<boolean>) {}
 
   track(o: StoredObject, stream: Readable): Readable {
+    if (stream.destroyed) return stream;
     let reads = this.byObject.get(o.id);
     if (!reads) this.byObject.set(o.id, (reads = new Set()));
     reads.add(stream);
@@ -37,8 +38,8 @@ export class OpenReads {
   }
 
   /** Ends every read of the object now (it was deleted). */
-  cut(id: string, why: 'deleted' | 'expired' = 'deleted'): void {
-    for (const s of this.byObject.get(id) ?? []) s.destroy(gone(id, why));
+  cut(id: string): void {
+    for (const s of this.byObject.get(id) ?? []) s.destroy(gone(id, 'deleted'));
   }
 
   private async checkAll(): Promise<void> {

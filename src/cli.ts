@@ -29,7 +29,10 @@ const USAGE = `usage:
   devboxd blueprints unpublish ID       make it private to its account again
   devboxd objects publish OBJECT_ID     make a storage object public: listed by list_public, readable and
                                         mountable by every account (only its owner deletes it)
-  devboxd objects unpublish OBJECT_ID   make it private to its account again`;
+  devboxd objects unpublish OBJECT_ID   make it private to its account again
+  devboxd agents publish AGENT_ID       make an agent public: listed by list_public, readable and mountable by
+                                        every account (an object agent's object must be public too)
+  devboxd agents unpublish AGENT_ID     make it private to its account again`;
 
 /**
  * The operator CLI; account commands open the same database the server uses (DEVBOXD_DATABASE_URL, else
@@ -125,6 +128,17 @@ export async function runCli(argv: string[]): Promise<number> {
         return 1;
       }
       process.stdout.write(`object ${arg} is now ${sub === 'publish' ? 'public' : 'private'}\n`);
+      return 0;
+    });
+  }
+  if (cmd === 'agents' && (sub === 'publish' || sub === 'unpublish') && arg) {
+    return withStore(config, async (store) => {
+      const { SqlAgentStore } = await import('./resources/agents/sql-agent-store.js');
+      if (!(await new SqlAgentStore(store.db).setPublic(arg, sub === 'publish'))) {
+        process.stderr.write(`no agent ${arg}\n`);
+        return 1;
+      }
+      process.stdout.write(`agent ${arg} is now ${sub === 'publish' ? 'public' : 'private'}\n`);
       return 0;
     });
   }

@@ -2,6 +2,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadNetworkConfig, type NetworkConfig } from './network-config.js';
 import { loadObjectConfig, type ObjectConfig } from './resources/objects/config.js';
+import { loadAgentConfig, type AgentConfig } from './resources/agents/config.js';
+import { loadScenarioConfig, type ScenarioConfig } from './resources/scenarios/config.js';
 import { loadSshConfig, type SshConfig } from './ssh-config.js';
 import { loadEvictionConfig, type EvictionConfig } from './resources/evictions/eviction-config.js';
 import { loadBlobConfig, type BlobConfig } from './platform/blob/config.js';
@@ -65,6 +67,10 @@ export interface Config {
   network: NetworkConfig;
   /** Storage objects (DEVBOXD_OBJECT_MAX_BYTES, DEVBOXD_PUBLIC_URL, ...); see resources/objects/config.ts. */
   objects: ObjectConfig;
+  /** Agents (DEVBOXD_AGENT_INSTALL_TIMEOUT, DEVBOXD_AGENT_ACCOUNT_MAX); see resources/agents/config.ts. */
+  agents: AgentConfig;
+  /** Per-account bounds of scenarios and scorers (DEVBOXD_SCENARIO_*); see resources/scenarios/config.ts. */
+  scenarios: ScenarioConfig;
   /**
    * DEVBOXD_TUNNEL_DOMAIN: tunnels answer host names `{port}-{key}.tunnel.<this>` (what the SDK builds from an
    * API at `api.<this>`); null: any `{port}-{key}.tunnel.*` host name.
@@ -86,6 +92,8 @@ export interface Config {
   blueprintAccountBuilds: number;
   /** DEVBOXD_BLUEPRINT_BUILD_TIMEOUT: seconds a build may take before it fails. */
   blueprintBuildTimeoutSeconds: number;
+  /** DEVBOXD_SERVICE_READY_TIMEOUT: seconds a devbox's services have to pull and listen on their ports. */
+  serviceReadyTimeoutSeconds: number;
   /** Registries images are pulled from (DEVBOXD_REGISTRY_*); see src/runtime/oci/. */
   registry: RegistrySettings;
 }
@@ -188,10 +196,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     boxServicesPort: int('DEVBOXD_BOX_SERVICES_PORT', env.DEVBOXD_BOX_SERVICES_PORT, 1023, 1, 65535),
     network: loadNetworkConfig(env, (name, def, min, max) => int(name, env[name], def, min, max)),
     objects: loadObjectConfig(env, (name, def, min, max) => int(name, env[name], def, min, max)),
+    agents: loadAgentConfig((name, def, min, max) => int(name, env[name], def, min, max)),
+    scenarios: loadScenarioConfig((name, def, min, max) => int(name, env[name], def, min, max)),
     tunnelDomain,
     blueprintBuilds: int('DEVBOXD_BLUEPRINT_BUILDS', env.DEVBOXD_BLUEPRINT_BUILDS, 2, 1, 256),
     blueprintAccountBuilds: int('DEVBOXD_BLUEPRINT_ACCOUNT_BUILDS', env.DEVBOXD_BLUEPRINT_ACCOUNT_BUILDS, 10, 1, 100_000),
     blueprintBuildTimeoutSeconds: int('DEVBOXD_BLUEPRINT_BUILD_TIMEOUT', env.DEVBOXD_BLUEPRINT_BUILD_TIMEOUT, 3600, 1, 7 * 24 * 3600),
+    serviceReadyTimeoutSeconds: int('DEVBOXD_SERVICE_READY_TIMEOUT', env.DEVBOXD_SERVICE_READY_TIMEOUT, 300, 1, 3600),
     registry: loadRegistry(env),
     ptyIdleTtlSeconds: int('DEVBOXD_PTY_IDLE_TTL', env.DEVBOXD_PTY_IDLE_TTL, 600, 1, 7 * 24 * 3600),
     ptyPingSeconds: int('DEVBOXD_PTY_PING_INTERVAL', env.DEVBOXD_PTY_PING_INTERVAL, 30, 1, 3600),

@@ -36,13 +36,16 @@ import { MODULE_SCHEMAS } from './resources/index.js';
 import { networkPolicyExtensions, TUNNEL_PREFIX } from './resources/network-policies/devbox-extensions.js';
 import { NetworkPolicyService } from './resources/network-policies/network-policy-service.js';
 import { TunnelFront, TunnelService, WAKE_TIMEOUT_MS } from './resources/tunnels/index.js';
-import { BUILD_JOB, buildBlueprints, type BlueprintsModule } from './resources/blueprints/index.js';
+import { BUILD_JOB, buildBlueprints, serviceBootStep, type BlueprintsModule } from './resources/blueprints/index.js';
 import { PtyFront, PtySessions, PtyTunnels, ptyStopListener } from './resources/pty/index.js';
 import { objectMountExtensions } from './resources/objects/devbox-extensions.js';
 import { EXPIRE_JOB, ObjectService } from './resources/objects/object-service.js';
 import { Presigner } from './resources/objects/presign.js';
 import { LoginGuard, SshFront, SshKeyService } from './resources/ssh/index.js';
 import { buildEvictions, type EvictionModule } from './resources/evictions/index.js';
+import { agentMountExtensions, AgentService } from './resources/agents/index.js';
+import { buildAxons, type AxonsModule } from './resources/axons/index.js';
+import { buildScenarios, SCORE_JOB, type ScenariosModule } from './resources/scenarios/index.js';
 
 /** The composition root: every store, driver and service is built once, here, with explicit arguments. */
 export interface Deps {
@@ -65,6 +68,8 @@ export interface Deps {
   networkPolicies: NetworkPolicyService;
   /** Storage objects: records, their blobs, presigned upload and download URLs, object mounts. */
   objects: ObjectService;
+  /** Agents: records; their installs into boxes run as a devbox boot step. */
+  agents: AgentService;
   /** MCP configs, the box tokens and the MCP hub (served to boxes at /mcp on the box-services link). */
   mcp: McpModule;
   /** Bounds the read_file_contents / write_file_contents requests held in memory at once. */
@@ -85,6 +90,10 @@ export interface Deps {
   ssh: { keys: SshKeyService; front: SshFront };
   /** Evictions: the watch stream's source, drains (`devboxd drain`, SIGTERM with DEVBOXD_EVICT_ON_SHUTDOWN=suspend), memory pressure. */
   evictions: EvictionModule;
+  /** Axons: event streams, their SQL databases, the broker mounts that feed them to agents in boxes. */
+  axons: AxonsModule;
+  /** Scorers, scenarios and scenario runs (runs score as durable jobs in their devboxes). */
+  scenarios: ScenariosModule;
   /** Stops background work and closes what was opened, in reverse order. Devboxes keep running. */
   close(): Promise<void>;
 }
@@ -140,6 +149,8 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   boxServices.route('/mcp', mcp.hub.handle);
   const boxLink = boxServicesExtensions(() => boxServices);
   const objectMounts = objectMountExtensions(() => objects, config.objects);
+  // An object agent is placed by the object mounts' own step.
+  const agentMounts = agentMountExtensions(() => agents, (ctx, objectId, objectPath) => objectMounts.bootStep.run({ ...ctx, objectMounts: [{ objectId, objectPath }] }), config.agents);
   const gateway = buildAgentGateway(store, {
     secrets: () => secrets,
     sealer: () => sealer,
@@ -160,11 +171,28 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     busy: (id, delta) => devboxes.busy(id, delta),
     log: logger.child({ component: 'ssh' }),
   });
+  const services = serviceBootStep({
+    store: () => blueprints.store,
+    runtime,
+    sealer,
+    readyTimeoutMs: config.serviceReadyTimeoutSeconds * 1000,
+    log: logger.child({ component: 'services' }),
+  });
+  const axons = buildAxons({
+    store,
+    dataDir: config.dataDir,
+    devboxes: () => devboxes,
+    resume: (accountId, id) => suspend.resume(accountId, id),
+    environmentOf: (d) => devboxes.environmentOf(d),
+    running: (id, sandbox) => lifecycle.active.get(id)?.sandbox === sandbox,
+    log: logger.child({ component: 'axons' }),
+  });
   const lifecycle = new Lifecycle(devboxStore, runtime, events, logger.child({ component: 'lifecycle' }), {
-    bootSteps: [egress.bootStep, boxLink.bootStep, fileMountsStep, objectMounts.bootStep, boxProcesses.bootStep],
-    onRunning: [boxProcesses.onRunning],
-    onStopped: [egress.onStopped, boxLink.onStopped, boxProcesses.onStopped, mcp.devbox.onStopped, gateway.devbox.onStopped, (id) => evictions.service.stopped(id), sshFront.onStopped,
-      ptyStopListener(() => ptySessions, () => ptyTunnels)],
+    // Services start before the launch commands, which may use them.
+    bootSteps: [egress.bootStep, boxLink.bootStep, fileMountsStep, objectMounts.bootStep, agentMounts.bootStep, services, boxProcesses.bootStep],
+    onRunning: [boxProcesses.onRunning, axons.broker.onRunning],
+    onStopped: [axons.broker.onStopped, egress.onStopped, boxLink.onStopped, boxProcesses.onStopped, mcp.devbox.onStopped, gateway.devbox.onStopped, (id) => evictions.service.stopped(id), sshFront.onStopped,
+      ptyStopListener(() => ptySessions, () => ptyTunnels), (id, ended) => scenarios.onStopped(id, ended)],
   });
   const tunnels = new TunnelService(store, sealer, () => devboxes);
   const host = { maxCpuCores: config.maxCpuCores, maxMemoryGiB: config.maxMemoryGiB };
@@ -180,6 +208,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     timeoutMs: config.blueprintBuildTimeoutSeconds * 1000,
     reveal: async (accountId, name) => (await secrets.reveal(accountId, name)).value,
     secretExists: async (accountId, ref) => (await secrets.resolve(accountId, ref)) !== undefined,
+    sealer,
     network: {
       egressOf: async (accountId, id) => (await networkPolicies.policies.get(accountId, id))?.egress,
       attach: (id, e) => egress.attachSandbox(id, e),
@@ -189,7 +218,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   });
   const devboxes = new DevboxService(store, lifecycle, events, logger.child({ component: 'devboxes' }), host, node, {
     // The blueprint's resolver first: the others see the request with the blueprint's launch defaults.
-    resolvers: [async () => (evictions.service.refuseWhileDraining('create'), undefined), blueprints.resolver, secretsForBoxes.resolver, egress.resolver, mcp.devbox.resolver, snapshotLayersResolver(() => snapshots), gateway.devbox.resolver, tunnels.resolver, objectMounts.resolver],
+    resolvers: [async () => (evictions.service.refuseWhileDraining('create'), undefined), blueprints.resolver, secretsForBoxes.resolver, egress.resolver, mcp.devbox.resolver, snapshotLayersResolver(() => snapshots), gateway.devbox.resolver, tunnels.resolver, objectMounts.resolver, agentMounts.resolver, axons.mounts.resolver],
     environment: [secretsForBoxes.environment, mcp.devbox.environment, gateway.devbox.environment],
     enrichers: [mcp.devbox.enricher, gateway.devbox.enricher, tunnels.enricher],
     shutdownGuards: [snapshotShutdownGuard(() => snapshots)],
@@ -206,10 +235,23 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     const d = await devboxStore.getById(id);
     return d && { ended: TERMINAL.has(d.status), endTimeMs: d.endTimeMs };
   };
-  const executions = new ExecutionService(store.executions, devboxLog, devboxes, new BoxJobs(outputs), boxState, logger.child({ component: 'executions' }), node,
+  const boxJobs = new BoxJobs(outputs);
+  const executions = new ExecutionService(store.executions, devboxLog, devboxes, boxJobs, boxState, logger.child({ component: 'executions' }), node,
     config.maxExecutionsPerDevbox);
   await executions.reconcile();
   const files = new FileService(devboxes, logger.child({ component: 'files' }), { stallMs: config.uploadStallMs });
+  const scenarios = buildScenarios({
+    store,
+    config: config.scenarios,
+    devboxes: () => devboxes,
+    devboxById: (id) => devboxStore.getById(id),
+    sandboxOf: (id) => lifecycle.active.get(id)?.sandbox,
+    boxJobs,
+    jobs: () => jobs,
+    secretExists: async (accountId, ref) => (await secrets.resolve(accountId, ref)) !== undefined,
+    runListeners: [],
+    log: logger.child({ component: 'scenarios' }),
+  });
   // Durable jobs: their handlers reach the services below through closures, called once a job runs.
   const jobs = new JobRunner(store.jobs, node, {
     [CAPTURE_JOB]: { run: (job) => snapshots.settleCapture(job.subjectId), exhausted: (job, err) => snapshots.captureFailed(job.subjectId, err) },
@@ -217,9 +259,11 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     [RESUME_JOB]: { run: (job) => suspend.settleResume(job.subjectId), exhausted: (job, err) => suspend.resumeFailed(job.subjectId, err) },
     [BUILD_JOB]: { run: (job) => blueprints.runner.run(job.subjectId), exhausted: (job, err) => blueprints.runner.exhausted(job.subjectId, err) },
     [EXPIRE_JOB]: (job) => objects.expire(job.subjectId),
-  }, logger.child({ component: 'jobs' }), { background: [EXPIRE_JOB], untilDone: [EXPIRE_JOB] });
+    ...scenarios.jobs,
+  }, logger.child({ component: 'jobs' }), { background: [EXPIRE_JOB, SCORE_JOB], untilDone: [EXPIRE_JOB] });
   // Presigned URLs are signed under a key derived from the master key this server held first (see presign.ts).
   const objects = new ObjectService(store, blobs, new Presigner(keys.first.key), () => jobs, config.objects, logger.child({ component: 'objects' }));
+  const agents = new AgentService(store, objects, config.agents);
   const snapshots = new SnapshotService(store.snapshots, devboxStore, devboxes, runtime, logger.child({ component: 'snapshots' }), jobs, {
     layersDir: path.join(config.dataDir, 'layers'),
     node,
@@ -260,12 +304,19 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   await egress.reattach([...lifecycle.active.keys()]);
   // They lost their link with the previous server: each gets a fresh one.
   await Promise.all([...lifecycle.active.keys()].map((id) => boxServices.link(id).catch((err) => logger.error({ err, devbox: id }, 'box services link failed'))));
+  // Adopted boxes' broker mounts: their agents lost the previous server's pipes; each is started again.
+  for (const [id, box] of lifecycle.active) {
+    const d = await devboxStore.getById(id);
+    if (d) await axons.broker.start(d, box.sandbox).catch((err) => logger.error({ err, devbox: id }, 'broker start failed'));
+  }
   await executions.reconcileOutput();
   await mcp.reconcile();
   supervisor.start();
   // Builds a restart cut run again from here (their jobs retry): the supervisor removed their old sandboxes.
   blueprints.runner.markStarted();
   await evictions.start();
+  // Runs whose box ended while the server was down end now; resumed scoring jobs were waiting for the adoption.
+  await scenarios.reconcile();
   return {
     store,
     node,
@@ -283,6 +334,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     secrets,
     networkPolicies,
     objects,
+    agents,
     mcp,
     fileContentsGate: fairGate(config.fileContentsConcurrency, config.fileContentsQueue),
     fileTransferGate: fairGate(config.fileTransferConcurrency, config.fileTransferQueue),
@@ -293,9 +345,12 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     pty: { tunnels: ptyTunnels, sessions: ptySessions, front: ptyFront },
     ssh: { keys: new SshKeyService(devboxes, { guard: sshGuard, served: sshFront.enabled, domain: config.ssh.domain ?? config.tunnelDomain }), front: sshFront },
     evictions,
+    axons,
+    scenarios,
     async close() {
       await sshFront.close();
       evictions.close();
+      axons.close();
       tunnelFront.close();
       await boxServices.close();
       await gateway.proxy.close();

@@ -21,13 +21,16 @@ import { OBJECTS_SCHEMA } from './objects/schema.js';
 import { sshRoutes } from './ssh/index.js';
 import { BLUEPRINTS_SCHEMA, blueprintRoutes } from './blueprints/index.js';
 import { ptyRoutes } from './pty/index.js';
+import { AGENTS_SCHEMA, agentRoutes } from './agents/index.js';
+import { AXONS_SCHEMA, axonRoutes } from './axons/index.js';
+import { SCENARIOS_SCHEMA, scenarioModuleRoutes } from './scenarios/index.js';
 
 /**
  * The tables of resource modules that migrate their own (`<module>/schema.ts`), applied in this order after
  * the core schema. The core resources (accounts, devboxes, executions, snapshots) predate modules and keep
  * theirs in src/platform/store/{sqlite,postgres}/migrations.ts.
  */
-export const MODULE_SCHEMAS: readonly ModuleSchema[] = [SECRETS_SCHEMA, MCP_SCHEMA, GATEWAY_SCHEMA, NETWORK_POLICIES_SCHEMA, TUNNELS_SCHEMA, EVICTIONS_SCHEMA, OBJECTS_SCHEMA, BLUEPRINTS_SCHEMA];
+export const MODULE_SCHEMAS: readonly ModuleSchema[] = [SECRETS_SCHEMA, MCP_SCHEMA, GATEWAY_SCHEMA, NETWORK_POLICIES_SCHEMA, TUNNELS_SCHEMA, EVICTIONS_SCHEMA, OBJECTS_SCHEMA, BLUEPRINTS_SCHEMA, AGENTS_SCHEMA, AXONS_SCHEMA, SCENARIOS_SCHEMA];
 
 /** Every resource's routes, each one hop from its path to the file that serves it. */
 export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
@@ -48,4 +51,7 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   await app.register(sshRoutes, { keys: deps.ssh.keys });
   await app.register(blueprintRoutes, { blueprints: deps.blueprints.service });
   await app.register(ptyRoutes, { ptyTunnels: deps.pty.tunnels });
+  await app.register(agentRoutes, { agents: deps.agents });
+  await app.register(axonRoutes, { axons: deps.axons.service });
+  await app.register(scenarioModuleRoutes, { scenarios: deps.scenarios, readLogs: (a, d, f) => deps.executions.logs(a, d, f) });
 }

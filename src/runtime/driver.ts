@@ -31,7 +31,23 @@ export interface SandboxSpec {
    */
   layers: string[];
   limits: ResourceLimits;
+  /**
+   * A uid below 0 names a user of the image's /etc/passwd, whose uid is looked up there; an empty name takes
+   * the image's name for the uid (the image's USER, by name or by uid).
+   */
   user: SandboxUser;
+  /**
+   * Id of a running sandbox whose network namespace this one shares (a service sidecar: each reaches the
+   * other on localhost); every other namespace is its own. The id is `<that id>--<suffix>`: the sidecar goes
+   * with that sandbox in `remove`, and `listSandboxes` does not list it. It gets no network link of its own:
+   * what it reaches is what the other sandbox's egress rules allow.
+   */
+  joinNetworkOf?: string;
+}
+
+/** The id of a sidecar of sandbox `id` (see SandboxSpec.joinNetworkOf). */
+export function sidecarId(id: string, suffix: string): string {
+  return `${id}--${suffix}`;
 }
 
 export interface SpawnSpec {
@@ -104,6 +120,14 @@ export interface BoxProcess {
   close(): void;
 }
 
+/** A process started by `Sandbox.startDetached`. */
+export interface DetachedProcess {
+  /** Resolves when the process ends (while this server runs; a restarted server does not see it end). */
+  readonly exited: Promise<ProcessExit>;
+  /** The last bytes (at most `maxBytes`) of what it wrote, as text. */
+  logTail(maxBytes: number): Promise<string>;
+}
+
 export interface SandboxStats {
   memoryBytes: number;
   memoryLimitBytes: number;
@@ -120,6 +144,12 @@ export interface Sandbox {
   readonly id: string;
   spawn(spec: SpawnSpec): BoxProcess;
   /**
+   * Starts a long-running process (a service) detached from the server: no stdin, its stdout and stderr go
+   * to a log on the sandbox's own disk (counted against its size) rather than through the server, so it
+   * keeps running when the server restarts. `tty` is not taken.
+   */
+  startDetached(spec: SpawnSpec): DetachedProcess;
+  /**
    * Captures the writable layer, consistent at one instant (the box is frozen for the copy), into the
    * immutable layer `layerId`. Never leaves a partial layer under that id. With `stop`, every process of
    * the box is killed first and the writable layer itself becomes the layer, without a copy; the sandbox is
@@ -127,6 +157,8 @@ export interface Sandbox {
    */
   snapshot(layerId: string, opts?: { stop?: boolean }): Promise<{ sizeBytes: number }>;
   stats(): Promise<SandboxStats>;
+  /** TCP ports something listens on in the sandbox's network namespace (IPv4 and IPv6). */
+  listeningPorts(): Promise<Set<number>>;
   /** Resolves when the box's init has died (killed, crashed) outside of `destroy()`. */
   readonly died: Promise<void>;
   /** Kills every process and removes the cgroup and writable layer. Idempotent. */
@@ -181,7 +213,7 @@ export interface RuntimeDriver {
    * to the database or not: what a restart must adopt or remove.
    */
   listSandboxes(): Promise<string[]>;
-  /** Removes every trace of a sandbox id (processes, cgroup, disk), whether adopted or not. */
+  /** Removes every trace of a sandbox id (processes, cgroup, disk), its sidecars' too, whether adopted or not. */
   remove(id: string): Promise<void>;
   layerExists(layerId: string): Promise<boolean>;
   deleteLayer(layerId: string): Promise<void>;

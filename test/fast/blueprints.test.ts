@@ -49,10 +49,9 @@ describe('blueprint requests', () => {
     await bad(post({ name: 'x', dockerfilee: 'FROM a' }), 400, /dockerfilee/);
     await bad(post({ name: 'x', system_setup_commands: 'echo' }), 400, /system_setup_commands/);
     await bad(post({ name: 'x', devbox_capabilities: ['docker_in_docker'] }), 400, /docker_in_docker is not offered/);
-    await bad(post({ name: 'x', services: [{ name: 'db', image: 'postgres:16' }] }), 400, /services/);
     await bad(post({ name: 'x', code_mounts: [{ repo_name: 'r', repo_owner: 'o' }] }), 400, /code_mounts/);
     await bad(post({ name: 'x', network_policy_id: 'np_1' }), 400, /network_policy_id: no network policy np_1/);
-    await bad(post({ name: 'x', launch_parameters: { required_services: ['db'] } }), 400, /required_services/);
+    await bad(post({ name: 'x', launch_parameters: { required_services: ['db'] } }), 400, /required_services: no service named "db" \(the blueprint has none\)/);
     await bad(post({ name: 'x', base_blueprint_id: 'bpt_nope' }), 404, /bpt_nope/);
     await bad(post({ name: 'x', base_blueprint_name: 'nope' }), 400, /base_blueprint_name/);
     await bad(post({ name: 'x', base_blueprint_id: 'a', base_blueprint_name: 'b' }), 400, /not both/);
@@ -60,6 +59,56 @@ describe('blueprint requests', () => {
     await bad(post({ name: 'x', build_args: { 'bad-name': '1' } }), 400, /build_args/);
     await bad(post({ name: 'x', secrets: { TOKEN: 'NO_SUCH_SECRET' } }), 400, /secrets.TOKEN: no secret NO_SUCH_SECRET/);
     await bad(post({ name: 'x', launch_parameters: { resource_size_request: 'HUGE' } }), 400, /resource_size_request/);
+  });
+
+  test('services: what a sidecar cannot be is a 400 naming the service field', async () => {
+    const post = (services: unknown[], launch?: Record<string, unknown>) => ({ method: 'POST' as const, url: '/v1/blueprints', payload: { name: 'svc', services, launch_parameters: launch } });
+    const db = { name: 'db', image: 'postgres:16' };
+    await bad(post([{ ...db, name: 'DB!' }]), 400, /services\/0\/name|name/);
+    await bad(post([db, db]), 400, /services\[1\]\.name: a service named db comes earlier/);
+    await bad(post([{ ...db, image: 'Not A Ref' }]), 400, /services\[0\]\.image/);
+    await bad(post([{ ...db, options: '--health-cmd true' }]), 400, /services\[0\]\.options: container create options are not supported/);
+    await bad(post([{ ...db, port_mappings: ['5433:5432'] }]), 400, /port_mappings\[0\]: .*give 5432:5432/);
+    await bad(post([{ ...db, port_mappings: ['80'] }]), 400, /port 80 is not in 1024-65535/);
+    await bad(post([{ ...db, port_mappings: ['5432/udp'] }]), 400, /not <host_port>:<container_port>/);
+    await bad(post([{ ...db, extra: 1 }]), 400, /extra/);
+    await bad(post([db], { required_services: ['cache'] }), 400, /required_services: no service named "cache" \(the blueprint has db\)/);
+    await bad(post(Array.from({ length: 9 }, (_, i) => ({ name: `s${i}`, image: 'redis' }))), 400, /services/);
+  });
+
+  test('services: credentials are never shown; a devbox may name only services of its blueprint', async () => {
+    const b = await built({ name: 'with-svc', services: [{ name: 'db', image: 'reg.example:5000/pg:16', credentials: { username: 'u', password: 'hunter2-secret' }, env: { A: '1' }, port_mappings: ['5432:5432'] }] });
+    assert.equal(b.status, 'build_complete');
+    const view = await f.call({ method: 'GET', url: `/v1/blueprints/${b.id}` });
+    assert.ok(!view.body.includes('hunter2') && !view.body.includes('credentials'), view.body);
+    const v = view.json() as { containerized_services: unknown[] };
+    assert.deepEqual(v.containerized_services, [{ name: 'db', image: 'reg.example:5000/pg:16', env: { A: '1' }, options: null, port_mappings: ['5432:5432'] }]);
+    const list = await f.call({ method: 'GET', url: '/v1/blueprints' });
+    assert.ok(!list.body.includes('hunter2'));
+    const box = (payload: Record<string, unknown>) => ({ method: 'POST' as const, url: '/v1/devboxes', payload });
+    await bad(box({ blueprint_id: b.id, launch_parameters: { required_services: ['nope'] } }), 400, /required_services: no service named "nope" \(the blueprint has db\)/);
+    await bad(box({ launch_parameters: { required_services: ['db'] } }), 400, /required_services: services are defined by a blueprint/);
+    // Sealed in the database, under the current key, and re-sealed by `secrets rotate-key`.
+    const stored = async () => (await f.deps.store.db.query<{ parameters: string }>('SELECT parameters FROM blueprints WHERE id = ?', [b.id])).rows[0]!.parameters;
+    assert.ok(!(await stored()).includes('hunter2'));
+    const keyOf = async () => (JSON.parse(await stored()) as { services: { credentials: { password_sealed: string } }[] }).services[0]!.credentials.password_sealed.split('.')[1];
+    const before = await keyOf();
+    execFileSync(process.execPath, [path.join(ROOT, 'bin/devboxd.js'), 'secrets', 'rotate-key'], { env: { ...process.env, DEVBOXD_DATA_DIR: f.dataDir } });
+    assert.notEqual(await keyOf(), before, 'the password is still under the old key');
+
+    // The pull gets the password; a service whose image cannot be pulled fails the box, saying which and why.
+    const d = await ok<{ id: string }>(box({ blueprint_id: b.id, launch_parameters: { required_services: ['db'] } }));
+    for (;;) {
+      const v = await ok<{ status: string; failure_reason: string | null; state_transitions: { failure_reason?: string }[] }>({ method: 'GET', url: `/v1/devboxes/${d.id}` });
+      if (v.status === 'failure') {
+        assert.equal(v.failure_reason, 'execution_failed');
+        assert.match(v.state_transitions.at(-1)?.failure_reason ?? '', /service db \(reg\.example:5000\/pg:16\): pulling the image failed/);
+        assert.deepEqual(f.runtime.pulls.at(-1), { ref: 'reg.example:5000/pg:16', auth: { username: 'u', password: 'hunter2-secret' } });
+        break;
+      }
+      assert.ok(['provisioning', 'initializing'].includes(v.status), v.status);
+      await new Promise((r) => setTimeout(r, 10));
+    }
   });
 
   test('preview: the Dockerfile the request builds (default image, base blueprint as FROM, setup commands as RUN)', async () => {
@@ -95,6 +144,11 @@ describe('blueprint builds (stub sandboxes)', () => {
     assert.equal(record!.sandbox.cwd, '/app');
     assert.equal(record!.entrypoint, "exec python3 -m http.server");
     await bad({ method: 'POST', url: `/v1/blueprints/${other.id}/delete` }, 400, /devbox/);
+    // Its entrypoint (a stub process that exits at once) ends it: waited for, so no later test sees it start.
+    for (let i = 0; (await f.deps.store.devboxes.getById(box.id))!.status !== 'shutdown'; i++) {
+      assert.ok(i < 1000, 'the box did not end with its entrypoint');
+      await new Promise((r) => setTimeout(r, 10));
+    }
   });
 
   test('file mounts are written after the Dockerfile, relative to its WORKDIR, before the setup commands', async () => {

@@ -16,7 +16,7 @@ import { ROUTES, UPLOAD, type Level, type Need } from './route-table.js';
 let f: FastApp;
 let operations: string[];
 /** Account A's resources (the admin key's account). */
-const a = { devbox: '', execution: '', snapshot: '', key: '' };
+const a = { devbox: '', execution: '', snapshot: '', key: '', agent: '', axon: '' };
 let keyB: string;
 let devboxB: string;
 
@@ -64,6 +64,8 @@ before(async () => {
     .execution_id;
   a.snapshot = (await json<{ id: string }>({ method: 'POST', url: `/v1/devboxes/${a.devbox}/snapshot_disk`, payload: { name: 'a' } })).id;
   a.key = (await json<{ id: string }>({ method: 'POST', url: '/v1/apikeys', payload: { name: 'a' } })).id;
+  a.agent = (await json<{ id: string }>({ method: 'POST', url: '/v1/agents', payload: { name: 'a', source: { type: 'git', git: { repository: 'https://git.test/a.git' } } } })).id;
+  a.axon = (await json<{ id: string }>({ method: 'POST', url: '/v1/axons', payload: { name: 'a' } })).id;
 
   // Account B, made the way an operator makes one, beside the running app.
   const out = execFileSync(process.execPath, [path.join(ROOT, 'bin/devboxd.js'), 'accounts', 'create', 'team-b'], {
@@ -119,7 +121,7 @@ describe('restricted keys', () => {
 
 describe("another account's ids", () => {
   const idsOf = (op: string) => ({
-    id: op.includes('/disk_snapshots/{id}') ? a.snapshot : op.includes('/apikeys/{id}') ? a.key : a.devbox,
+    id: op.includes('/disk_snapshots/{id}') ? a.snapshot : op.includes('/apikeys/{id}') ? a.key : op.includes('/agents/{id}') ? a.agent : op.includes('/axons/{id}') ? a.axon : a.devbox,
     execution_id: a.execution,
   });
 
@@ -156,6 +158,7 @@ describe("another account's ids", () => {
     assert.equal(snap.name, 'a');
     const listed = await json<{ api_keys: { id: string }[] }>({ method: 'GET', url: '/v1/apikeys?limit=100' });
     assert.ok(listed.api_keys.some((k) => k.id === a.key), 'A\'s key is still there');
+    assert.equal((await json<{ name: string }>({ method: 'GET', url: `/v1/agents/${a.agent}` })).name, 'a', "A's agent is still there");
   });
 });
 

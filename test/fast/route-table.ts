@@ -26,6 +26,14 @@ const TAKE_SNAPSHOT: Need[] = [
   ['RESOURCE_TYPE_DEVBOXES', 'read'],
 ];
 
+const SCENARIO_READ: Need[] = [['RESOURCE_TYPE_SCENARIOS', 'read']];
+const SCENARIO_WRITE: Need[] = [['RESOURCE_TYPE_SCENARIOS', 'write']];
+const SCENARIO_BODY = {
+  name: 's',
+  input_context: { problem_statement: 'p' },
+  scoring_contract: { scoring_function_parameters: [{ name: 'f', weight: 1, scorer: { type: 'command_scorer', command: 'true' } }] },
+};
+
 export const ROUTES: Record<string, RouteCase> = {
   'GET /v1/accounts/me': { needs: [['RESOURCE_TYPE_ACCOUNT', 'read']] },
   'GET /v1/apikeys': { needs: [['RESOURCE_TYPE_ACCOUNT', 'read']] },
@@ -78,6 +86,24 @@ export const ROUTES: Record<string, RouteCase> = {
   'POST /v1/devboxes/disk_snapshots/{id}': { needs: SNAPSHOT_WRITE, body: { name: 'renamed' } },
   'POST /v1/devboxes/disk_snapshots/{id}/delete': { needs: SNAPSHOT_WRITE },
 
+  'POST /v1/scenarios/scorers': { needs: SCENARIO_WRITE, body: { type: 'route_table', bash_script: 'echo 1' } },
+  'GET /v1/scenarios/scorers': { needs: SCENARIO_READ },
+  'GET /v1/scenarios/scorers/{id}': { needs: SCENARIO_READ },
+  'POST /v1/scenarios/scorers/{id}': { needs: SCENARIO_WRITE, body: { type: 'route_table', bash_script: 'echo 1' } },
+  'POST /v1/scenarios': { needs: SCENARIO_WRITE, body: SCENARIO_BODY },
+  'GET /v1/scenarios': { needs: SCENARIO_READ },
+  'GET /v1/scenarios/list_public': { needs: SCENARIO_READ },
+  'GET /v1/scenarios/{id}': { needs: SCENARIO_READ },
+  'POST /v1/scenarios/{id}': { needs: SCENARIO_WRITE, body: { name: 'renamed' } },
+  'POST /v1/scenarios/{id}/archive': { needs: SCENARIO_WRITE },
+  'POST /v1/scenarios/start_run': { needs: SCENARIO_WRITE, body: { scenario_id: 'scn_unknown' } },
+  'GET /v1/scenarios/runs': { needs: SCENARIO_READ },
+  'GET /v1/scenarios/runs/{id}': { needs: SCENARIO_READ },
+  'POST /v1/scenarios/runs/{id}/score': { needs: SCENARIO_WRITE },
+  'POST /v1/scenarios/runs/{id}/complete': { needs: SCENARIO_WRITE },
+  'POST /v1/scenarios/runs/{id}/cancel': { needs: SCENARIO_WRITE },
+  'POST /v1/scenarios/runs/{id}/download_logs': { needs: SCENARIO_READ },
+
   // Runloop's scopes have no secrets type: the account's governs them.
   'POST /v1/secrets': { needs: [['RESOURCE_TYPE_ACCOUNT', 'write']], body: { name: 'ROUTE_TABLE_SECRET', value: 'v' } },
   'GET /v1/secrets': { needs: [['RESOURCE_TYPE_ACCOUNT', 'read']] },
@@ -123,9 +149,26 @@ export const ROUTES: Record<string, RouteCase> = {
   'GET /v1/objects': { needs: [['RESOURCE_TYPE_OBJECTS', 'read']] },
   'GET /v1/objects/list_public': { needs: [['RESOURCE_TYPE_OBJECTS', 'read']] },
   'GET /v1/objects/{id}': { needs: [['RESOURCE_TYPE_OBJECTS', 'read']] },
+  // Runloop's scopes have no axon type: axons feed agents, so the agents' governs them.
+  'POST /v1/axons': { needs: [['RESOURCE_TYPE_AGENTS', 'write']], body: { name: 'route-table' } },
+  'GET /v1/axons': { needs: [['RESOURCE_TYPE_AGENTS', 'read']] },
+  'GET /v1/axons/{id}': { needs: [['RESOURCE_TYPE_AGENTS', 'read']] },
+  'POST /v1/axons/{id}': { needs: [['RESOURCE_TYPE_AGENTS', 'write']], body: { metadata: { k: 'v' } } },
+  'DELETE /v1/axons/{id}': { needs: [['RESOURCE_TYPE_AGENTS', 'write']] },
+  'POST /v1/axons/{id}/publish': { needs: [['RESOURCE_TYPE_AGENTS', 'write']], body: { event_type: 't', origin: 'USER_EVENT', payload: '{}', source: 's' } },
+  'GET /v1/axons/{id}/events': { needs: [['RESOURCE_TYPE_AGENTS', 'read']] },
+  'GET /v1/axons/{id}/subscribe/sse': { needs: [['RESOURCE_TYPE_AGENTS', 'read']] },
+  'POST /v1/axons/{id}/sql/query': { needs: [['RESOURCE_TYPE_AGENTS', 'write']], body: { sql: 'SELECT 1' } },
+  'POST /v1/axons/{id}/sql/batch': { needs: [['RESOURCE_TYPE_AGENTS', 'write']], body: { statements: [{ sql: 'SELECT 1' }] } },
   'GET /v1/objects/{id}/download': { needs: [['RESOURCE_TYPE_OBJECTS', 'read']] },
   'POST /v1/objects/{id}/complete': { needs: [['RESOURCE_TYPE_OBJECTS', 'write']] },
   'POST /v1/objects/{id}/delete': { needs: [['RESOURCE_TYPE_OBJECTS', 'write']] },
+  'POST /v1/agents': { needs: [['RESOURCE_TYPE_AGENTS', 'write']], body: { name: 'route-table-agent', source: { type: 'pip', pip: { package_name: 'requests' } } } },
+  'GET /v1/agents': { needs: [['RESOURCE_TYPE_AGENTS', 'read']] },
+  'GET /v1/agents/list_public': { needs: [['RESOURCE_TYPE_AGENTS', 'read']] },
+  'GET /v1/agents/devbox_counts': { needs: [['RESOURCE_TYPE_AGENTS', 'read']] },
+  'GET /v1/agents/{id}': { needs: [['RESOURCE_TYPE_AGENTS', 'read']] },
+  'POST /v1/agents/{id}/delete': { needs: [['RESOURCE_TYPE_AGENTS', 'write']] },
 };
 
 const BOUNDARY = 'devboxd-route-table';

@@ -1,5 +1,5 @@
 import { PassThrough } from 'node:stream';
-import { SandboxError, type BoxNetwork, type BoxProcess, type EgressRules, type ProcessExit, type PulledImage, type RuntimeDriver, type Sandbox, type SandboxSpec, type SandboxStats, type SpawnSpec } from '../../src/runtime/driver.js';
+import { SandboxError, type BoxNetwork, type BoxProcess, type EgressRules, type ProcessExit, type PulledImage, type PullOptions, type RuntimeDriver, type Sandbox, type SandboxSpec, type SandboxStats, type SpawnSpec } from '../../src/runtime/driver.js';
 
 /** What a stubbed process does: its output and exit code (default: nothing, exit 0). */
 export interface StubRun {
@@ -84,7 +84,11 @@ export class StubRuntime implements RuntimeDriver {
   /** Images `pullImage` finds, by reference; any other reference is not found. */
   readonly images = new Map<string, PulledImage>();
 
-  async pullImage(ref: string): Promise<PulledImage> {
+  /** The credentials of each pull, in order (tests check what a pull was given). */
+  readonly pulls: { ref: string; auth?: PullOptions['auth'] }[] = [];
+
+  async pullImage(ref: string, opts?: PullOptions): Promise<PulledImage> {
+    this.pulls.push({ ref, auth: opts?.auth });
     const image = this.images.get(ref);
     if (!image) throw new SandboxError('not_found', `image ${ref} not found`);
     for (const layer of image.layers) this.layers.add(layer);
@@ -103,6 +107,13 @@ export class StubRuntime implements RuntimeDriver {
       },
       async stats(): Promise<SandboxStats> {
         return { memoryBytes: 0, memoryLimitBytes: 0, cpuMicros: 0, oomKills: 0, diskBytes: 0, pids: 1 };
+      },
+      startDetached(spec: SpawnSpec) {
+        const r = stub.run(spec);
+        return { exited: Promise.resolve({ exitCode: r.exitCode ?? 0, signal: null }), logTail: async () => `${r.stdout ?? ''}${r.stderr ?? ''}` };
+      },
+      async listeningPorts() {
+        return new Set<number>();
       },
       died: new Promise<void>(() => undefined),
       async destroy() {

@@ -9,8 +9,11 @@ export interface SseStream {
   readonly signal: AbortSignal;
   /** Sends one unnamed event with a JSON payload; resolves when the transport can take more. */
   data(payload: unknown): Promise<void>;
-  /** Sends one unnamed event per JSON payload, in one write; resolves when the transport can take more. */
-  dataAll(payloads: readonly unknown[]): Promise<void>;
+  /**
+   * Sends one unnamed event per JSON payload, in one write; resolves when the transport can take more.
+   * `ids` (one per payload) become the events' `id:` fields, which an EventSource resumes from (Last-Event-ID).
+   */
+  dataAll(payloads: readonly unknown[], ids?: readonly string[]): Promise<void>;
   comment(text: string): void;
   /** `event: error` with `{code, message}` (the SDK turns it into an APIError of that status). */
   error(code: number, message: string): void;
@@ -39,8 +42,9 @@ export function startSse(reply: FastifyReply): SseStream {
     return res.write(text);
   }
 
-  async function dataAll(payloads: readonly unknown[]): Promise<void> {
-    if (write(payloads.map((p) => `data: ${JSON.stringify(p)}\n\n`).join(''))) return;
+  async function dataAll(payloads: readonly unknown[], ids?: readonly string[]): Promise<void> {
+    const id = (i: number) => (ids ? `id: ${ids[i]!.replace(/[\r\n]/g, '')}\n` : '');
+    if (write(payloads.map((p, i) => `${id(i)}data: ${JSON.stringify(p)}\n\n`).join(''))) return;
     await new Promise<void>((resolve) => {
       const done = () => {
         res.off('drain', done);

@@ -8,6 +8,9 @@ import { resolveLimits, type HostCapacity } from '../devboxes/resources.js';
 import type { BuildContextSource } from './build-context.js';
 import type { BuildNetwork } from './build-runner.js';
 import { dockerfileOf } from './preview.js';
+import type { Sealer } from '../secrets/sealer.js';
+import { sealServices } from './credentials.js';
+import { checkServices } from './services.js';
 import type { SqlBlueprintStore } from './sql-blueprint-store.js';
 import { EMPTY_IMAGE, type Blueprint, type BlueprintFilters, type BuildLogLine, type BuildParameters } from './types.js';
 
@@ -34,6 +37,8 @@ export class BlueprintService {
     private readonly host: HostCapacity,
     private readonly node: string,
     private readonly log: Logger,
+    /** Seals the services' image passwords (credentials.ts). */
+    private readonly sealer: Pick<Sealer, 'seal' | 'open'>,
     /**
      * Builds one account may have queued or running at once: the build slots are shared in arrival order,
      * so without a bound one account's flood of builds would hold every other account's behind it.
@@ -48,14 +53,15 @@ export class BlueprintService {
       throw ERRORS.busy(`the account has ${unfinished} builds queued or running, its limit (DEVBOXD_BLUEPRINT_ACCOUNT_BUILDS): retry once one finished`, 10);
     }
     const base = await this.baseOf(accountId, params);
+    const id = newId('bpt');
     const b: Blueprint = {
-      id: newId('bpt'),
+      id,
       accountId,
       name: params.name,
       status: 'queued',
       failureReason: null,
       failureMessage: null,
-      parameters: params,
+      parameters: params.services ? { ...params, services: sealServices(params.services, id, this.sealer) } : params,
       metadata: params.metadata ?? {},
       isPublic: false,
       baseBlueprintId: base?.id ?? null,
@@ -85,11 +91,8 @@ export class BlueprintService {
   }
 
   private async check(accountId: string, params: BuildParameters): Promise<void> {
-    if (params.services?.length) throw ERRORS.invalid('services: containerized services are not supported on this server yet');
     if (params.code_mounts?.length) throw ERRORS.invalid('code_mounts are not supported on this server yet');
-    if (params.launch_parameters?.required_services && (params.launch_parameters.required_services as unknown[]).length) {
-      throw ERRORS.invalid('launch_parameters.required_services: containerized services are not supported on this server yet');
-    }
+    checkServices(params.services ?? [], params.launch_parameters?.required_services);
     if (params.base_blueprint_id && params.base_blueprint_name) throw ERRORS.invalid('give base_blueprint_id or base_blueprint_name, not both');
     // The build's boxes get the devbox size the blueprint's launch parameters ask for: refused as for a devbox.
     resolveLimits((params.launch_parameters ?? {}) as Parameters<typeof resolveLimits>[0], this.host);

@@ -1,6 +1,7 @@
 import { ERRORS } from '../../platform/errors.js';
 import type { CreateResolver } from '../devboxes/extensions.js';
 import type { LaunchParameters } from '../devboxes/types.js';
+import { checkRequired, servicesOf } from './services.js';
 import type { SqlBlueprintStore } from './sql-blueprint-store.js';
 import type { Blueprint, ImageConfig } from './types.js';
 
@@ -21,6 +22,15 @@ export function entrypointOf(image: ImageConfig): string | null {
   return `exec ${argv.map(quote).join(' ')}`;
 }
 
+const REQUIRED = 'launch_parameters.required_services';
+
+/** Services are a blueprint's: a box from no blueprint has none to start. */
+function refuseServices(required: unknown): void {
+  if (Array.isArray(required) && required.length) {
+    throw ERRORS.invalid(`${REQUIRED}: services are defined by a blueprint; create the devbox from one (blueprint_id or blueprint_name)`);
+  }
+}
+
 /** What a box from the blueprint takes from it unless its request says otherwise. */
 function defaultsOf(b: Blueprint) {
   const launch: LaunchParameters = { ...(b.parameters.launch_parameters ?? {}) };
@@ -35,16 +45,23 @@ function defaultsOf(b: Blueprint) {
 export function blueprintResolver(store: () => SqlBlueprintStore): CreateResolver {
   return async (accountId, input) => {
     if (input.snapshotId && (input.blueprintId || input.blueprintName)) throw ERRORS.invalid('give snapshot_id or a blueprint, not both');
+    const required = input.launchParameters?.required_services;
     if (input.snapshotId) {
       // A box from a snapshot of a blueprint's box keeps the blueprint's defaults (its layers are the snapshot's).
       const b = await store().blueprintOfSnapshot(accountId, input.snapshotId);
+      if (b) checkRequired(servicesOf(b), required ?? b.parameters.launch_parameters?.required_services, REQUIRED);
+      else refuseServices(required);
       return b ? { defaults: defaultsOf(b) } : undefined;
     }
-    if (!input.blueprintId && !input.blueprintName) return undefined;
+    if (!input.blueprintId && !input.blueprintName) {
+      refuseServices(required);
+      return undefined;
+    }
     if (input.blueprintId && input.blueprintName) throw ERRORS.invalid('give blueprint_id or blueprint_name, not both');
     const b = input.blueprintId ? await store().get(accountId, input.blueprintId) : await store().latestBuilt(accountId, input.blueprintName!);
     if (!b) throw ERRORS.notFound('blueprint', (input.blueprintId ?? input.blueprintName)!);
     if (b.status !== 'build_complete') throw ERRORS.invalid(`blueprint ${b.id} is ${b.status}, not build_complete`);
+    checkRequired(servicesOf(b), required ?? b.parameters.launch_parameters?.required_services, REQUIRED);
     return { layers: b.layers, blueprintId: b.id, defaults: defaultsOf(b) };
   };
 }

@@ -4,6 +4,7 @@ import type { JobRunner } from '../../platform/jobs/job-runner.js';
 import type { Store } from '../../platform/store/types.js';
 import type { RuntimeDriver } from '../../runtime/driver.js';
 import type { HostCapacity } from '../devboxes/resources.js';
+import type { Sealer } from '../secrets/sealer.js';
 import { ObjectContextSource, type ObjectReader } from './build-context.js';
 import { BuildEngine } from './build-engine.js';
 import { BuildRunner, type BuildNetwork } from './build-runner.js';
@@ -14,6 +15,7 @@ import { SqlBlueprintStore } from './sql-blueprint-store.js';
 export { BLUEPRINTS_SCHEMA } from './schema.js';
 export { blueprintRoutes } from './routes/index.js';
 export { BUILD_JOB } from './blueprint-service.js';
+export { serviceBootStep } from './service-sidecars.js';
 
 export interface BlueprintsModule {
   service: BlueprintService;
@@ -38,6 +40,8 @@ export function buildBlueprints(deps: {
   network?: BuildNetwork;
   /** Storage objects: build contexts are read from them. */
   objects: () => ObjectReader;
+  /** Seals the services' image passwords. */
+  sealer: Pick<Sealer, 'seal' | 'open'>;
   log: Logger;
 }): BlueprintsModule {
   const store = new SqlBlueprintStore(deps.store.db);
@@ -57,7 +61,7 @@ export function buildBlueprints(deps: {
     reveal: deps.reveal,
     network: deps.network,
   });
-  const service = new BlueprintService(store, deps.jobs, contexts, deps.network, deps.secretExists, deps.runtime, deps.host, deps.node, deps.log, deps.accountBuilds);
+  const service = new BlueprintService(store, deps.jobs, contexts, deps.network, deps.secretExists, deps.runtime, deps.host, deps.node, deps.log, deps.sealer, deps.accountBuilds);
   return { service, runner, store, resolver: blueprintResolver(() => store) };
 }
 

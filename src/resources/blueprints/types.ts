@@ -1,4 +1,5 @@
 import type { LaunchParameters } from '../devboxes/types.js';
+import type { ServiceSpec } from './services.js';
 
 export const BLUEPRINT_STATUSES = ['queued', 'provisioning', 'building', 'build_complete', 'failed'] as const;
 export type BlueprintStatus = (typeof BLUEPRINT_STATUSES)[number];
@@ -22,7 +23,7 @@ export interface BuildParameters {
   secrets?: Record<string, string> | null;
   network_policy_id?: string | null;
   code_mounts?: unknown[] | null;
-  services?: unknown[] | null;
+  services?: ServiceSpec[] | null;
 }
 
 /** What a built image says about the boxes that start on it (Dockerfile ENV, WORKDIR, USER, ENTRYPOINT/CMD). */

@@ -19,6 +19,10 @@ export interface CreateDevboxInput {
   fileMounts?: Record<string, string> | null;
   /** Objects placed in the box before launch commands (`object_mount` in `mounts`): a file, or an archive unpacked. */
   objectMounts?: ObjectMount[] | null;
+  /** Agents installed into the box before launch commands (`agent_mount` in `mounts`). */
+  agentMounts?: AgentMount[] | null;
+  /** `broker_mount`s as sent, with their index in `mounts` (the axons module checks and records them). */
+  brokerMounts?: { index: number; mount: Record<string, unknown> }[] | null;
   /** Environment variable name → the MCP config (id or name) and secret (id or name) its hub token reaches. */
   mcp?: Record<string, { mcpConfig: string; secret: string }> | null;
   /** Environment-variable prefix → the gateway config and secret (id or name each) of an agent gateway binding. */
@@ -31,6 +35,16 @@ export interface CreateDevboxInput {
 export interface ObjectMount {
   objectId: string;
   objectPath: string;
+}
+
+/** An `agent_mount`: the agent by id or name (the agents module resolves it), where it goes, a token for private git. */
+export interface AgentMount {
+  /** Its position in `mounts` (what messages name). */
+  index: number;
+  agentId: string | null;
+  agentName: string | null;
+  agentPath: string | null;
+  authToken: string | null;
 }
 
 export const DEFAULT_USER: SandboxUser = { name: 'user', uid: 1000 };

@@ -86,7 +86,7 @@ export class DevboxService {
     } else {
       await this.store.insert(d);
     }
-    void this.lifecycle.boot(d, { fileMounts: input.fileMounts ?? {}, objectMounts: input.objectMounts ?? [] }).catch((err) => this.log.error({ err, devbox: id }, 'boot failed'));
+    void this.lifecycle.boot(d, { fileMounts: input.fileMounts ?? {}, objectMounts: input.objectMounts ?? [], agentMounts: input.agentMounts ?? [] }).catch((err) => this.log.error({ err, devbox: id }, 'boot failed'));
     return d;
   }
 

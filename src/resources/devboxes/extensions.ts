@@ -1,7 +1,7 @@
 import type { DomainError } from '../../platform/errors.js';
 import type { Store } from '../../platform/store/types.js';
 import type { Sandbox } from '../../runtime/driver.js';
-import type { CreateDevboxInput, ObjectMount } from './create-input.js';
+import type { AgentMount, CreateDevboxInput, ObjectMount } from './create-input.js';
 import type { Devbox, LaunchParameters } from './types.js';
 
 /**
@@ -46,6 +46,8 @@ export interface BootContext {
   fileMounts: Record<string, string>;
   /** The create request's object mounts (empty on resume: the box's disk keeps what they placed). */
   objectMounts: ObjectMount[];
+  /** The create request's agent mounts (empty on resume: the box's disk keeps what they installed). */
+  agentMounts: AgentMount[];
   resuming: boolean;
 }
 

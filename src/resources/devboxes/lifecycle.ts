@@ -1,7 +1,7 @@
 import type { Logger } from '../../lib/logger.js';
 import type { RuntimeDriver, Sandbox, SandboxSpec } from '../../runtime/driver.js';
 import type { DevboxStore } from '../../platform/store/types.js';
-import type { ObjectMount } from './create-input.js';
+import type { AgentMount, ObjectMount } from './create-input.js';
 import type { BootContext, LifecycleExtensions } from './extensions.js';
 import type { StatusEvents } from './status-events.js';
 import { DEVBOX_STATUSES, TERMINAL, type Devbox, type DevboxStatus, type FailureReason, type ShutdownReason, type StateTransition } from './types.js';
@@ -103,7 +103,7 @@ export class Lifecycle {
    * entrypoint). Used by create and, with `resuming`, by resume (which goes resuming → running without
    * passing through initializing).
    */
-  async boot(d: Devbox, opts: { fileMounts?: Record<string, string>; objectMounts?: ObjectMount[]; resuming?: boolean } = {}): Promise<void> {
+  async boot(d: Devbox, opts: { fileMounts?: Record<string, string>; objectMounts?: ObjectMount[]; agentMounts?: AgentMount[]; resuming?: boolean } = {}): Promise<void> {
     let sandbox: Sandbox;
     try {
       sandbox = await this.runtime.create(sandboxSpec(d));
@@ -125,7 +125,7 @@ export class Lifecycle {
     }
     sandbox.died.then(() => this.onDied(d.id, sandbox)).catch(() => undefined);
     const resuming = opts.resuming ?? false;
-    const ctx: BootContext = { devbox: still, sandbox, fileMounts: opts.fileMounts ?? {}, objectMounts: opts.objectMounts ?? [], resuming };
+    const ctx: BootContext = { devbox: still, sandbox, fileMounts: opts.fileMounts ?? {}, objectMounts: opts.objectMounts ?? [], agentMounts: opts.agentMounts ?? [], resuming };
     const steps = this.ext.bootSteps.filter((s) => s.applies(ctx));
     const initializing = steps.some((s) => !s.quiet);
     if (initializing && !resuming) await this.transition(d.id, ['provisioning'], 'initializing');

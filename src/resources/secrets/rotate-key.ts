@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { flockFile } from '../../lib/data-dir-lock.js';
 import type { SqlExecutor } from '../../platform/store/sql/executor.js';
 import type { Store } from '../../platform/store/types.js';
+import { blueprintsSealedUnder, resealBlueprintCredentialsPage } from '../blueprints/credentials.js';
 import { gatewaySealedUnder, resealGatewayHeadersPage, resealGatewayPage } from '../gateway-configs/reseal.js';
 import { mcpSealedUnder, resealMcpHeaders, resealMcpTokens, type ResealPage } from '../mcp-configs/reseal.js';
 import { ensureKeyFile, generateKey, KeyError, parseKey, readKeyFile, StaticKeys, writeKeyFile, type MasterKey } from './master-key.js';
@@ -40,7 +41,8 @@ export const ROTATION_LOCK = 'secret.key.lock';
 type Page = (db: SqlExecutor, sealer: Sealer, keyId: string, after: string, limit: number) => Promise<ResealPage>;
 
 /**
- * Re-encrypts every sealed text (secrets, the MCP module's tokens and header values, gateway tokens) under
+ * Re-encrypts every sealed text (secrets, the MCP module's tokens and header values, gateway tokens, the
+ * image passwords of blueprint services) under
  * one key, a page at a time, each page its own short transaction with a pause after it, so servers writing
  * beside it (SQLite's single writer) wait milliseconds, not the whole rotation. With the key file, the new key
  * is first written in front of the old ones, which stay in the file as retired keys: servers reading it seal
@@ -132,7 +134,7 @@ async function exclusive<T>(opts: RotateOptions, fn: (file: string | undefined) 
   }
 }
 
-const PAGES: Page[] = [resealSecrets, resealMcpTokens, resealMcpHeaders, resealGatewayPage, resealGatewayHeadersPage];
+const PAGES: Page[] = [resealSecrets, resealMcpTokens, resealMcpHeaders, resealGatewayPage, resealGatewayHeadersPage, resealBlueprintCredentialsPage];
 
 /** Every page of every table, each page in its own transaction, pausing as long as it took between pages. */
 async function resealEverything(store: Store, sealer: Sealer, keyId: string, batch: number): Promise<number> {
@@ -160,12 +162,12 @@ async function resealAll(db: SqlExecutor, sealer: Sealer, keyId: string, batch: 
 
 /** Blocks every writer of sealed texts until the transaction ends (SQLite's BEGIN IMMEDIATE already does). */
 async function lockSealed(db: SqlExecutor): Promise<void> {
-  if (db.dialect === 'postgres') await db.query('LOCK TABLE secrets, mcp_tokens, mcp_configs, gateway_bindings, gateway_configs IN SHARE ROW EXCLUSIVE MODE');
+  if (db.dialect === 'postgres') await db.query('LOCK TABLE secrets, mcp_tokens, mcp_configs, gateway_bindings, gateway_configs, blueprints IN SHARE ROW EXCLUSIVE MODE');
 }
 
 async function sealedUnder(db: SqlExecutor, keyId: string): Promise<number> {
   const secrets = (await new SqlSecretStore(db).keyIds()).get(keyId) ?? 0;
-  return secrets + (await mcpSealedUnder(db, keyId)) + (await gatewaySealedUnder(db, keyId));
+  return secrets + (await mcpSealedUnder(db, keyId)) + (await gatewaySealedUnder(db, keyId)) + (await blueprintsSealedUnder(db, keyId));
 }
 
 /** A page of secrets not under `keyId`; a value that opens under no key held stops the rotation, naming it. */

@@ -159,6 +159,7 @@ export class LinuxDriver implements RuntimeDriver {
     const lowers = await Promise.all(spec.layers.map((l) => this.lowerDir(l)));
     // An image pulled from a registry is a whole root filesystem: the base image does not show under it.
     if (!isImageLayer(spec.layers.at(-1) ?? '')) lowers.push(this.image.root);
+    const joined = spec.joinNetworkOf !== undefined ? this.joinedBox(spec) : undefined;
     const boxDir = this.paths.box(spec.id);
     try {
       mkdirSync(boxDir, { mode: 0o700 });
@@ -172,7 +173,8 @@ export class LinuxDriver implements RuntimeDriver {
     try {
       idBase = this.ranges.claim(boxDir);
       // The id range's slot is unique host-wide: it names the box's addresses too.
-      net = this.egress?.link(spec.id, (idBase - BOX_ID_BASE) / 65_536);
+      // A sidecar has no link of its own: it speaks through the box's.
+      if (!joined) net = this.egress?.link(spec.id, (idBase - BOX_ID_BASE) / 65_536);
       const root = join(boxDir, 'root');
       mkdirSync(root);
       const disk = await this.disks.take(spec.limits.diskBytes);
@@ -186,7 +188,8 @@ export class LinuxDriver implements RuntimeDriver {
       const lowerNames = lowers.map((_, i) => `lower/${i}`).join(':');
       const hostname = cleanHostname(spec.hostname);
       const user = seedUpper(upper, lowers, hostname, spec.user);
-      if (net) seedResolver(upper, net.hostAddress);
+      const resolver = net?.hostAddress ?? joined?.net?.hostAddress;
+      if (resolver) seedResolver(upper, resolver);
       cgroup.create(spec.limits);
       cgroup.limitDisk(dev);
       limitDirty(dev);
@@ -196,7 +199,8 @@ export class LinuxDriver implements RuntimeDriver {
       const pid = await this.startInit(['-r', root, '-d', boxDir, '-o', `lowerdir=${lowerNames},upperdir=disk/upper,workdir=disk/work`, '-n', hostname,
         '-i', String(idBase), ...idmapped, '-x', forkerSocket(this.paths, spec.id), '-N', String(this.maxPerBox + INTERNAL_COMMANDS),
         ...cgroup.procsFiles.flatMap((f) => ['-c', f]), ...cgroup.binds.flatMap((b) => ['-b', b]),
-        ...(net ? ['-V', `${net.hostIf},${net.hostAddress},${net.boxAddress}`] : [])]);
+        ...(net ? ['-V', `${net.hostIf},${net.hostAddress},${net.boxAddress}`] : []),
+        ...(joined ? ['-J', `${joined.pid}:${joined.startTime}`] : [])]);
       const info = procInfo(pid);
       if (!info) throw new Error('the box init died at start');
       const state: BoxState = { pid, startTime: info.startTime, user, hostname, createdAt: new Date().toISOString(), idBase, net };
@@ -210,6 +214,28 @@ export class LinuxDriver implements RuntimeDriver {
       if (err instanceof SandboxError) throw err;
       throw new SandboxError('failed', `creating sandbox ${spec.id} failed: ${(err as Error).message}`);
     }
+  }
+
+  /** The running box a sidecar joins the network namespace of (SandboxSpec.joinNetworkOf). */
+  private joinedBox(spec: SandboxSpec): BoxState {
+    const of = spec.joinNetworkOf!;
+    if (!isSafeId(of) || of.includes('--') || !spec.id.startsWith(`${of}--`)) {
+      throw new SandboxError('failed', `sidecar ${spec.id} must be named ${of}--<name>`);
+    }
+    const state = this.readState(of);
+    if (!state || !isAlive(state.pid, state.startTime)) throw new SandboxError('not_found', `sandbox ${of} is not running`);
+    return state;
+  }
+
+  /** Removes the sidecars of sandbox `id` (whose ids are `<id>--*`). */
+  private async removeSidecars(id: string): Promise<void> {
+    let names: string[];
+    try {
+      names = readdirSync(this.paths.boxes);
+    } catch {
+      return;
+    }
+    for (const name of names) if (name.startsWith(`${id}--`) && isSafeId(name)) await this.remove(name);
   }
 
   /**
@@ -297,7 +323,10 @@ export class LinuxDriver implements RuntimeDriver {
   }
 
   private context(cgroup: BoxCgroup) {
-    return { paths: this.paths, cgroup, watcher: this.watcher, log: this.log, execd: this.execd, ranges: this.ranges, egress: this.egress };
+    return {
+      paths: this.paths, cgroup, watcher: this.watcher, log: this.log, execd: this.execd, ranges: this.ranges, egress: this.egress,
+      removeSidecars: (id: string) => this.removeSidecars(id),
+    };
   }
 
   private readState(id: string): BoxState | null {
@@ -330,8 +359,8 @@ export class LinuxDriver implements RuntimeDriver {
       return [];
     }
     // Every box directory counts, whether its init runs, died (killed, or stopped by a suspend the server
-    // did not live to finish) or was never recorded (the server died mid-create).
-    return ids.filter(isSafeId);
+    // did not live to finish) or was never recorded (the server died mid-create). Sidecars go with their box.
+    return ids.filter((id) => isSafeId(id) && !id.includes('--'));
   }
 
   async linkServices(id: string, port: number, socketPath: string): Promise<void> {
@@ -361,6 +390,7 @@ export class LinuxDriver implements RuntimeDriver {
 
   async remove(id: string): Promise<void> {
     if (!isSafeId(id)) return;
+    if (!id.includes('--')) await this.removeSidecars(id);
     this.watcher.unwatch(id);
     await this.boxLink.remove(id);
     const state = this.readState(id);

@@ -7,6 +7,7 @@
  * command line is readable by every host user in /proc/PID/cmdline.
  */
 import { spawn } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
 import { constants } from 'node:os';
 import { Readable, Writable } from 'node:stream';
 import type { BoxProcess, ProcessExit, SpawnSpec } from '../driver.js';
@@ -97,6 +98,30 @@ export function execInBox(target: ExecTarget, spec: SpawnSpec, daemon?: ExecDaem
       for (const s of [child.stdin, child.stdout, child.stderr, control]) s.destroy();
     },
   };
+}
+
+/**
+ * Runs a command in a box with boxexec in a session of its own, its stdout and stderr appended to the host
+ * file `logPath` (the box hands its own stdio to the command, so the command writes the file itself): nothing
+ * of it passes through the server, and both outlive it. Resolves `exited` while this server runs.
+ */
+export function execDetached(target: ExecTarget, spec: SpawnSpec, logPath: string): Promise<ProcessExit> {
+  const args = execArgs(target, { ...spec, tty: undefined });
+  if (args.some((a) => a.includes('\0'))) throw new TypeError('arguments and environment must not contain NUL bytes');
+  const log = openSync(logPath, 'a', 0o600);
+  try {
+    const child = spawn(native.boxexec, ['-r', '3'], { stdio: ['ignore', log, log, 'pipe'], env: {}, detached: true });
+    const request = child.stdio[3] as Writable;
+    request.on('error', () => undefined); // boxexec died before it read it: its exit says so
+    request.end(args.join('\0'));
+    child.unref();
+    return new Promise<ProcessExit>((resolve) => {
+      child.on('error', () => resolve({ exitCode: 127, signal: null }));
+      child.on('exit', (code, signal) => resolve({ exitCode: code, signal }));
+    });
+  } finally {
+    closeSync(log);
+  }
 }
 
 /** A process that ended before it started (status 125), `message` on its stdout (a terminal's screen). */

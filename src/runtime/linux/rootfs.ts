@@ -102,6 +102,17 @@ export function seedUpper(upper: string, lowers: string[], hostname: string, wan
 
   const passwd = readLower(lowers, 'etc/passwd') ?? '';
   const lines = passwd.split('\n').filter(Boolean);
+  if (want.uid < 0) {
+    // A user named by the image (its USER): the image's /etc/passwd says which uid it is.
+    const entry = lines.map((l) => l.split(':')).find((f) => f[0] === want.name && /^\d+$/.test(f[2] ?? ''));
+    if (!entry || Number(entry[2]) > 65534) throw new Error(`user ${want.name} is not in the image's /etc/passwd`);
+    want = { name: want.name, uid: Number(entry[2]) };
+    if (want.uid === 0) return ROOT_USER;
+  } else if (want.name === '') {
+    // A uid without a name (USER 999): the image's name for it, else a user of that uid.
+    const entry = lines.map((l) => l.split(':')).find((f) => Number(f[2]) === want.uid && /^[a-z_][a-z0-9_-]{0,31}$/.test(f[0] ?? ''));
+    want = { name: entry?.[0] ?? `user${want.uid}`, uid: want.uid };
+  }
   const existing = lines.map((l) => l.split(':')).find((f) => f[0] === want.name && Number(f[2]) === want.uid);
   if (existing) return { name: want.name, uid: want.uid, gid: Number(existing[3]), home: existing[5] || '/' };
 

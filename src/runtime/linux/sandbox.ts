@@ -1,11 +1,11 @@
 /** One running box: its init process, cgroup and writable layer. */
 import { existsSync, statSync } from 'node:fs';
-import { rename, rm, stat } from 'node:fs/promises';
+import { open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { SandboxError, type BoxProcess, type Sandbox, type SandboxStats, type SpawnSpec } from '../driver.js';
+import { SandboxError, type BoxProcess, type DetachedProcess, type Sandbox, type SandboxStats, type SpawnSpec } from '../driver.js';
 import type { BoxCgroup } from './cgroups.js';
 import type { BoxLink, Egress } from './egress.js';
-import { execInBox } from './exec.js';
+import { execDetached, execInBox } from './exec.js';
 import type { ExecDaemon } from './execd.js';
 import { detachDisk, usedBytes } from './disk.js';
 import { releaseSlot, slotOf } from './diskpool.js';
@@ -48,6 +48,8 @@ export interface SandboxContext {
   ranges: IdRanges;
   /** Box egress rules; absent when boxes get no network link. */
   egress?: Egress;
+  /** Removes the sidecars of a box (SandboxSpec.joinNetworkOf): they go before it. */
+  removeSidecars(id: string): Promise<void>;
 }
 
 /** The socket of a box's forker (native/forkd.c), in the box's directory. */
@@ -85,6 +87,14 @@ export class LinuxSandbox implements Sandbox {
       spec,
       this.ctx.execd,
     );
+  }
+
+  startDetached(spec: SpawnSpec): DetachedProcess {
+    if (this.destroying) throw new SandboxError('not_found', `sandbox ${this.id} is destroyed`);
+    // On the box's disk, beside (not in) its writable layer: the box does not see it, its size bounds it.
+    const log = join(this.disk ?? this.ctx.paths.box(this.id), 'detached.log');
+    const exited = execDetached({ forker: forkerSocket(this.ctx.paths, this.id), user: this.state.user }, spec, log);
+    return { exited, logTail: (max) => tailOf(log, max) };
   }
 
   async snapshot(layerId: string, opts: { stop?: boolean } = {}): Promise<{ sizeBytes: number }> {
@@ -176,6 +186,11 @@ export class LinuxSandbox implements Sandbox {
     return { ...usage, diskBytes: await this.diskBytes() };
   }
 
+  async listeningPorts(): Promise<Set<number>> {
+    if (!isAlive(this.state.pid, this.state.startTime)) throw new SandboxError('not_found', `sandbox ${this.id} is not running`);
+    return listeningTcpPorts(this.state.pid);
+  }
+
   /** Bytes on the box's disk (a statfs); for a box without one, a cached walk (see DISK_TTL_MS). */
   private diskBytes(): Promise<number> {
     const disk = this.disk;
@@ -193,9 +208,13 @@ export class LinuxSandbox implements Sandbox {
   destroy(): Promise<void> {
     this.destroying ??= (async () => {
       this.ctx.watcher.unwatch(this.id);
+      await this.ctx.removeSidecars(this.id);
       // The link goes before the id range (which names its addresses) is free for another box.
       if (this.state.net) await this.ctx.egress?.release(this.id, this.state.net);
       await teardown(this.ctx.paths, this.ctx.cgroup, this.state, this.ctx.ranges);
+      // Again once the init is dead: a sidecar whose create raced the first pass is removed, and none can
+      // start any more (joining a dead init's network namespace fails).
+      await this.ctx.removeSidecars(this.id);
     })();
     return this.destroying;
   }
@@ -265,4 +284,35 @@ async function stopProcesses(cgroup: BoxCgroup, state: Pick<BoxState, 'pid' | 's
     }
   }
   await cgroup.destroy();
+}
+
+/**
+ * TCP ports in LISTEN state in the network namespace of host process `pid`: its /proc/PID/net/tcp{,6} (the
+ * kernel shows the namespace of the process it is read through), `local_address` ending in the port in hex,
+ * state 0A.
+ */
+async function listeningTcpPorts(pid: number): Promise<Set<number>> {
+  const ports = new Set<number>();
+  for (const file of ['tcp', 'tcp6']) {
+    const text = await readFile(`/proc/${pid}/net/${file}`, 'utf8').catch(() => '');
+    for (const line of text.split('\n').slice(1)) {
+      const f = line.trim().split(/\s+/);
+      if (f[3] === '0A' && f[1]) ports.add(Number.parseInt(f[1].slice(f[1].lastIndexOf(':') + 1), 16));
+    }
+  }
+  return ports;
+}
+
+/** The last `max` bytes of a file, as text ('' when it is missing). */
+async function tailOf(path: string, max: number): Promise<string> {
+  const fh = await open(path, 'r').catch(() => null);
+  if (!fh) return '';
+  try {
+    const size = (await fh.stat()).size;
+    const buf = Buffer.alloc(Math.min(max, size));
+    await fh.read(buf, 0, buf.length, size - buf.length);
+    return buf.toString('utf8');
+  } finally {
+    await fh.close();
+  }
 }

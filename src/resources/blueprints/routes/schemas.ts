@@ -2,6 +2,7 @@ import { Type, type Static } from 'typebox';
 import { ERRORS } from '../../../platform/errors.js';
 import { ArgString, Body, EnvironmentMap, Int, LIMITS, Metadata, Opt, OrNull, pageSchema, PageQuerySchema, StringEnum, StringMap, Text } from '../../../platform/http/schemas/common.js';
 import { LaunchParametersSchema } from '../../devboxes/routes/schemas.js';
+import { MAX_SERVICES, SERVICE_NAME, serviceView, servicesOf } from '../services.js';
 import { BLUEPRINT_STATUSES, type Blueprint, type BuildLogLine, type BuildParameters } from '../types.js';
 
 /** Create parameters of features still to come: any value passes the schema, then is refused unless empty. */
@@ -35,7 +36,19 @@ export const BuildBody = Body({
   ),
   network_policy_id: Opt(Type.String({ maxLength: 200 })),
   code_mounts: Later,
-  services: Later,
+  services: Opt(
+    Type.Array(
+      Body({
+        name: Type.String({ pattern: SERVICE_NAME }),
+        image: Type.String({ minLength: 1, maxLength: 512 }),
+        credentials: Opt(Body({ username: Type.String({ minLength: 1, maxLength: 256 }), password: Type.String({ minLength: 1, maxLength: 4096 }) })),
+        env: Opt(EnvironmentMap),
+        options: Opt(Type.String({ maxLength: 4096 })),
+        port_mappings: Opt(Type.Array(Type.String({ maxLength: 32 }), { maxItems: 32 })),
+      }),
+      { maxItems: MAX_SERVICES },
+    ),
+  ),
   devbox_capabilities: Later,
 });
 export type BuildBodyWire = Static<typeof BuildBody>;
@@ -61,7 +74,15 @@ export const BlueprintViewSchema = Type.Object(
     is_public: Type.Boolean(),
     metadata: StringMap,
     parameters: Type.Unsafe<Record<string, unknown>>({ type: 'object', additionalProperties: true, description: 'the build parameters as they were sent' }),
-    containerized_services: Type.Array(Type.Object({ name: Type.String(), image: Type.String() })),
+    containerized_services: Type.Array(
+      Type.Object({
+        name: Type.String(),
+        image: Type.String(),
+        env: OrNull(StringMap),
+        options: OrNull(Type.String()),
+        port_mappings: OrNull(Type.Array(Type.String())),
+      }),
+    ),
     devbox_capabilities: Type.Array(Type.String()),
   },
   { description: 'BlueprintView' },
@@ -88,8 +109,7 @@ export function toParams(b: BuildBodyWire): BuildParameters {
     );
   }
   if (!isEmpty(b.code_mounts)) badRequest('code_mounts are not supported on this server yet');
-  if (!isEmpty(b.services)) badRequest('services: containerized services are not supported on this server yet');
-  const { devbox_capabilities: _c, code_mounts: _m, services: _s, ...rest } = b;
+  const { devbox_capabilities: _c, code_mounts: _m, ...rest } = b;
   return Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== null && v !== undefined)) as unknown as BuildParameters;
 }
 
@@ -108,8 +128,9 @@ export const toView = (b: Blueprint) => ({
   base_blueprint_id: b.baseBlueprintId,
   is_public: b.isPublic,
   metadata: b.metadata,
-  parameters: b.parameters as unknown as Record<string, unknown>,
-  containerized_services: [] as { name: string; image: string }[],
+  // Image credentials are for pulls only: neither echo shows them.
+  parameters: { ...b.parameters, ...(b.parameters.services ? { services: servicesOf(b).map(serviceView) } : {}) } as unknown as Record<string, unknown>,
+  containerized_services: servicesOf(b).map(serviceView),
   devbox_capabilities: [] as string[],
 });
 

@@ -24,6 +24,8 @@ function toInput(b: CreateBody) {
   blueprintName: b.blueprint_name,
   fileMounts: mounts.fileMounts,
   objectMounts: mounts.objectMounts,
+  agentMounts: mounts.agentMounts,
+  brokerMounts: mounts.brokerMounts,
   mcp: b.mcp && Object.fromEntries(Object.entries(b.mcp).map(([env, m]) => [env, { mcpConfig: m.mcp_config, secret: m.secret }])),
   gateways: b.gateways,
   tunnel: b.tunnel && { authMode: b.tunnel.auth_mode, httpKeepAlive: b.tunnel.http_keep_alive, wakeOnHttp: b.tunnel.wake_on_http },

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { ERRORS } from '../../../platform/errors.js';
-import type { ObjectMount } from '../create-input.js';
+import type { AgentMount, ObjectMount } from '../create-input.js';
 import type { CreateBody } from './schemas.js';
 
 /**
@@ -14,13 +14,23 @@ export const MountsSchema = Type.Array(
     required: ['type'],
     properties: { type: { type: 'string', enum: ['object_mount', 'file_mount', 'code_mount', 'agent_mount', 'broker_mount'] } },
     description:
-      'object_mount {object_id, object_path}: the object at object_path (archives unpacked into it); file_mount {target, content}: a file; code, agent and broker mounts are not supported yet',
+      'object_mount {object_id, object_path}: the object at object_path (archives unpacked into it); file_mount {target, content}: a file; agent_mount {agent_id or agent_name, agent_path, auth_token}: the agent installed at boot; broker_mount {axon_id, protocol: claude_json, agent_binary, launch_args, working_directory}: the axon events to the agent stdin; code mounts are not supported yet',
   }),
   { maxItems: 100 },
 );
 
 /** Mount types this server places; the others are refused by `refuseUnsupported`. */
-export const MOUNTS_SERVED = new Set(['object_mount', 'file_mount']);
+export const MOUNTS_SERVED = new Set(['object_mount', 'file_mount', 'agent_mount', 'broker_mount']);
+
+const ALLOWED: Record<string, string[]> = {
+  object_mount: ['type', 'object_id', 'object_path'],
+  file_mount: ['type', 'target', 'content'],
+  agent_mount: ['type', 'agent_id', 'agent_name', 'agent_path', 'auth_token'],
+};
+
+/** An optional string field: null and absent are "not given". */
+const optString = (m: Record<string, unknown>, field: string, where: string, max: number): string | null =>
+  m[field] === undefined || m[field] === null ? null : mountString(m, field, where, max);
 
 const mountString = (m: Record<string, unknown>, field: string, where: string, max: number): string => {
   const v = m[field];
@@ -31,24 +41,44 @@ const mountString = (m: Record<string, unknown>, field: string, where: string, m
 };
 
 /**
- * The served mounts in domain terms: `object_mount`s as object mounts, `file_mount`s added to the file
- * mounts (after `file_mounts`, so a mount's target wins). Runs after `refuseUnsupported`, so every mount
+ * The served mounts in domain terms: `object_mount`s as object mounts, `agent_mount`s as agent mounts (the
+ * agents module resolves them), `file_mount`s added to the file mounts (after `file_mounts`, so a mount's
+ * target wins). Runs after `refuseUnsupported`, so every mount
  * here is of a served type.
  */
-export function mountsOf(b: Pick<CreateBody, 'mounts' | 'file_mounts'>): { objectMounts: ObjectMount[]; fileMounts: Record<string, string> | null | undefined } {
+export function mountsOf(b: Pick<CreateBody, 'mounts' | 'file_mounts'>): {
+  objectMounts: ObjectMount[];
+  agentMounts: AgentMount[];
+  fileMounts: Record<string, string> | null | undefined;
+  brokerMounts: { index: number; mount: Record<string, unknown> }[];
+} {
   const objectMounts: ObjectMount[] = [];
+  const agentMounts: AgentMount[] = [];
+  const brokerMounts: { index: number; mount: Record<string, unknown> }[] = [];
   let fileMounts = b.file_mounts;
   for (const [i, m] of (b.mounts ?? []).entries()) {
     const where = `body.mounts[${i}]`;
-    const allowed = m.type === 'object_mount' ? ['type', 'object_id', 'object_path'] : ['type', 'target', 'content'];
-    const extra = Object.keys(m).find((k) => !allowed.includes(k));
+    // Checked by the axons module's resolver (its messages name the field the same way).
+    if (m.type === 'broker_mount') {
+      brokerMounts.push({ index: i, mount: m });
+      continue;
+    }
+    const extra = Object.keys(m).find((k) => !ALLOWED[m.type]!.includes(k));
     if (extra) throw ERRORS.invalid(`${where}.${extra} is not a supported parameter of a ${m.type}`);
     if (m.type === 'object_mount') {
       objectMounts.push({ objectId: mountString(m, 'object_id', where, 200), objectPath: mountString(m, 'object_path', where, 4096) });
+    } else if (m.type === 'agent_mount') {
+      agentMounts.push({
+        index: i,
+        agentId: optString(m, 'agent_id', where, 200),
+        agentName: optString(m, 'agent_name', where, 256),
+        agentPath: optString(m, 'agent_path', where, 4096),
+        authToken: optString(m, 'auth_token', where, 4096),
+      });
     } else {
       if (typeof m.content !== 'string') throw ERRORS.invalid(`${where}.content must be a string`);
       fileMounts = { ...(fileMounts ?? {}), [mountString(m, 'target', where, 4096)]: m.content };
     }
   }
-  return { objectMounts, fileMounts };
+  return { objectMounts, agentMounts, fileMounts, brokerMounts };
 }

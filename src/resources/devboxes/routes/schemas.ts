@@ -20,7 +20,7 @@ const AfterIdle = Body({
 /**
  * Launch parameters: every field of the SDK is known here. The whole object is echoed as sent, so it is
  * bounded as a whole too. Fields for capabilities this server does not have yet (ports, network policies,
- * services, resume triggers) are typed so that only their empty values pass `refuseUnsupported`.
+ * resume triggers) are typed so that only their empty values pass `refuseUnsupported`.
  */
 export const LaunchParametersSchema = Type.Object(
   {
@@ -117,14 +117,10 @@ const isEmpty = (v: unknown) =>
 
 /** What each not-yet-available create parameter needs; a non-empty value is a 400 naming it. */
 const UNSUPPORTED: Array<[string, (b: CreateBody) => unknown, string]> = [
-  ['mounts', (b) => b.mounts?.filter((m) => !MOUNTS_SERVED.has(m.type)), 'code, agent and broker mounts'],
+  ['mounts', (b) => b.mounts?.filter((m) => !MOUNTS_SERVED.has(m.type)), 'code mounts'],
   ['code_mounts', (b) => b.code_mounts, 'code mounts'],
   ['launch_parameters.available_ports', (b) => b.launch_parameters?.available_ports, 'per-port exposure; tunnels reach every port'],
-  ['launch_parameters.required_services', (b) => b.launch_parameters?.required_services, 'services'],
-  ['launch_parameters.lifecycle.resume_triggers.axon_event', (b) => resumeTriggers(b)?.axon_event, 'axon resume triggers'],
 ];
-
-const resumeTriggers = (b: CreateBody) => b.launch_parameters?.lifecycle?.resume_triggers ?? undefined;
 
 /** Throws a 400 naming the first parameter this server cannot act on yet (never accepted and dropped). */
 export function refuseUnsupported(b: CreateBody): void {

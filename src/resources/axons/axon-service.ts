@@ -1,0 +1,132 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { ERRORS } from '../../platform/errors.js';
+import type { Page, PageQuery } from '../../platform/store/types.js';
+import { newId } from '../../lib/ids.js';
+import type { EventHub } from './event-hub.js';
+import { PublishBatcher } from './publish-batcher.js';
+import type { SqlRunner } from './sql-runner.js';
+import type { SqlStepOutcome } from './sql-types.js';
+import type { SqlAxonStore } from './sql-axon-store.js';
+import type { Subscription } from './subscription.js';
+import type { Axon, AxonEvent, AxonFilters, Origin } from './types.js';
+
+/** Events kept per axon: a publish beyond this drops the oldest (SSE resume and GET events reach only these). */
+export const AXON_EVENTS_KEPT = 10_000;
+export const PAYLOAD_MAX_BYTES = 256 * 1024;
+
+export interface PublishInput {
+  eventType: string;
+  origin: Exclude<Origin, 'SYSTEM_EVENT'>;
+  payload: string;
+  source: string;
+}
+
+/** Called with every committed event (the broker mounts' resume trigger). */
+export type PublishListener = (axon: Pick<Axon, 'id' | 'accountId'>, e: AxonEvent) => void;
+
+/** Axons in domain terms: CRUD with soft delete, publish, events, subscriptions and the per-axon SQL database. */
+export class AxonService {
+  private readonly batcher: PublishBatcher;
+
+  constructor(
+    readonly axons: SqlAxonStore,
+    private readonly hub: EventHub,
+    private readonly sql: SqlRunner,
+    private readonly sqlDir: string,
+    private readonly listeners: PublishListener[],
+  ) {
+    fs.mkdirSync(sqlDir, { recursive: true, mode: 0o700 });
+    this.batcher = new PublishBatcher(axons, AXON_EVENTS_KEPT);
+  }
+
+  async create(accountId: string, input: { name?: string | null; metadata?: Record<string, string> | null }): Promise<Axon> {
+    const axon: Axon = {
+      id: newId('axn'),
+      accountId,
+      name: input.name ?? null,
+      metadata: input.metadata ?? {},
+      createdAtMs: Date.now(),
+      deletedAtMs: null,
+      lastSequence: 0,
+    };
+    await this.axons.insert(axon);
+    return axon;
+  }
+
+  /** Deleted axons included (with their deletion time). */
+  async get(accountId: string, id: string): Promise<Axon> {
+    const a = await this.axons.get(accountId, id);
+    if (!a) throw ERRORS.notFound('axon', id);
+    return a;
+  }
+
+  /** An axon that is not deleted: every call but retrieve and update says 404 for a deleted one. */
+  async active(accountId: string, id: string): Promise<Axon> {
+    const a = await this.axons.get(accountId, id);
+    if (!a || a.deletedAtMs !== null) throw ERRORS.notFound('axon', id);
+    return a;
+  }
+
+  list(accountId: string, page: PageQuery, filters: AxonFilters): Promise<Page<Axon>> {
+    return this.axons.list(accountId, page, filters);
+  }
+
+  /** Omitted or null metadata leaves the axon as it is; an empty map clears it. A deleted axon is a 400. */
+  async update(accountId: string, id: string, metadata: Record<string, string> | null | undefined): Promise<Axon> {
+    const a = await this.get(accountId, id);
+    if (a.deletedAtMs !== null) throw ERRORS.badState(`axon ${id} is deleted`);
+    if (metadata === undefined || metadata === null) return a;
+    const updated = await this.axons.setMetadata(accountId, id, metadata);
+    if (!updated) throw ERRORS.badState(`axon ${id} is deleted`);
+    return updated;
+  }
+
+  /** Soft delete: the record stays readable; its events, subscriptions and SQL database go. */
+  async delete(accountId: string, id: string): Promise<Axon> {
+    await this.active(accountId, id);
+    const a = await this.axons.markDeleted(accountId, id, Date.now());
+    if (!a) throw ERRORS.notFound('axon', id);
+    this.hub.deleted(id);
+    for (const suffix of ['', '-journal', '-wal', '-shm']) fs.rmSync(this.sqlFile(id) + suffix, { force: true });
+    return a;
+  }
+
+  async publish(accountId: string, id: string, input: PublishInput): Promise<AxonEvent> {
+    if (Buffer.byteLength(input.payload) > PAYLOAD_MAX_BYTES) throw ERRORS.tooLarge(`payload is over 256 KiB (${PAYLOAD_MAX_BYTES} bytes)`);
+    const e = await this.batcher.append({ accountId, id, event: { ...input, timestampMs: Date.now() } });
+    if (!e) throw ERRORS.notFound('axon', id);
+    this.hub.emit(e);
+    for (const l of this.listeners) l({ id, accountId }, e);
+    return e;
+  }
+
+  /** Newest first; `startingAfter` is the sequence (as the events' cursor) of the last event seen. */
+  async events(accountId: string, id: string, limit: number, startingAfter?: string, withTotal = true) {
+    await this.active(accountId, id);
+    let before: number | undefined;
+    if (startingAfter !== undefined) {
+      before = Number(startingAfter);
+      if (!Number.isSafeInteger(before) || before < 0) throw ERRORS.invalid('starting_after must be the sequence number of an event');
+    }
+    return this.axons.eventsDescending(id, limit, before, withTotal);
+  }
+
+  async subscribe(accountId: string, id: string, afterSequence: number): Promise<Subscription> {
+    await this.active(accountId, id);
+    return this.hub.subscribe(id, afterSequence);
+  }
+
+  unsubscribe(sub: Subscription): void {
+    this.hub.unsubscribe(sub);
+  }
+
+  async query(accountId: string, id: string, statements: { sql: string; params: unknown[] }[], batch: boolean): Promise<SqlStepOutcome[]> {
+    await this.active(accountId, id);
+    return this.sql.run(this.sqlFile(id), statements, batch);
+  }
+
+  private sqlFile(id: string): string {
+    return path.join(this.sqlDir, `${id}.sqlite`);
+  }
+}

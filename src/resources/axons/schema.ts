@@ -1,0 +1,80 @@
+import type { ModuleSchema } from '../../platform/store/module-schema.js';
+
+/**
+ * Axons, their events and the devboxes' broker mounts. `last_sequence` is the axon's counter: a publish
+ * increments it with an UPDATE ... RETURNING in the transaction that inserts the event, so the row lock (or
+ * SQLite's single writer) orders publishes and two servers sharing PostgreSQL never hand out one sequence
+ * twice. Events are kept per axon up to a cap (see AXON_EVENTS_KEPT). A broker mount records the last
+ * sequence written to its agent, so an agent started again (resume, restart) gets what it missed.
+ */
+export const AXONS_SCHEMA: ModuleSchema = {
+  module: 'axons',
+  sqlite: [
+    `CREATE TABLE axons (
+       id TEXT PRIMARY KEY,
+       account_id TEXT NOT NULL REFERENCES accounts(id),
+       name TEXT,
+       metadata TEXT NOT NULL,
+       created_at_ms INTEGER NOT NULL,
+       deleted_at_ms INTEGER,
+       last_sequence INTEGER NOT NULL DEFAULT 0
+     );
+     CREATE INDEX axons_account ON axons (account_id, id);
+     CREATE TABLE axon_events (
+       axon_id TEXT NOT NULL REFERENCES axons(id),
+       sequence INTEGER NOT NULL,
+       event_type TEXT NOT NULL,
+       origin TEXT NOT NULL,
+       payload TEXT NOT NULL,
+       source TEXT NOT NULL,
+       timestamp_ms INTEGER NOT NULL,
+       PRIMARY KEY (axon_id, sequence)
+     );
+     CREATE TABLE axon_broker_mounts (
+       devbox_id TEXT NOT NULL REFERENCES devboxes(id) ON DELETE CASCADE,
+       position INTEGER NOT NULL,
+       axon_id TEXT NOT NULL REFERENCES axons(id),
+       protocol TEXT NOT NULL,
+       agent_binary TEXT NOT NULL,
+       launch_args TEXT NOT NULL,
+       working_directory TEXT,
+       delivered_sequence INTEGER NOT NULL,
+       PRIMARY KEY (devbox_id, position)
+     );
+     CREATE INDEX axon_broker_mounts_axon ON axon_broker_mounts (axon_id);`,
+  ],
+  postgres: [
+    `CREATE TABLE axons (
+       id TEXT COLLATE "C" PRIMARY KEY,
+       account_id TEXT NOT NULL REFERENCES accounts(id),
+       name TEXT COLLATE "C",
+       metadata TEXT NOT NULL,
+       created_at_ms BIGINT NOT NULL,
+       deleted_at_ms BIGINT,
+       last_sequence BIGINT NOT NULL DEFAULT 0
+     );
+     CREATE INDEX axons_account ON axons (account_id, id);
+     CREATE TABLE axon_events (
+       axon_id TEXT COLLATE "C" NOT NULL REFERENCES axons(id),
+       sequence BIGINT NOT NULL,
+       event_type TEXT NOT NULL,
+       origin TEXT NOT NULL,
+       payload TEXT NOT NULL,
+       source TEXT NOT NULL,
+       timestamp_ms BIGINT NOT NULL,
+       PRIMARY KEY (axon_id, sequence)
+     );
+     CREATE TABLE axon_broker_mounts (
+       devbox_id TEXT COLLATE "C" NOT NULL REFERENCES devboxes(id) ON DELETE CASCADE,
+       position INTEGER NOT NULL,
+       axon_id TEXT COLLATE "C" NOT NULL REFERENCES axons(id),
+       protocol TEXT NOT NULL,
+       agent_binary TEXT NOT NULL,
+       launch_args TEXT NOT NULL,
+       working_directory TEXT,
+       delivered_sequence BIGINT NOT NULL,
+       PRIMARY KEY (devbox_id, position)
+     );
+     CREATE INDEX axon_broker_mounts_axon ON axon_broker_mounts (axon_id);`,
+  ],
+};

@@ -1,0 +1,132 @@
+/**
+ * Starts a devbox's required services before it runs: each a sidecar sandbox from its image (pulled with the
+ * service's credentials), in the box's network namespace (the box reaches it on localhost:<port>) and with
+ * every other namespace its own, its own cgroup (SERVICE_LIMITS), running the image's ENTRYPOINT/CMD as its
+ * USER with its ENV and the service's env. The box turns `running` once every service listens on the ports
+ * of its `port_mappings`; one that exits first, or does not listen within the deadline, fails the box with
+ * the reason and the end of its output. Sidecars go with the box's sandbox (the runtime removes them with it:
+ * shutdown, failure, suspend); a resumed box starts its services afresh.
+ */
+import type { Logger } from '../../lib/logger.js';
+import { sidecarId, SandboxError, type ImageConfig, type ResourceLimits, type RuntimeDriver, type Sandbox, type SandboxUser } from '../../runtime/driver.js';
+import type { BootContext, BootStep } from '../devboxes/extensions.js';
+import type { Devbox } from '../devboxes/types.js';
+import type { Sealer } from '../secrets/sealer.js';
+import { openCredentials } from './credentials.js';
+import { servicePorts, servicesOf, type ServiceSpec } from './services.js';
+import type { SqlBlueprintStore } from './sql-blueprint-store.js';
+
+const GIB = 1024 ** 3;
+/** Each service's own limits (its own cgroup, beside the box's), never above the box's own size. */
+export const SERVICE_LIMITS = { cpuCores: 1, memoryBytes: GIB, diskBytes: 4 * GIB, pids: 512 };
+/** How much of the end of a service's output (stdout and stderr) explains its failure. */
+const TAIL_BYTES = 2048;
+const POLL_MS = 200;
+
+const required = (d: Devbox): string[] => (Array.isArray(d.launchParameters.required_services) ? (d.launchParameters.required_services as string[]) : []);
+
+interface Deps {
+  store: () => SqlBlueprintStore;
+  runtime: RuntimeDriver;
+  /** Opens the services' image passwords. */
+  sealer: Pick<Sealer, 'open'>;
+  readyTimeoutMs: number;
+  log: Logger;
+}
+
+export function serviceBootStep(deps: Deps): BootStep {
+  return {
+    name: 'services',
+    applies: (ctx) => required(ctx.devbox).length > 0,
+    async run(ctx: BootContext) {
+      const d = ctx.devbox;
+      const b = d.blueprintId ? await deps.store().getById(d.blueprintId) : d.snapshotId ? await deps.store().blueprintOfSnapshot(d.accountId, d.snapshotId) : undefined;
+      if (!b) throw new Error('required_services: the devbox has no blueprint to take its services from');
+      const all = servicesOf(b);
+      const deadline = Date.now() + deps.readyTimeoutMs;
+      // Started side by side: the box waits for the slowest, not for their sum.
+      await Promise.all(
+        required(d).map((name) => {
+          const i = all.findIndex((s) => s.name === name);
+          if (i < 0) throw new Error(`required_services: blueprint ${b.id} has no service ${name}`);
+          return startService(deps, d, b.id, all[i]!, sidecarId(d.id, `svc${i}`), deadline);
+        }),
+      );
+    },
+  };
+}
+
+async function startService(deps: Deps, d: Devbox, blueprintId: string, s: ServiceSpec, id: string, deadline: number): Promise<void> {
+  const what = `service ${s.name} (${s.image})`;
+  const signal = AbortSignal.timeout(Math.max(1, deadline - Date.now()));
+  let image;
+  try {
+    image = await deps.runtime.pullImage(s.image, { auth: openCredentials(s, blueprintId, deps.sealer), signal });
+  } catch (err) {
+    throw new Error(`${what}: pulling the image failed: ${(err as Error).message}`);
+  }
+  const argv = [...(image.config.entrypoint ?? []), ...(image.config.cmd ?? [])];
+  if (!argv.length) throw new Error(`${what}: the image has no ENTRYPOINT or CMD to run`);
+  const user = imageUser(image.config.user);
+  let sandbox: Sandbox;
+  try {
+    sandbox = await deps.runtime.create({ id, hostname: s.name, layers: image.layers, limits: limitsFor(d), user, joinNetworkOf: d.id });
+  } catch (err) {
+    throw new Error(`${what}: ${err instanceof SandboxError ? err.message : `the sandbox did not start: ${(err as Error).message}`}`);
+  }
+  // Detached: the service's output goes to a log on its own disk, and it outlives a server restart.
+  const proc = sandbox.startDetached({ argv, env: { ...envOf(image.config), ...(s.env ?? {}) }, cwd: image.config.workingDir || '/', asRoot: user.uid === 0 });
+  let exited: string | null = null;
+  void proc.exited.then((e) => {
+    exited = e.signal ? `signal ${e.signal}` : `status ${e.exitCode}`;
+    deps.log.info({ devbox: d.id, service: s.name, exit: exited }, 'service ended');
+  });
+  const tail = async () => {
+    const t = (await proc.logTail(TAIL_BYTES).catch(() => '')).trim();
+    return t ? `: ${t}` : '';
+  };
+  const ports = servicePorts(s, s.name);
+  for (;;) {
+    if (exited) throw new Error(`${what} exited with ${exited} before it was ready${await tail()}`);
+    let listening: Set<number>;
+    try {
+      listening = await sandbox.listeningPorts();
+    } catch {
+      throw new Error(`${what} stopped before it was ready`);
+    }
+    const missing = ports.filter((p) => !listening.has(p));
+    if (!missing.length) break;
+    if (Date.now() > deadline) {
+      throw new Error(`${what} did not listen on port ${missing.join(', ')} in time (DEVBOXD_SERVICE_READY_TIMEOUT)${await tail()}`);
+    }
+    await new Promise((r) => setTimeout(r, POLL_MS));
+  }
+  deps.log.info({ devbox: d.id, service: s.name, ports }, 'service ready');
+}
+
+/** The image's USER as a sandbox user: `name` or `uid`, with any `:group` (the user's own group is used). */
+function imageUser(spec: string | undefined): SandboxUser {
+  const u = (spec ?? '').split(':')[0]!;
+  if (!u || u === 'root' || u === '0') return { name: 'root', uid: 0 };
+  if (/^\d+$/.test(u)) return { name: '', uid: Number(u) };
+  return { name: u, uid: -1 };
+}
+
+function envOf(c: ImageConfig): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const e of c.env) {
+    const eq = e.indexOf('=');
+    if (eq > 0) env[e.slice(0, eq)] = e.slice(eq + 1);
+  }
+  return env;
+}
+
+function limitsFor(d: Devbox): ResourceLimits {
+  const box = d.sandbox.limits;
+  return {
+    cpuCores: Math.min(SERVICE_LIMITS.cpuCores, box.cpuCores),
+    memoryBytes: Math.min(SERVICE_LIMITS.memoryBytes, box.memoryBytes),
+    diskBytes: SERVICE_LIMITS.diskBytes,
+    pids: SERVICE_LIMITS.pids,
+  };
+}

@@ -1,0 +1,56 @@
+import type { Logger } from '../../lib/logger.js';
+import type { JobKind, JobRunner } from '../../platform/jobs/job-runner.js';
+import type { Store } from '../../platform/store/types.js';
+import type { Sandbox } from '../../runtime/driver.js';
+import type { DevboxService } from '../devboxes/devbox-service.js';
+import type { Devbox } from '../devboxes/types.js';
+import type { BoxJobs } from '../executions/box-jobs.js';
+import type { ScenarioConfig } from './config.js';
+import { RunProgress } from './run-progress.js';
+import { ScenarioRunService, SCORE_JOB } from './run-service.js';
+import { ScenarioService } from './scenario-service.js';
+import { ScorerService } from './scorer-service.js';
+import { SqlScenarioStore } from './sql-scenario-store.js';
+import type { RunListener } from './types.js';
+
+export { SCENARIOS_SCHEMA } from './schema.js';
+export { scenarioModuleRoutes } from './routes/index.js';
+export { SCORE_JOB } from './run-service.js';
+
+export interface ScenariosModule {
+  scorers: ScorerService;
+  scenarios: ScenarioService;
+  runs: ScenarioRunService;
+  /** Durable job kinds, spread into the job runner's handlers (background kinds: they wait for `reconcile`). */
+  jobs: Record<string, JobKind>;
+  /** The lifecycle's stop listener: an open run whose box ended ends `timeout` or `failed`. */
+  onStopped: (devboxId: string, ended: boolean) => void;
+  /** At start, after the devboxes were adopted: settles runs whose box ended meanwhile, then lets scoring jobs run. */
+  reconcile(): Promise<void>;
+}
+
+/** The scenarios module, built in the composition root; services built later are reached by thunks. */
+export function buildScenarios(deps: {
+  store: Store;
+  config: ScenarioConfig;
+  devboxes: () => DevboxService;
+  devboxById(id: string): Promise<Devbox | undefined>;
+  sandboxOf(id: string): Sandbox | undefined;
+  boxJobs: BoxJobs;
+  jobs: () => JobRunner;
+  secretExists(accountId: string, ref: string): Promise<boolean>;
+  /** Told of every committed run state change (benchmark runs). */
+  runListeners: RunListener[];
+  /** A benchmark's scenario ids for the `benchmark_id` list filter (undefined: unknown benchmark). */
+  benchmarkScenarioIds?: (accountId: string, benchmarkId: string) => Promise<string[] | undefined>;
+  log: Logger;
+}): ScenariosModule {
+  const scorers = new ScorerService(deps.store.db, deps.config.accountMaxScorers);
+  const scenarioStore = new SqlScenarioStore(deps.store.db);
+  const scenarios = new ScenarioService(scenarioStore, scorers, deps.config.accountMaxScenarios, deps.benchmarkScenarioIds);
+  // The devbox service is built after the lifecycle this module listens to: reached by a thunk.
+  const devboxes = deps.devboxes;
+  const runs = new ScenarioRunService({ store: deps.store, scenarios, devboxes, jobs: deps.jobs, secretExists: deps.secretExists, listeners: deps.runListeners, log: deps.log });
+  const progress = new RunProgress({ service: runs, scenarios: scenarioStore, scorers, devboxes, devboxById: deps.devboxById, sandboxOf: deps.sandboxOf, boxJobs: deps.boxJobs, log: deps.log });
+  return { scorers, scenarios, runs, jobs: { [SCORE_JOB]: progress.job }, onStopped: progress.onStopped, reconcile: () => progress.reconcile() };
+}

@@ -1,0 +1,115 @@
+import type { Logger } from '../../lib/logger.js';
+import type { JobKind } from '../../platform/jobs/job-runner.js';
+import type { Job } from '../../platform/jobs/types.js';
+import type { Sandbox } from '../../runtime/driver.js';
+import type { DevboxService } from '../devboxes/devbox-service.js';
+import type { Devbox } from '../devboxes/types.js';
+import type { BoxJobs } from '../executions/box-jobs.js';
+import type { ScenarioRunService } from './run-service.js';
+import type { ScorerService } from './scorer-service.js';
+import { scoreRun } from './scoring.js';
+import type { SqlScenarioStore } from './sql-scenario-store.js';
+
+
+/** How long scoring waits for a run's devbox still booting to come up. */
+const BOOT_WAIT_MS = 10 * 60_000;
+/** Devbox shutdown reasons that end an open run `timeout` (the rest end it `failed`). */
+const TIMEOUT_REASONS = new Set(['keep_alive_timeout', 'idle', 'ttl_expired']);
+
+export interface RunProgressDeps {
+  service: ScenarioRunService;
+  scenarios: SqlScenarioStore;
+  scorers: ScorerService;
+  devboxes: () => DevboxService;
+  devboxById(id: string): Promise<Devbox | undefined>;
+  sandboxOf(id: string): Sandbox | undefined;
+  boxJobs: BoxJobs;
+  log: Logger;
+}
+
+/**
+ * What moves runs on without a request: the scoring job, the end of a run's devbox (→ timeout or failed), and
+ * the start-up reconcile. Scoring jobs resumed at start wait until the devboxes were adopted (`markReady`).
+ */
+export class RunProgress {
+  private readyNow!: () => void;
+  private readonly ready = new Promise<void>((resolve) => (this.readyNow = resolve));
+
+  constructor(private readonly deps: RunProgressDeps) {}
+
+  /** The durable job kind: registered with the job runner (as a background kind: it waits for `markReady`). */
+  get job(): JobKind {
+    return { run: (job) => this.score(job), exhausted: (job, err) => this.scoringFailed(job.subjectId, `scoring failed: ${err}`) };
+  }
+
+  /** At start, once the devboxes are adopted: open runs whose box ended while the server was down end too. */
+  async reconcile(): Promise<void> {
+    for (const r of await this.deps.service.runs.listOpen()) {
+      if (r.state !== 'scoring') await this.boxEnded(r.devboxId);
+    }
+    this.readyNow();
+  }
+
+  /** The devbox lifecycle's stop listener. */
+  onStopped = (devboxId: string, ended: boolean): void => {
+    if (ended) void this.boxEnded(devboxId).catch((err) => this.deps.log.error({ err, devbox: devboxId }, 'ending the run of an ended devbox failed'));
+  };
+
+  /**
+   * A run still open on a box that ended: `timeout` for the box's timers, `failed` otherwise; whether it ended
+   * the run. A scoring run is the scoring job's (`scoring` true when the job asks).
+   */
+  private async boxEnded(devboxId: string, scoring = false): Promise<boolean> {
+    const r = await this.deps.service.runs.openOnDevbox(devboxId);
+    if (!r || (r.state === 'scoring') !== scoring) return false;
+    const d = await this.deps.devboxById(devboxId);
+    if (d && d.status !== 'shutdown' && d.status !== 'failure') return false;
+    const reason = d?.shutdownReason ?? d?.failureReason ?? 'gone';
+    const to = d?.shutdownReason && TIMEOUT_REASONS.has(d.shutdownReason) ? 'timeout' : 'failed';
+    const ended = await this.deps.service.change(r, scoring ? ['scoring'] : ['running', 'scored'], to, {
+      endTimeMs: Date.now(),
+      endReason: `the run's devbox ended: ${d?.status ?? 'missing'} (${reason})`,
+    });
+    return ended !== undefined;
+  }
+
+  private async score(job: Job): Promise<void> {
+    await this.ready;
+    const { service } = this.deps;
+    const run = await service.runs.getById(job.subjectId);
+    if (!run || run.state !== 'scoring') return;
+    const scenario = await this.deps.scenarios.getById(run.scenarioId);
+    if (!scenario) return this.scoringFailed(run.id, `scenario ${run.scenarioId} is gone`);
+    let devbox = await this.deps.devboxById(run.devboxId);
+    if (devbox && devbox.status !== 'running' && !['shutdown', 'failure', 'suspended'].includes(devbox.status)) {
+      devbox = (await this.deps.devboxes().waitForStatus(run.accountId, run.devboxId, ['running', 'shutdown', 'failure', 'suspended'], BOOT_WAIT_MS)) ?? devbox;
+    }
+    const sandbox = this.deps.sandboxOf(run.devboxId);
+    if (!devbox || devbox.status !== 'running' || !sandbox) {
+      return this.scoringFailed(run.id, `nothing to score: the run's devbox is ${devbox?.status ?? 'gone'}`);
+    }
+    const env = await this.deps.devboxes().environmentOf(devbox);
+    // Scoring is work in the box like a command: the box is not idle meanwhile.
+    this.deps.devboxes().busy(devbox.id, 1);
+    const result = await scoreRun(this.deps.boxJobs, run, scenario, {
+      devbox,
+      sandbox,
+      env,
+      customScorer: (t) => this.deps.scorers.find(scenario.accountId, t),
+    }).finally(() => this.deps.devboxes().busy(run.devboxId, -1));
+    // A box that ended under the scorers (its keep-alive ran out) ends the run as it would have while running.
+    if (await this.boxEnded(run.devboxId, true)) return;
+    const scored = await service.change(run, ['scoring'], 'scored', { scoringResult: result });
+    if (scored?.completeRequested) await service.finishComplete(scored);
+  }
+
+  /** A run that cannot be scored fails, and its box goes. */
+  private async scoringFailed(runId: string, why: string): Promise<void> {
+    const { service } = this.deps;
+    const run = await service.runs.getById(runId);
+    if (!run) return;
+    const failed = await service.change(run, ['scoring'], 'failed', { endTimeMs: Date.now(), endReason: why });
+    if (failed) await service.shutdownBox(failed);
+  }
+}
+

@@ -1,0 +1,59 @@
+import type { ModuleSchema } from '../../platform/store/module-schema.js';
+
+/**
+ * Custom scorers, scenarios and scenario runs. Structured parts (input context, environment, scoring contract,
+ * scoring result, maps) are JSON text: they are read and written whole with their row and never queried
+ * into. A scorer's type names it within its account (custom_scorer_type refers to it), so it is unique there.
+ */
+const tables = (id: string, big: string) => `
+  CREATE TABLE scenario_scorers (
+    id ${id} PRIMARY KEY,
+    account_id TEXT NOT NULL REFERENCES accounts(id),
+    type ${id} NOT NULL,
+    bash_script TEXT NOT NULL,
+    create_time_ms ${big} NOT NULL,
+    update_time_ms ${big} NOT NULL,
+    CONSTRAINT scenario_scorers_account_type UNIQUE (account_id, type)
+  );
+  CREATE TABLE scenarios (
+    id ${id} PRIMARY KEY,
+    account_id TEXT NOT NULL REFERENCES accounts(id),
+    name ${id} NOT NULL,
+    status TEXT NOT NULL,
+    is_public ${big} NOT NULL,
+    validation_type TEXT,
+    definition TEXT NOT NULL,
+    metadata TEXT NOT NULL,
+    create_time_ms ${big} NOT NULL,
+    update_time_ms ${big} NOT NULL
+  );
+  CREATE INDEX scenarios_account ON scenarios (account_id, status, id);
+  CREATE INDEX scenarios_public ON scenarios (is_public, status, id);
+  CREATE TABLE scenario_runs (
+    id ${id} PRIMARY KEY,
+    account_id TEXT NOT NULL REFERENCES accounts(id),
+    scenario_id ${id} NOT NULL REFERENCES scenarios(id),
+    devbox_id TEXT NOT NULL,
+    state TEXT NOT NULL,
+    name ${id},
+    benchmark_run_id ${id},
+    purpose TEXT,
+    metadata TEXT NOT NULL,
+    environment_variables TEXT NOT NULL,
+    secrets_provided TEXT NOT NULL,
+    scoring_result TEXT,
+    complete_requested ${big} NOT NULL,
+    start_time_ms ${big} NOT NULL,
+    end_time_ms ${big},
+    end_reason TEXT
+  );
+  CREATE INDEX scenario_runs_account ON scenario_runs (account_id, id);
+  CREATE INDEX scenario_runs_benchmark ON scenario_runs (benchmark_run_id);
+  CREATE INDEX scenario_runs_devbox ON scenario_runs (devbox_id);
+  CREATE INDEX scenario_runs_open ON scenario_runs (state);`;
+
+export const SCENARIOS_SCHEMA: ModuleSchema = {
+  module: 'scenarios',
+  sqlite: [tables('TEXT', 'INTEGER')],
+  postgres: [tables('TEXT COLLATE "C"', 'BIGINT')],
+};

@@ -1,0 +1,143 @@
+import type { Sandbox } from '../../runtime/driver.js';
+import type { BoxJobs } from '../executions/box-jobs.js';
+import type { Devbox } from '../devboxes/types.js';
+import type { CustomScorer } from './scorer-service.js';
+import type { Scenario, ScenarioRun, Scorer, ScoringContractResult, ScoringFunctionResult } from './types.js';
+
+/** Output kept per scoring function (its last bytes): shown on every read of the run. */
+export const SCORER_OUTPUT_MAX_BYTES = 8 * 1024;
+/** Exit status the script prefix uses when the working directory is missing. */
+const NO_WORKDIR = 97;
+
+/** What scoring needs of the platform: the box's process environment and its custom scorers. */
+export interface ScoringContext {
+  devbox: Devbox;
+  sandbox: Sandbox;
+  env: Record<string, string>;
+  customScorer(type: string): Promise<CustomScorer | undefined>;
+}
+
+/**
+ * Runs a scenario's scoring functions in the run's box, one after another, as box jobs, within the scenario's
+ * scorer timeout (for all of them together), and weighs their scores. A function that prints no score, one
+ * outside [0, 1], exits non-zero or runs out of time is `error` with score 0 and its output kept; command
+ * and test-based functions score 1 on exit status 0 and 0 otherwise.
+ */
+export async function scoreRun(jobs: BoxJobs, run: ScenarioRun, scenario: Scenario, ctx: ScoringContext): Promise<ScoringContractResult> {
+  const deadline = Date.now() + scenario.scorerTimeoutSec * 1000;
+  const functions: ScoringFunctionResult[] = [];
+  for (const f of scenario.scoringFunctions) {
+    const left = deadline - Date.now();
+    if (left <= 0) {
+      functions.push({ name: f.name, score: 0, state: 'error', output: `not run: the scenario's scorer_timeout_sec (${scenario.scorerTimeoutSec}) ran out` });
+      continue;
+    }
+    const program = await programOf(f.scorer, scenario, run, ctx);
+    if (typeof program === 'string') {
+      functions.push({ name: f.name, score: 0, state: 'error', output: program });
+      continue;
+    }
+    const out = await runJob(jobs, ctx, program, left);
+    functions.push({ name: f.name, ...judge(program.kind, out, left) });
+  }
+  const total = scenario.scoringFunctions.reduce((s, f) => s + f.weight, 0);
+  const weighted = scenario.scoringFunctions.reduce((s, f, i) => s + f.weight * functions[i]!.score, 0);
+  return { score: Math.min(1, Math.max(0, weighted / total)), functions };
+}
+
+interface Program {
+  /** `score`: prints its score; `exit`: exit status 0 passes. */
+  kind: 'score' | 'exit';
+  argv: string[];
+  env: Record<string, string>;
+}
+
+interface JobOutcome {
+  exitStatus: number | null;
+  timedOut: boolean;
+  output: string;
+  lastStdoutLine: string | null;
+}
+
+const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
+
+/** A bash prologue that enters the scenario's working directory (relative paths from home). */
+function enter(workdir: string | null): string {
+  if (!workdir) return '';
+  const wd = quote(workdir);
+  return `cd -- ${wd} 2>/dev/null || { printf 'devboxd: working directory %s does not exist\\n' ${wd} >&2; exit ${NO_WORKDIR}; }\n`;
+}
+
+async function programOf(s: Scorer, scenario: Scenario, run: ScenarioRun, ctx: ScoringContext): Promise<Program | string> {
+  const wd = scenario.environment?.workingDirectory ?? null;
+  const env = { ...ctx.env, RUNLOOP_SCENARIO_ID: scenario.id, RUNLOOP_SCENARIO_RUN_ID: run.id };
+  const bash = (kind: Program['kind'], script: string, extra: Record<string, string> = {}): Program => ({ kind, argv: ['bash', '-c', enter(wd) + script], env: { ...env, ...extra } });
+  switch (s.type) {
+    case 'bash_script_scorer':
+      return bash('score', s.bash_script);
+    case 'command_scorer':
+      return bash('exit', s.command);
+    case 'python_script_scorer':
+      return { kind: 'score', argv: ['bash', '-c', `${enter(wd)}exec python3 -c "$1"`, 'devboxd-scorer', s.python_script], env };
+    case 'test_based_scorer': {
+      // Each file travels base64-encoded inside the script: no quoting of its contents can go wrong.
+      const writes = s.test_files
+        .map((f) => `mkdir -p -- "$(dirname -- ${quote(f.file_path)})" && printf %s ${quote(Buffer.from(f.file_contents).toString('base64'))} | base64 -d > ${quote(f.file_path)} || exit 1\n`)
+        .join('');
+      return bash('exit', writes + s.test_command);
+    }
+    case 'custom_scorer': {
+      // A public scenario's custom scorers are its owner's.
+      const custom = await ctx.customScorer(s.custom_scorer_type);
+      if (!custom) return `custom scorer ${s.custom_scorer_type} no longer exists`;
+      return bash('score', custom.bashScript, { RUNLOOP_SCORER_PARAMS: JSON.stringify(s.scorer_params ?? null) });
+    }
+  }
+}
+
+/** Runs one program to its end or the time left; its output's last bytes (stdout and stderr lines, in order). */
+async function runJob(jobs: BoxJobs, ctx: ScoringContext, p: Program, timeoutMs: number): Promise<JobOutcome> {
+  const lines: string[] = [];
+  let kept = 0;
+  let lastStdoutLine: string | null = null;
+  const job = jobs.create(ctx.devbox.id);
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    job.signal('SIGKILL', true);
+  }, timeoutMs);
+  const exitStatus = await job
+    .run(ctx.sandbox, {
+      argv: p.argv,
+      env: p.env,
+      onLine: (stream, line) => {
+        if (stream === 'stdout' && line.trim()) lastStdoutLine = line.trim();
+        lines.push(line);
+        kept += Buffer.byteLength(line) + 1;
+        while (kept > SCORER_OUTPUT_MAX_BYTES && lines.length > 1) kept -= Buffer.byteLength(lines.shift()!) + 1;
+      },
+    })
+    .catch(() => null)
+    .finally(() => clearTimeout(timer));
+  job.complete(exitStatus);
+  job.bump();
+  await job.closed;
+  return { exitStatus, timedOut, output: lines.join('\n'), lastStdoutLine };
+}
+
+const SCORE = /^(?:score\s*[=:]\s*)?([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)$/i;
+
+function judge(kind: Program['kind'], o: JobOutcome, timeoutMs: number): Omit<ScoringFunctionResult, 'name'> {
+  const error = (why: string) => ({ score: 0, state: 'error' as const, output: o.output ? `${o.output}\n${why}` : why });
+  if (o.timedOut) return error(`devboxd: the scorer ran out of time (${Math.ceil(timeoutMs / 1000)} s left of the scenario's scorer_timeout_sec)`);
+  if (kind === 'exit') {
+    if (o.exitStatus === NO_WORKDIR) return error(`devboxd: exit status ${NO_WORKDIR}`);
+    return { score: o.exitStatus === 0 ? 1 : 0, state: 'complete', output: o.output };
+  }
+  if (o.exitStatus !== 0) return error(`devboxd: the scorer exited with status ${o.exitStatus ?? 'unknown (killed)'}`);
+  const m = o.lastStdoutLine === null ? null : SCORE.exec(o.lastStdoutLine);
+  if (!m) return error('devboxd: the scorer printed no score (its last line of output must be a number in [0, 1], or score=<number>)');
+  const score = Number(m[1]);
+  if (!(score >= 0 && score <= 1)) return error(`devboxd: the score ${m[1]} is outside [0, 1]`);
+  return { score, state: 'complete', output: o.output };
+}

@@ -1,0 +1,235 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { Subscription } from '../../src/resources/axons/subscription.js';
+import type { AxonEvent } from '../../src/resources/axons/types.js';
+import { buildFastApp, type FastApp } from '../helpers/app.js';
+
+/**
+ * Axons through the HTTP API (inject): CRUD and metadata semantics, soft delete, list filters and paging,
+ * publish and the events list, the SQL endpoints and their limits, broker_mount validation; the
+ * subscription's backlog-to-live switch-over, gap filling and overflow on the class itself.
+ */
+let f: FastApp;
+type View = { id: string; name: string | null; metadata: Record<string, string>; created_at_ms: number; deleted_at_ms: number | null };
+type Call = Parameters<FastApp['call']>[0];
+
+async function ok<T = View>(opts: Call): Promise<T> {
+  const res = await f.call(opts);
+  assert.equal(res.statusCode, 200, `${opts.method} ${opts.url}: ${res.body}`);
+  return res.json() as T;
+}
+async function bad(opts: Call, status: number, pattern: RegExp) {
+  const res = await f.call(opts);
+  assert.equal(res.statusCode, status, res.body);
+  assert.match((JSON.parse(res.body) as { message: string }).message, pattern);
+}
+const create = (payload: Record<string, unknown> = {}) => ok({ method: 'POST', url: '/v1/axons', payload });
+const publish = (id: string, payload = '{}', more: Record<string, unknown> = {}) =>
+  ok<{ sequence: number; timestamp_ms: number }>({ method: 'POST', url: `/v1/axons/${id}/publish`, payload: { event_type: 'push', origin: 'EXTERNAL_EVENT', payload, source: 'github', ...more } });
+const sql = (id: string, body: Record<string, unknown>) => f.call({ method: 'POST', url: `/v1/axons/${id}/sql/query`, payload: body });
+
+before(async () => {
+  f = await buildFastApp();
+});
+after(async () => {
+  await f?.close();
+});
+
+describe('CRUD and metadata', () => {
+  test('create, retrieve; update: omitted or null metadata leaves it, a map replaces it, an empty map clears it', async () => {
+    const a = await create({ name: 'orders', metadata: { team: 'a' } });
+    assert.match(a.id, /^axn_/);
+    assert.deepEqual([a.name, a.metadata, a.deleted_at_ms], ['orders', { team: 'a' }, null]);
+    assert.ok(a.created_at_ms > 0);
+    assert.deepEqual(await ok({ method: 'GET', url: `/v1/axons/${a.id}` }), a);
+    assert.deepEqual((await ok({ method: 'POST', url: `/v1/axons/${a.id}`, payload: {} })).metadata, { team: 'a' });
+    assert.deepEqual((await ok({ method: 'POST', url: `/v1/axons/${a.id}`, payload: { metadata: null } })).metadata, { team: 'a' });
+    assert.deepEqual((await ok({ method: 'POST', url: `/v1/axons/${a.id}`, payload: { metadata: { env: 'prod' } } })).metadata, { env: 'prod' });
+    assert.deepEqual((await ok({ method: 'POST', url: `/v1/axons/${a.id}`, payload: { metadata: {} } })).metadata, {});
+    const bare = await ok({ method: 'POST', url: '/v1/axons', payload: {} });
+    assert.deepEqual([bare.name, bare.metadata], [null, {}]);
+    await bad({ method: 'POST', url: `/v1/axons/${a.id}`, payload: { name: 'x' } }, 400, /name/);
+    await bad({ method: 'GET', url: '/v1/axons/axn_missing' }, 404, /axon axn_missing not found/);
+  });
+
+  test('delete is soft: retrieve shows deleted_at_ms, list hides it, update is a 400, everything else a 404', async () => {
+    const a = await create({ name: 'gone' });
+    await publish(a.id);
+    const deleted = await ok({ method: 'DELETE', url: `/v1/axons/${a.id}` });
+    assert.ok(deleted.deleted_at_ms! >= a.created_at_ms);
+    assert.equal((await ok({ method: 'GET', url: `/v1/axons/${a.id}` })).deleted_at_ms, deleted.deleted_at_ms);
+    const listed = await ok<{ axons: View[] }>({ method: 'GET', url: `/v1/axons?id=${a.id}` });
+    assert.deepEqual(listed.axons, []);
+    await bad({ method: 'POST', url: `/v1/axons/${a.id}`, payload: { metadata: { k: 'v' } } }, 400, /is deleted/);
+    await bad({ method: 'DELETE', url: `/v1/axons/${a.id}` }, 404, /not found/);
+    await bad({ method: 'POST', url: `/v1/axons/${a.id}/publish`, payload: { event_type: 't', origin: 'USER_EVENT', payload: '{}', source: 's' } }, 404, /not found/);
+    await bad({ method: 'GET', url: `/v1/axons/${a.id}/events` }, 404, /not found/);
+    await bad({ method: 'GET', url: `/v1/axons/${a.id}/subscribe/sse` }, 404, /not found/);
+    await bad({ method: 'POST', url: `/v1/axons/${a.id}/sql/query`, payload: { sql: 'SELECT 1' } }, 404, /not found/);
+  });
+
+  test('list: name prefix, search, id, metadata[k] and metadata[k][in], cursor paging and total_count', async () => {
+    const tag = `t${Date.now()}`;
+    const made = [];
+    for (const [i, env] of ['dev', 'prod', 'prod', 'test'].entries()) made.push(await create({ name: `${tag}-n${i}`, metadata: { tag, env } }));
+    const names = async (q: string) => (await ok<{ axons: View[]; total_count: number }>({ method: 'GET', url: `/v1/axons?${q}` })).axons.map((a) => a.name);
+    assert.deepEqual(await names(`name=${tag}-n1`), [`${tag}-n1`]);
+    assert.deepEqual(await names(`name=${tag}`), made.map((a) => a.name));
+    assert.deepEqual(await names(`search=${tag.slice(2)}-n3`), [`${tag}-n3`]);
+    assert.deepEqual(await names(`search=${made[2]!.id}`), [`${tag}-n2`]);
+    assert.deepEqual(await names(`metadata[tag]=${tag}&metadata[env]=prod`), [`${tag}-n1`, `${tag}-n2`]);
+    assert.deepEqual(await names(`metadata[tag]=${tag}&metadata[env][in]=dev,test`), [`${tag}-n0`, `${tag}-n3`]);
+    assert.deepEqual(await names(`name=${encodeURIComponent('%')}`), []);
+    const first = await ok<{ axons: View[]; has_more: boolean; total_count: number }>({ method: 'GET', url: `/v1/axons?name=${tag}&limit=3` });
+    assert.deepEqual([first.axons.length, first.has_more, first.total_count], [3, true, 4]);
+    const rest = await ok<{ axons: View[]; has_more: boolean }>({ method: 'GET', url: `/v1/axons?name=${tag}&limit=3&starting_after=${first.axons[2]!.id}` });
+    assert.deepEqual([rest.axons.map((a) => a.id), rest.has_more], [[made[3]!.id], false]);
+    const noCount = await ok<{ total_count?: number }>({ method: 'GET', url: `/v1/axons?name=${tag}&include_total_count=false` });
+    assert.equal(noCount.total_count, undefined);
+  });
+});
+
+describe('publish and events', () => {
+  test('sequences start at 1 and increase; events list newest first with a cursor', async () => {
+    const a = await create();
+    const seqs = [];
+    for (let i = 0; i < 5; i++) seqs.push((await publish(a.id, JSON.stringify({ i }))).sequence);
+    assert.deepEqual(seqs, [1, 2, 3, 4, 5]);
+    type Events = { events: { sequence: number; payload: string; axon_id: string; origin: string }[]; has_more: boolean; total_count: number };
+    const page = await ok<Events>({ method: 'GET', url: `/v1/axons/${a.id}/events?limit=2` });
+    assert.deepEqual([page.events.map((e) => e.sequence), page.has_more, page.total_count], [[5, 4], true, 5]);
+    assert.deepEqual([page.events[0]!.axon_id, page.events[0]!.origin, page.events[0]!.payload], [a.id, 'EXTERNAL_EVENT', '{"i":4}']);
+    const next = await ok<Events>({ method: 'GET', url: `/v1/axons/${a.id}/events?limit=10&starting_after=4` });
+    assert.deepEqual([next.events.map((e) => e.sequence), next.has_more], [[3, 2, 1], false]);
+  });
+
+  test('bad publishes are 4xx: SYSTEM_EVENT origin, an empty event_type, unknown fields, a payload over 256 KiB', async () => {
+    const a = await create();
+    const body = { event_type: 't', origin: 'USER_EVENT', payload: '{}', source: 's' };
+    await bad({ method: 'POST', url: `/v1/axons/${a.id}/publish`, payload: { ...body, origin: 'SYSTEM_EVENT' } }, 400, /origin/);
+    await bad({ method: 'POST', url: `/v1/axons/${a.id}/publish`, payload: { ...body, event_type: '' } }, 400, /event_type/);
+    await bad({ method: 'POST', url: `/v1/axons/${a.id}/publish`, payload: { ...body, extra: 1 } }, 400, /extra/);
+    await bad({ method: 'POST', url: `/v1/axons/${a.id}/publish`, payload: { ...body, payload: 'x'.repeat(256 * 1024 + 1) } }, 413, /256/);
+    await bad({ method: 'GET', url: `/v1/axons/${a.id}/events?starting_after=abc` }, 400, /sequence/);
+  });
+});
+
+describe('SQL', () => {
+  test('query binds parameters; rows are arrays in column order; batch is one transaction', async () => {
+    const a = await create();
+    assert.equal((await sql(a.id, { sql: 'CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT, score REAL)' })).statusCode, 200);
+    const ins = (await sql(a.id, { sql: 'INSERT INTO t (name, score) VALUES (?, ?), (?, ?)', params: ['a', 1.5, "b'); DROP TABLE t; --", true] })).json();
+    assert.equal(ins.meta.changes, 2);
+    const sel = (await sql(a.id, { sql: 'SELECT id, name, score FROM t WHERE score >= ? ORDER BY id', params: [1] })).json();
+    assert.deepEqual(sel.columns, [{ name: 'id', type: 'INTEGER' }, { name: 'name', type: 'TEXT' }, { name: 'score', type: 'REAL' }]);
+    assert.deepEqual(sel.rows, [[1, 'a', 1.5], [2, "b'); DROP TABLE t; --", 1]]);
+    assert.equal(sel.meta.rows_read_limit_reached, false);
+    const batch = await ok<{ results: { success?: { meta: { changes: number } }; error?: { message: string } }[] }>({
+      method: 'POST',
+      url: `/v1/axons/${a.id}/sql/batch`,
+      payload: { statements: [{ sql: "INSERT INTO t (name) VALUES ('c')" }, { sql: 'INSERT INTO nope VALUES (1)' }, { sql: "INSERT INTO t (name) VALUES ('d')" }] },
+    });
+    assert.equal(batch.results[0]!.success!.meta.changes, 1);
+    assert.match(batch.results[1]!.error!.message, /no such table/);
+    assert.match(batch.results[2]!.error!.message, /not run/);
+    assert.deepEqual((await sql(a.id, { sql: 'SELECT count(*) AS n FROM t' })).json().rows, [[2]], 'the batch was rolled back');
+    const good = await ok<{ results: { success?: unknown }[] }>({
+      method: 'POST',
+      url: `/v1/axons/${a.id}/sql/batch`,
+      payload: { statements: [{ sql: "INSERT INTO t (name) VALUES ('c')" }, { sql: 'SELECT name FROM t ORDER BY id DESC LIMIT 1' }] },
+    });
+    assert.deepEqual((good.results[1]!.success as { rows: unknown[] }).rows, [['c']]);
+  });
+
+  test('refused: ATTACH, PRAGMA, VACUUM, load_extension, transaction control in a batch, object parameters, SQL errors', async () => {
+    const a = await create();
+    await bad({ method: 'POST', url: `/v1/axons/${a.id}/sql/query`, payload: { sql: "ATTACH '/etc/passwd' AS x" } }, 400, /ATTACH statements are not allowed/);
+    await bad({ method: 'POST', url: `/v1/axons/${a.id}/sql/query`, payload: { sql: ' /* c */ -- c\n pragma max_page_count = 999999999' } }, 400, /PRAGMA/);
+    await bad({ method: 'POST', url: `/v1/axons/${a.id}/sql/query`, payload: { sql: "VACUUM INTO '/tmp/x.db'" } }, 400, /VACUUM/);
+    await bad({ method: 'POST', url: `/v1/axons/${a.id}/sql/query`, payload: { sql: "SELECT load_extension('/tmp/x')" } }, 400, /not authorized/);
+    await bad({ method: 'POST', url: `/v1/axons/${a.id}/sql/query`, payload: { sql: 'SELECT 1; SELECT 2' } }, 400, /more than one statement/);
+    await bad({ method: 'POST', url: `/v1/axons/${a.id}/sql/query`, payload: { sql: 'SELECT ?', params: [{ a: 1 }] } }, 400, /params\[0\]/);
+    const batch = await ok<{ results: { error?: { message: string } }[] }>({ method: 'POST', url: `/v1/axons/${a.id}/sql/batch`, payload: { statements: [{ sql: 'COMMIT' }] } });
+    assert.match(batch.results[0]!.error!.message, /not allowed in a batch/);
+  });
+
+  test('limits: rows past 1000 are cut with rows_read_limit_reached, the database stops at 64 MiB, a long statement is stopped', async () => {
+    const a = await create();
+    const many = (await sql(a.id, { sql: 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 5000) SELECT x FROM c' })).json();
+    assert.deepEqual([many.rows.length, many.meta.rows_read_limit_reached], [1000, true]);
+    await sql(a.id, { sql: 'CREATE TABLE big (b BLOB)' });
+    await bad(
+      { method: 'POST', url: `/v1/axons/${a.id}/sql/query`, payload: { sql: 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 80) INSERT INTO big SELECT randomblob(1048576) FROM c' } },
+      400,
+      /full/,
+    );
+    const started = Date.now();
+    await bad(
+      { method: 'POST', url: `/v1/axons/${a.id}/sql/query`, payload: { sql: 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c' } },
+      400,
+      /longer than 5000 ms/,
+    );
+    assert.ok(Date.now() - started < 9000);
+    assert.deepEqual((await sql(a.id, { sql: 'SELECT 42' })).json().rows, [[42]], 'a fresh process answers after the kill');
+  });
+
+  test("a deleted axon's database file is removed", async () => {
+    const a = await create();
+    await sql(a.id, { sql: 'CREATE TABLE t (x)' });
+    const file = path.join(f.dataDir, 'axons', `${a.id}.sqlite`);
+    assert.ok(fs.existsSync(file));
+    await ok({ method: 'DELETE', url: `/v1/axons/${a.id}` });
+    assert.ok(!fs.existsSync(file));
+  });
+});
+
+describe('broker_mount and the axon_event resume trigger at create', () => {
+  test('unsupported protocols, unknown axons, bad fields and a trigger without a mount are 400s naming the field', async () => {
+    const a = await create();
+    const mount = { type: 'broker_mount', axon_id: a.id, agent_binary: 'python3', launch_args: ['agent.py'] };
+    const boxWith = (payload: Record<string, unknown>) => ({ method: 'POST' as const, url: '/v1/devboxes', payload });
+    await bad(boxWith({ mounts: [{ ...mount, protocol: 'acp' }] }), 400, /mounts\[0\]\.protocol "acp" is not supported.*claude_json/);
+    await bad(boxWith({ mounts: [{ ...mount, axon_id: 'axn_nope' }] }), 400, /mounts\[0\]\.axon_id: no axon axn_nope/);
+    await bad(boxWith({ mounts: [{ ...mount, launch_args: 'x' }] }), 400, /launch_args/);
+    await bad(boxWith({ mounts: [{ ...mount, agent_binary: undefined }] }), 400, /agent_binary/);
+    await bad(boxWith({ mounts: [{ ...mount, extra: 1 }] }), 400, /mounts\[0\]\.extra/);
+    await bad(boxWith({ launch_parameters: { lifecycle: { resume_triggers: { axon_event: true } } } }), 400, /axon_event needs a broker_mount/);
+    const box = await ok<{ id: string }>(boxWith({ mounts: [mount], launch_parameters: { lifecycle: { resume_triggers: { axon_event: true } } } }));
+    assert.deepEqual((await f.deps.axons.mounts.store.ofDevbox(box.id)).map((m) => [m.axonId, m.agentBinary, m.launchArgs]), [[a.id, 'python3', ['agent.py']]]);
+  });
+});
+
+describe('subscription', () => {
+  const ev = (sequence: number): AxonEvent => ({ axonId: 'a', sequence, eventType: 't', origin: 'USER_EVENT', payload: '{}', source: 's', timestampMs: 0 });
+  const storeOf = (events: AxonEvent[]) => async (_id: string, after: number, limit: number, upTo?: number) =>
+    events.filter((e) => e.sequence > after && (upTo === undefined || e.sequence <= upTo)).slice(0, limit);
+
+  test('backlog then live, an event both stored and queued handed out once, a gap filled from the store', async () => {
+    const stored = [1, 2, 3, 4, 5, 6, 7].map(ev);
+    const sub = new Subscription('a', 1, storeOf(stored), { maxEvents: 100, maxBytes: 1 << 20 });
+    sub.push(ev(3)); // published while the backlog is read: stored and queued
+    const seen: number[] = [];
+    const reading = (async () => {
+      for await (const batch of sub.batches()) {
+        seen.push(...batch.map((e) => e.sequence));
+        if (seen.at(-1) === 5) sub.push(ev(7)); // 6 announced late: read from the store
+        if (seen.at(-1) === 7) sub.push(ev(6));
+        if (seen.at(-1) === 7) setTimeout(() => sub.end({ kind: 'closed' }), 20);
+      }
+    })();
+    await new Promise((r) => setTimeout(r, 5));
+    await reading;
+    assert.deepEqual(seen, [2, 3, 4, 5, 6, 7]);
+  });
+
+  test('a queue over its bound ends the subscription with the sequence to resume after', async () => {
+    const sub = new Subscription('a', 0, storeOf([]), { maxEvents: 3, maxBytes: 1 << 20 });
+    let reason;
+    sub.onEnd = (r) => (reason = r);
+    for (let i = 1; i <= 4; i++) sub.push(ev(i));
+    assert.equal(sub.endReason?.kind, 'overflow');
+    assert.match((reason as unknown as { message: string }).message, /after_sequence=0/);
+  });
+});

@@ -92,6 +92,8 @@ export interface Config {
   blob: BlobConfig;
   /** DEVBOXD_BLUEPRINT_BUILDS: blueprint builds running at once (more wait, queued). */
   blueprintBuilds: number;
+  /** DEVBOXD_BLUEPRINT_ACCOUNT_BUILDS: builds one account may have queued or running at once (a create past it is a 429). */
+  blueprintAccountBuilds: number;
   /** DEVBOXD_BLUEPRINT_BUILD_TIMEOUT: seconds a build may take before it fails. */
   blueprintBuildTimeoutSeconds: number;
   /** DEVBOXD_SERVICE_READY_TIMEOUT: seconds a devbox's services have to pull and listen on their ports. */
@@ -205,6 +207,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     scenarios: loadScenarioConfig((name, def, min, max) => int(name, env[name], def, min, max)),
     tunnelDomain,
     blueprintBuilds: int('DEVBOXD_BLUEPRINT_BUILDS', env.DEVBOXD_BLUEPRINT_BUILDS, 2, 1, 256),
+    blueprintAccountBuilds: int('DEVBOXD_BLUEPRINT_ACCOUNT_BUILDS', env.DEVBOXD_BLUEPRINT_ACCOUNT_BUILDS, 10, 1, 100_000),
     blueprintBuildTimeoutSeconds: int('DEVBOXD_BLUEPRINT_BUILD_TIMEOUT', env.DEVBOXD_BLUEPRINT_BUILD_TIMEOUT, 3600, 1, 7 * 24 * 3600),
     serviceReadyTimeoutSeconds: int('DEVBOXD_SERVICE_READY_TIMEOUT', env.DEVBOXD_SERVICE_READY_TIMEOUT, 300, 1, 3600),
     registry: loadRegistry(env),

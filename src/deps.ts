@@ -225,6 +225,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     host,
     objects: () => objects,
     builds: config.blueprintBuilds,
+    accountBuilds: config.blueprintAccountBuilds,
     timeoutMs: config.blueprintBuildTimeoutSeconds * 1000,
     reveal: async (accountId, name) => (await secrets.reveal(accountId, name)).value,
     secretExists: async (accountId, ref) => (await secrets.resolve(accountId, ref)) !== undefined,
@@ -292,7 +293,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     ...scenarios.jobs,
     [INSPECT_JOB]: { run: (job) => repositories.runner.run(job.subjectId), exhausted: (job, err) => repositories.runner.exhausted(job.subjectId, err) },
     ...benchmarks.jobs,
-  }, logger.child({ component: 'jobs' }), { background: [EXPIRE_JOB, SCORE_JOB, RUN_JOB] });
+  }, logger.child({ component: 'jobs' }), { background: [EXPIRE_JOB, SCORE_JOB, RUN_JOB], untilDone: [EXPIRE_JOB] });
   // Presigned URLs are signed under a key derived from the master key this server held first (see presign.ts).
   const objects = new ObjectService(store, blobs, new Presigner(keys.first.key), () => jobs, config.objects, logger.child({ component: 'objects' }));
   const agents = new AgentService(store, objects, config.agents);

@@ -10,10 +10,10 @@ const refuses = (env: Record<string, string>, pattern: RegExp) => assert.throws(
 test('local files are the default; s3 takes its settings with defaults for the rest', () => {
   assert.deepEqual(blob({}), { backend: 'fs' });
   assert.deepEqual(blob({ DEVBOXD_BLOB_BACKEND: 'fs', DEVBOXD_S3_BUCKET: 'ignored' }), { backend: 'fs' });
-  assert.deepEqual(blob(S3), { backend: 's3', endpoint: undefined, bucket: 'my-bucket', region: 'us-east-1', credentials: undefined, prefix: '', forcePathStyle: false });
+  assert.deepEqual(blob(S3), { backend: 's3', endpoint: undefined, bucket: 'my-bucket', region: 'us-east-1', credentials: undefined, prefix: '', forcePathStyle: false, reads: 64, readQueue: 256 });
   assert.deepEqual(
     blob({ ...S3, DEVBOXD_S3_ENDPOINT: 'http://127.0.0.1:9000', DEVBOXD_S3_REGION: 'eu-west-3', DEVBOXD_S3_ACCESS_KEY_ID: 'id', DEVBOXD_S3_SECRET_ACCESS_KEY: 'secret', DEVBOXD_S3_PREFIX: '/devboxd/node-a/' }),
-    { backend: 's3', endpoint: 'http://127.0.0.1:9000', bucket: 'my-bucket', region: 'eu-west-3', credentials: { accessKeyId: 'id', secretAccessKey: 'secret' }, prefix: 'devboxd/node-a/', forcePathStyle: true },
+    { backend: 's3', endpoint: 'http://127.0.0.1:9000', bucket: 'my-bucket', region: 'eu-west-3', credentials: { accessKeyId: 'id', secretAccessKey: 'secret' }, prefix: 'devboxd/node-a/', forcePathStyle: true, reads: 64, readQueue: 256 },
   );
   assert.equal((blob({ ...S3, DEVBOXD_S3_ENDPOINT: 'https://s3.example.com', DEVBOXD_S3_FORCE_PATH_STYLE: 'false' }) as { forcePathStyle: boolean }).forcePathStyle, false);
   assert.equal((blob({ ...S3, DEVBOXD_S3_FORCE_PATH_STYLE: 'true' }) as { forcePathStyle: boolean }).forcePathStyle, true);
@@ -32,4 +32,6 @@ test('a misconfigured blob store stops the start with a message naming the varia
   refuses({ ...S3, DEVBOXD_S3_PREFIX: 'a b' }, /DEVBOXD_S3_PREFIX must be/);
   refuses({ ...S3, DEVBOXD_S3_REGION: 'Europe West' }, /DEVBOXD_S3_REGION must be/);
   refuses({ ...S3, DEVBOXD_S3_FORCE_PATH_STYLE: 'yes' }, /DEVBOXD_S3_FORCE_PATH_STYLE must be true or false/);
+  refuses({ ...S3, DEVBOXD_S3_READS: '0' }, /DEVBOXD_S3_READS must be an integer from 1/);
+  refuses({ ...S3, DEVBOXD_S3_READ_QUEUE: 'many' }, /DEVBOXD_S3_READ_QUEUE must be an integer from 1/);
 });

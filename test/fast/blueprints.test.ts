@@ -226,3 +226,39 @@ describe('blueprint builds (stub sandboxes)', () => {
     assert.ok((await logs(b.id)).length > 0, "the owner still reads the build's log");
   });
 });
+
+describe('builds per account', () => {
+  let g: FastApp;
+  let keyC: string;
+  before(async () => {
+    g = await buildFastApp({ env: { DEVBOXD_BLUEPRINT_BUILDS: '1', DEVBOXD_BLUEPRINT_ACCOUNT_BUILDS: '2', DEVBOXD_BLUEPRINT_BUILD_TIMEOUT: '30' } });
+    keyC = execFileSync(process.execPath, [path.join(ROOT, 'bin/devboxd.js'), 'accounts', 'create', 'team-bp-c'], { env: { ...process.env, DEVBOXD_DATA_DIR: g.dataDir } }).toString().trim().split('\n').at(-1)!;
+  });
+  after(() => g?.close());
+
+  test('an account past DEVBOXD_BLUEPRINT_ACCOUNT_BUILDS builds queued or running gets 429 with Retry-After; other accounts do not', async () => {
+    // Every RUN step stalls until its sandbox goes, so builds stay building and queued.
+    let letGo!: () => void;
+    const until = new Promise<void>((r) => (letGo = r));
+    g.runtime.run = (spec) => (spec.argv.some((a) => a.includes('sleep-forever')) ? { hang: true, until } : {});
+    const post = (name: string, key?: string) => g.call({ method: 'POST', url: '/v1/blueprints', payload: { name, dockerfile: 'FROM runloop:runloop/starter-x86_64\nRUN sleep-forever' }, key });
+    const ids: string[] = [];
+    for (const name of ['one', 'two']) {
+      const r = await post(name);
+      assert.equal(r.statusCode, 200, r.body);
+      ids.push(r.json<View>().id);
+    }
+    const third = await post('three');
+    assert.equal(third.statusCode, 429, third.body);
+    assert.ok(Number(third.headers['retry-after']) >= 1);
+    assert.match(third.json<{ message: string }>().message, /2 builds queued or running.*DEVBOXD_BLUEPRINT_ACCOUNT_BUILDS/);
+    const theirs = await post('theirs', keyC);
+    assert.equal(theirs.statusCode, 200, theirs.body);
+    // Finished builds make room.
+    letGo();
+    for (const id of ids) {
+      for (let i = 0; i < 200 && (await g.call({ method: 'GET', url: `/v1/blueprints/${id}` })).json<View>().status !== 'build_complete'; i++) await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.equal((await post('three')).statusCode, 200);
+  });
+});

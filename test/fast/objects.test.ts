@@ -83,6 +83,17 @@ describe('lifecycle', () => {
     assert.deepEqual([got.statusCode, got.body, got.headers['accept-ranges']], [200, 'hello world', 'bytes']);
   });
 
+  test('the upload_url (a credential) is never kept in the x-request-id replay table', async () => {
+    const o = await ok({ method: 'POST', url: '/v1/objects', payload: { name: 'cred.txt', content_type: 'text' }, headers: { 'x-request-id': 'obj-cred-1' } });
+    const signature = new URL(o.upload_url!).searchParams.get('signature')!;
+    const { rows } = await f.deps.store.db.query<Record<string, unknown>>('SELECT * FROM idempotency');
+    assert.ok(!JSON.stringify(rows).includes(signature), 'the replay table holds the upload URL');
+    // Outside replays: a retry with the same id is a create of its own, with an upload URL of its own.
+    const again = await f.call({ method: 'POST', url: '/v1/objects', payload: { name: 'cred.txt', content_type: 'text' }, headers: { 'x-request-id': 'obj-cred-1' } });
+    assert.equal(again.headers['x-idempotent-replay'], undefined);
+    assert.notEqual(again.json<View>().id, o.id);
+  });
+
   test('complete before any byte arrived is a 400 that says what to do', async () => {
     const o = await create({ name: 'empty', content_type: 'binary' });
     await bad({ method: 'POST', url: `/v1/objects/${o.id}/complete`, payload: {} }, 400, /PUT them to its upload_url/);
@@ -361,5 +372,91 @@ describe('per-account bounds and uploads in flight', () => {
       assert.match(r.json<{ message: string }>().message, /DEVBOXD_OBJECT_UPLOAD_IDLE_MS/);
     }
     assert.equal((await g.call({ method: 'PUT', url: local(a.upload_url!), payload: 'at last', key: null })).statusCode, 200);
+  });
+});
+
+describe('object mounts: a deadline', () => {
+  let g: FastApp;
+  before(async () => {
+    g = await buildFastApp({ env: { DEVBOXD_OBJECT_MOUNT_TIMEOUT: '1' } });
+  });
+  after(() => g?.close());
+
+  test('a placement that stalls is killed at DEVBOXD_OBJECT_MOUNT_TIMEOUT and the box fails saying so', async () => {
+    const o = (await g.call({ method: 'POST', url: '/v1/objects', payload: { name: 'stall.bin', content_type: 'binary' } })).json<View>();
+    assert.equal((await g.call({ method: 'PUT', url: local(o.upload_url!), payload: Buffer.alloc(256 * 1024, 1), key: null })).statusCode, 200);
+    assert.equal((await g.call({ method: 'POST', url: `/v1/objects/${o.id}/complete`, payload: {} })).statusCode, 200);
+    const killed: string[] = [];
+    // The placing process (sh writing the file) never reads nor exits, as a stuck unpack would.
+    g.runtime.run = (spec) => (spec.argv[0] === 'sh' && spec.argv[2]?.includes('cat >') ? (killed.push(spec.argv.at(-1)!), { hang: true }) : {});
+    const started = Date.now();
+    const box = (await g.call({ method: 'POST', url: '/v1/devboxes', payload: { mounts: [{ type: 'object_mount', object_id: o.id, object_path: '/home/user/stall.bin' }] } })).json<{ id: string }>();
+    type Box = { status: string; failure_reason: string | null; state_transitions: { failure_reason?: string }[] };
+    let view!: Box;
+    for (let i = 0; i < 100; i++) {
+      view = (await g.call({ method: 'GET', url: `/v1/devboxes/${box.id}` })).json<Box>();
+      if (view.status === 'failure' || view.status === 'running') break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.equal(view.status, 'failure');
+    assert.equal(view.failure_reason, 'execution_failed');
+    assert.match(view.state_transitions.at(-1)?.failure_reason ?? '', new RegExp(`object mount ${o.id} at /home/user/stall.bin failed: not placed within 1 s \\(DEVBOXD_OBJECT_MOUNT_TIMEOUT\\)`));
+    assert.ok(Date.now() - started >= 900, 'not before the deadline');
+    assert.deepEqual(killed, ['/home/user/stall.bin']);
+  });
+});
+
+describe('a download in flight', () => {
+  let g: FastApp;
+  let base: string;
+  before(async () => {
+    g = await buildFastApp();
+    base = await g.app.listen({ host: '127.0.0.1', port: 0 });
+  });
+  after(() => g?.close());
+
+  /** Starts a download over a real socket, takes its first bytes, then stops reading (as a slow client). */
+  const startDownload = async (url: string) => {
+    const res = await fetch(`${base}${local(url)}`);
+    assert.equal(res.status, 200);
+    const reader = res.body!.getReader();
+    const first = await reader.read();
+    assert.ok(first.value && first.value.length > 0);
+    // Resolves with how the rest went: the whole length, or an error.
+    return async () => {
+      let got = first.value!.length;
+      try {
+        for (let r = await reader.read(); !r.done; r = await reader.read()) got += r.value.length;
+        return `complete: ${got}`;
+      } catch (err) {
+        return `cut: ${(err as Error).message}`;
+      }
+    };
+  };
+  const bigObject = async (extra: Record<string, unknown> = {}) => {
+    const o = (await g.call({ method: 'POST', url: '/v1/objects', payload: { name: 'big.bin', content_type: 'binary', ...extra } })).json<View>();
+    assert.equal((await g.call({ method: 'PUT', url: local(o.upload_url!), payload: Buffer.alloc(64 * 1024 * 1024, 7), key: null })).statusCode, 200);
+    assert.equal((await g.call({ method: 'POST', url: `/v1/objects/${o.id}/complete`, payload: {} })).statusCode, 200);
+    return o;
+  };
+
+  test('stops when the object is deleted: the client gets less than the length, as a failed download', async () => {
+    const o = await bigObject();
+    const url = (await g.call({ method: 'GET', url: `/v1/objects/${o.id}/download` })).json<{ download_url: string }>().download_url;
+    const rest = await startDownload(url);
+    assert.equal((await g.call({ method: 'POST', url: `/v1/objects/${o.id}/delete`, payload: {} })).statusCode, 200);
+    const started = Date.now();
+    assert.match(await rest(), /^cut: /);
+    assert.ok(Date.now() - started < 2000, 'promptly');
+  });
+
+  test('stops when the object expires', async () => {
+    const o = await bigObject({ ttl_ms: 3000 });
+    const url = (await g.call({ method: 'GET', url: `/v1/objects/${o.id}/download` })).json<{ download_url: string }>().download_url;
+    const rest = await startDownload(url);
+    await new Promise((r) => setTimeout(r, Math.max(0, o.delete_after_time_ms! - Date.now())));
+    const started = Date.now();
+    assert.match(await rest(), /^cut: /);
+    assert.ok(Date.now() - started < 2000, 'promptly');
   });
 });

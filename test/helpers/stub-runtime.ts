@@ -6,6 +6,10 @@ export interface StubRun {
   stdout?: string;
   stderr?: string;
   exitCode?: number;
+  /** The process runs until it is signalled or closed (then it exits killed by the signal). */
+  hang?: boolean;
+  /** With `hang`: the process also exits (status 0) once this settles. */
+  until?: Promise<unknown>;
 }
 
 /**
@@ -119,18 +123,25 @@ export class StubRuntime implements RuntimeDriver {
   }
 
   private process(spec: SpawnSpec): BoxProcess {
-    const { stdout = '', stderr = '', exitCode = 0 } = this.run(spec);
+    const { stdout = '', stderr = '', exitCode = 0, hang = false, until } = this.run(spec);
     const out = new PassThrough();
     const err = new PassThrough();
     const stdin = new PassThrough();
     stdin.resume();
     let exit!: (e: ProcessExit) => void;
     const exited = new Promise<ProcessExit>((r) => (exit = r));
-    setImmediate(() => {
+    const end = (e: ProcessExit) => {
       out.end(stdout);
       err.end(stderr);
-      exit({ exitCode, signal: null });
-    });
+      exit(e);
+    };
+    if (hang) {
+      // Takes no input either, as a stalled process: its writer waits on back-pressure.
+      stdin.pause();
+      void until?.finally(() => end({ exitCode: 0, signal: null }));
+      return { stdin, stdout: out, stderr: err, exited, signal: (sig) => end({ exitCode: null, signal: sig }), resize: () => undefined, close: () => end({ exitCode: null, signal: 'SIGHUP' }) };
+    }
+    setImmediate(() => end({ exitCode, signal: null }));
     return { stdin, stdout: out, stderr: err, exited, signal: () => undefined, resize: () => undefined, close: () => undefined };
   }
 }

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -85,6 +85,36 @@ describe('hostile registries', () => {
     assert.equal(readFileSync(join(outside, 'victim'), 'utf8'), 'untouched\n');
     assert.equal(statSync(join(outside, 'victim')).nlink, 1);
     assert.deepEqual(layerDirs('data'), before, 'no layer, no temp dir left');
+  });
+
+  it('a hard link whose target goes through a symlink links nothing outside the layer', async () => {
+    const outside = join(work, 'outside-links');
+    rmSync(outside, { recursive: true, force: true });
+    mkdirSync(outside, { recursive: true });
+    writeFileSync(join(outside, 'victim'), 'untouched\n');
+    const tarBefore = statSync('/usr/bin/tar').nlink;
+    const before = layerDirs('data');
+    // Through a symlinked directory: to the host's /usr (read-only in tar's namespace), to a host path (absent
+    // there), and a hard link to a symlink member that leads out.
+    fakeImage(fake, 'evil/links', '1', makeTar([
+      { name: 'usr-bin', type: 'symlink', linkname: '/usr/bin' },
+      { name: 'hard-tar', type: 'hardlink', linkname: 'usr-bin/tar' },
+      { name: 'out', type: 'symlink', linkname: outside },
+      { name: 'hard-out', type: 'hardlink', linkname: 'out/victim' },
+    ]));
+    await assert.rejects(driver.pullImage(`${fake.host}/evil/links:1`), /could not be unpacked safely: .*tar failed/);
+    assert.equal(statSync('/usr/bin/tar').nlink, tarBefore);
+    assert.equal(statSync(join(outside, 'victim')).nlink, 1);
+    assert.deepEqual(layerDirs('data'), before, 'no layer, no temp dir left');
+    // A hard link to a symlink member is that symlink (what the box sees), never the file it names.
+    fakeImage(fake, 'evil/symlink-hardlink', '1', makeTar([
+      { name: 'esc', type: 'symlink', linkname: join(outside, 'victim') },
+      { name: 'again', type: 'hardlink', linkname: 'esc' },
+    ]));
+    const img = await driver.pullImage(`${fake.host}/evil/symlink-hardlink:1`);
+    const again = join(work, 'data/layers', img.layers[0]!, 'again');
+    assert.ok(lstatSync(again).isSymbolicLink());
+    assert.equal(statSync(join(outside, 'victim')).nlink, 1);
   });
 
   it('refuses an image of more than 127 layers before fetching any blob', async () => {

@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
-import { PassThrough } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { indexArchive } from '../../src/resources/blueprints/build-context.js';
-import { digestOf, sourcePattern } from '../../src/resources/blueprints/context-index.js';
+import { digestOf, sourcePattern, TarIndex } from '../../src/resources/blueprints/context-index.js';
+import { makeTar } from '../helpers/tar.js';
 import { DockerfileError, expand, parseDockerfile, parsePairs, splitWords } from '../../src/resources/blueprints/dockerfile.js';
 import { dockerfileOf } from '../../src/resources/blueprints/preview.js';
 
@@ -71,6 +72,33 @@ describe('build context digests', () => {
     assert.notEqual(digestOf(one, ['app/']), digestOf(two, ['app']));
     assert.notEqual(digestOf(one, ['.']), digestOf(two, ['.']));
     assert.ok(sourcePattern('app/*.py').test('app/x.py') && !sourcePattern('app/*.py').test('app/sub/x.txt'));
+    assert.ok(sourcePattern('[a-c]?.t*').test('bx.txt') && !sourcePattern('[!a]*').test('abc') && sourcePattern('app').test('app/sub/x.txt'));
     fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('the context index is bounded: a huge pax header and too many entries fail the build, never fill the server memory', async () => {
+    // A pax header that claims 4 GiB (its bytes need not follow: it is refused at its header).
+    const header = Buffer.alloc(512);
+    header.write('PaxHeader/x', 0);
+    header.write('0000644\0', 100);
+    header.write(`${(4 * 1024 ** 3).toString(8).padStart(11, '0')}\0`, 124);
+    header.write('x', 156);
+    header.write('ustar\0', 257);
+    await assert.rejects(indexArchive(Readable.from([header, Buffer.alloc(64 * 1024)]), false), /pax or long-name header of 4294967296 bytes/);
+    const many = makeTar(Array.from({ length: 11 }, (_, i) => ({ name: `f${i}`, data: 'x' })));
+    await assert.rejects(indexArchive(Readable.from([many]), false, new TarIndex(10)), /more than 10 entries/);
+    assert.equal((await indexArchive(Readable.from([many]), false, new TarIndex(11))).size, 11);
+  });
+
+  test('COPY globs match in bounded time: a backtracking pattern neither blocks the server nor runs unbounded', () => {
+    // As a regular expression this pattern takes exponential time (minutes for a 40-character name).
+    const started = Date.now();
+    assert.equal(sourcePattern('*a*a*a*a*a*a*a*a*a*a*a*a*b').test('a'.repeat(40)), false);
+    assert.ok(Date.now() - started < 1000);
+    // Many entries and long names: the COPY's matching stops at its budget, and the build fails saying so.
+    const entries = new Map(Array.from({ length: 20_000 }, (_, i) => [`${'a'.repeat(250)}${i}`, 'digest'] as [string, string]));
+    const slow = Date.now();
+    assert.throws(() => digestOf(entries, [`*${'a'.repeat(200)}b`]), (err) => err instanceof DockerfileError && /too long to match/.test(err.message));
+    assert.ok(Date.now() - slow < 10_000);
   });
 });

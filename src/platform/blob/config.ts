@@ -16,6 +16,18 @@ export interface S3Config {
   prefix: string;
   /** DEVBOXD_S3_FORCE_PATH_STYLE: `http://host/bucket/key` rather than `http://bucket.host/key`. */
   forcePathStyle: boolean;
+  /** DEVBOXD_S3_READS: reads streaming at once (each holds a socket of the read pool while its reader takes bytes). */
+  reads: number;
+  /** DEVBOXD_S3_READ_QUEUE: reads that wait for one of those (up to READ_WAIT_MS); past it a read is a 429. */
+  readQueue: number;
+}
+
+function count(env: NodeJS.ProcessEnv, name: string, def: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return def;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > max) throw new ConfigError(`${name} must be an integer from 1 to ${max}, got "${raw}"`);
+  return n;
 }
 
 const BUCKET = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
@@ -71,5 +83,7 @@ export function loadBlobConfig(env: NodeJS.ProcessEnv): BlobConfig {
     credentials: accessKeyId ? { accessKeyId, secretAccessKey } : undefined,
     prefix,
     forcePathStyle: pathStyle === 'true',
+    reads: count(env, 'DEVBOXD_S3_READS', 64, 4096),
+    readQueue: count(env, 'DEVBOXD_S3_READ_QUEUE', 256, 100_000),
   };
 }

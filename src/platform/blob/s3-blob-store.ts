@@ -12,6 +12,7 @@ import {
   S3Client,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
+import { Gate } from '../../lib/gate.js';
 import { ERRORS } from '../errors.js';
 import type { S3Config } from './config.js';
 import { isBlobKey, type BlobStat, type BlobStore } from './types.js';
@@ -34,6 +35,8 @@ export interface S3BlobStoreOptions {
 
 /** How long an S3 socket may carry nothing before it is destroyed. */
 const SOCKET_IDLE_MS = 60_000;
+/** How long a read waits for a place in the read pool before it is a 503 (the pool's readers are all stalled). */
+const READ_WAIT_MS = 30_000;
 
 /**
  * Blobs as objects in one bucket under a key prefix: `<prefix><key>`. S3 makes a PutObject or a completed
@@ -47,14 +50,20 @@ export class S3BlobStore implements BlobStore {
     private readonly bucket: string,
     private readonly prefix: string,
     private readonly opts: S3BlobStoreOptions,
+    /**
+     * A read holds a place from its GET until its body closes (read to its end, or destroyed: a reader that
+     * stopped is cut after the socket idle time); the read client's pool has as many sockets, so a read
+     * never waits inside the AWS SDK (where its connection timeout would fail it), but here, in a bounded queue.
+     */
+    private readonly readPool: Gate,
   ) {}
 
   /** Builds the client and checks the bucket answers, so a misconfiguration stops the server at start. */
   static async open(config: S3Config, opts: S3BlobStoreOptions = {}): Promise<S3BlobStore> {
-    const s3 = S3BlobStore.client(config);
+    const s3 = S3BlobStore.client(config, 64);
     // Streamed reads have a client (and socket pool) of their own: a reader that stops taking bytes holds
     // one of its sockets until the idle timeout, never one of the uploads' and bookkeeping's.
-    const reads = S3BlobStore.client(config);
+    const reads = S3BlobStore.client(config, config.reads);
     const where = `S3 bucket "${config.bucket}" at ${config.endpoint ?? `AWS ${config.region}`}`;
     try {
       await s3.send(new HeadBucketCommand({ Bucket: config.bucket }), { abortSignal: AbortSignal.timeout(OPEN_TIMEOUT_MS) });
@@ -69,10 +78,10 @@ export class S3BlobStore implements BlobStore {
         : `it is not reachable: ${describe(err)}`;
       throw new Error(`DEVBOXD_BLOB_BACKEND=s3: ${where}: ${why}`);
     }
-    return new S3BlobStore(s3, reads, config.bucket, config.prefix, opts);
+    return new S3BlobStore(s3, reads, config.bucket, config.prefix, opts, new Gate(config.reads, config.readQueue));
   }
 
-  private static client(config: S3Config): S3Client {
+  private static client(config: S3Config, sockets: number): S3Client {
     return new S3Client({
       endpoint: config.endpoint,
       region: config.region,
@@ -86,8 +95,8 @@ export class S3BlobStore implements BlobStore {
         connectionTimeout: 5_000,
         // A socket that carries nothing this long (a hung S3, or a reader that stopped) is destroyed.
         requestTimeout: SOCKET_IDLE_MS,
-        httpAgent: new HttpAgent({ keepAlive: true, maxSockets: 64 }),
-        httpsAgent: new HttpsAgent({ keepAlive: true, maxSockets: 64 }),
+        httpAgent: new HttpAgent({ keepAlive: true, maxSockets: sockets }),
+        httpsAgent: new HttpsAgent({ keepAlive: true, maxSockets: sockets }),
       },
     });
   }
@@ -137,14 +146,24 @@ export class S3BlobStore implements BlobStore {
     if (range && (range.start < 0 || (range.end !== undefined && range.end < range.start))) {
       throw ERRORS.invalid(`range ${range.start}-${range.end ?? ''} is not a valid byte range`);
     }
+    const wait = AbortSignal.timeout(READ_WAIT_MS);
+    const release = await this.readPool.enter(wait);
+    if (!release) {
+      if (wait.aborted) throw ERRORS.unavailable(`all ${this.readPool.concurrency} S3 reads (DEVBOXD_S3_READS) stayed busy for ${READ_WAIT_MS / 1000} s: retry later`);
+      throw ERRORS.busy(`${this.readPool.concurrency} S3 reads are streaming and ${this.readPool.queue} waiting (DEVBOXD_S3_READS, DEVBOXD_S3_READ_QUEUE): retry shortly`, 1);
+    }
     try {
       const out = await this.reads.send(new GetObjectCommand({ Bucket: this.bucket, Key, Range: range ? `bytes=${range.start}-${range.end ?? ''}` : undefined }));
-      return out.Body as Readable;
+      const body = out.Body as Readable;
+      body.once('close', release);
+      if (body.destroyed) release();
+      return body;
     } catch (err) {
+      release();
       if (isNotFound(err)) throw ERRORS.notFound('blob', key);
       // A range that starts past the end: as a file read there, no bytes (the object exists, or S3 would say 404).
       if (status(err) === 416) return Readable.from([]);
-      // No answer from S3 (every read socket busy with readers, or S3 down): the caller may retry later.
+      // No answer from S3 (S3 down, or too slow): the caller may retry later.
       if (status(err) === undefined) throw ERRORS.unavailable(`the blob store did not answer the read: ${describe(err)}`);
       throw err;
     }

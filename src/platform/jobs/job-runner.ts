@@ -33,6 +33,12 @@ export interface JobRunnerOptions {
    * it was down, and reads refuse an expired object anyway): `resume` runs them afterwards, a few at a time.
    */
   background?: readonly string[];
+  /**
+   * Kinds that are never given up: they retry, with the back-off (at most a minute apart), until they
+   * succeed. For work whose abandonment leaves no state to settle but a leak (object expiry: the bytes of
+   * an expired object would stay stored for ever, counted against its account).
+   */
+  untilDone?: readonly string[];
 }
 
 /** Background jobs `resume` runs at once. */
@@ -148,8 +154,8 @@ export class JobRunner {
     } catch (err) {
       const message = (err as Error).message || String(err);
       const max = this.opts.maxAttempts ?? 5;
-      if (handler && job.attempts < max) {
-        const at = Date.now() + Math.min(60_000, (this.opts.retryBaseMs ?? 1000) * 2 ** (job.attempts - 1));
+      if (handler && (job.attempts < max || this.opts.untilDone?.includes(job.kind))) {
+        const at = Date.now() + Math.min(60_000, (this.opts.retryBaseMs ?? 1000) * 2 ** Math.min(job.attempts - 1, 30));
         this.log.warn({ err, job: id, kind: job.kind, attempt: job.attempts }, 'job failed; it runs again');
         if (await this.store.retry(id, at, message, Date.now())) this.schedule(id, at);
       } else {

@@ -39,10 +39,19 @@ export class BlueprintService {
     private readonly log: Logger,
     /** Seals the services' image passwords (credentials.ts). */
     private readonly sealer: Pick<Sealer, 'seal' | 'open'>,
+    /**
+     * Builds one account may have queued or running at once: the build slots are shared in arrival order,
+     * so without a bound one account's flood of builds would hold every other account's behind it.
+     */
+    private readonly accountBuilds = Infinity,
   ) {}
 
   async create(accountId: string, params: BuildParameters): Promise<Blueprint> {
     await this.check(accountId, params);
+    const unfinished = await this.store.countUnfinished(accountId);
+    if (unfinished >= this.accountBuilds) {
+      throw ERRORS.busy(`the account has ${unfinished} builds queued or running, its limit (DEVBOXD_BLUEPRINT_ACCOUNT_BUILDS): retry once one finished`, 10);
+    }
     const base = await this.baseOf(accountId, params);
     const id = newId('bpt');
     const b: Blueprint = {

@@ -56,12 +56,11 @@ export class ObjectContextSource implements BuildContextSource {
 }
 
 /** Indexes an archive's entries as it streams by (never unpacked, never whole in memory). */
-export async function indexArchive(stream: Readable, gzip: boolean): Promise<ContextEntries> {
-  const index = new TarIndex();
+export async function indexArchive(stream: Readable, gzip: boolean, index = new TarIndex()): Promise<ContextEntries> {
   try {
     await (gzip ? pipeline(stream, createGunzip(), index) : pipeline(stream, index));
   } catch (err) {
-    throw ERRORS.invalid(`build_context: the object is not a tar archive (${(err as Error).message})`);
+    throw ERRORS.invalid(`build_context: the object is not a tar archive this server takes (${(err as Error).message})`);
   }
   return index.entries;
 }

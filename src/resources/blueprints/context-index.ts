@@ -6,10 +6,15 @@
  */
 import { createHash, type Hash } from 'node:crypto';
 import { Writable } from 'node:stream';
+import { GlobBudget, globMatcher } from './glob.js';
 
 export type ContextEntries = Map<string, string>;
 
 const BLOCK = 512;
+/** Largest pax or GNU long-name record held in memory (real ones are a few hundred bytes). */
+export const MAX_META_BYTES = 1024 * 1024;
+/** Most entries a context may hold: the index (path and digest each) lives in the server's memory. */
+export const MAX_CONTEXT_ENTRIES = 200_000;
 
 const text = (b: Buffer, start: number, len: number): string => {
   const s = b.subarray(start, start + len);
@@ -48,6 +53,10 @@ export class TarIndex extends Writable {
   private current: { path: string; prefix: string } | null = null;
   private next: { path?: string; linkpath?: string } = {};
   private ended = false;
+
+  constructor(private readonly maxEntries = MAX_CONTEXT_ENTRIES) {
+    super();
+  }
 
   override _write(chunk: Buffer, _enc: BufferEncoding, done: (err?: Error) => void): void {
     try {
@@ -96,6 +105,7 @@ export class TarIndex extends Writable {
     this.remaining = size;
     this.padding = (BLOCK - (size % BLOCK)) % BLOCK;
     if (type === 'x' || type === 'L' || type === 'K' || type === 'g') {
+      if (size > MAX_META_BYTES) throw new Error(`a pax or long-name header of ${size} bytes (at most ${MAX_META_BYTES})`);
       this.meta = [];
       this.current = { path: '', prefix: type };
       if (size === 0) this.finishEntry();
@@ -121,23 +131,22 @@ export class TarIndex extends Writable {
       else if (cur.prefix === 'K') this.next.linkpath = text(body, 0, body.length);
     } else if (this.hash) {
       this.entries.set(cur.path, this.hash.digest('hex'));
+      if (this.entries.size > this.maxEntries) throw new Error(`more than ${this.maxEntries} entries`);
       this.hash = null;
     }
     this.current = null;
   }
 }
 
-/** The source's glob (Docker's: `*`, `?`, `[...]`) as a pattern over entry paths, a directory's content included. */
-export function sourcePattern(src: string): RegExp {
-  const p = normalize(src);
-  if (p === '.') return /^/;
-  const re = p.replace(/[.+^${}()|\\]/g, '\\$&').replace(/\*/g, '[^/]*').replace(/\?/g, '[^/]');
-  return new RegExp(`^${re}(/.*)?$`);
+/** The source's glob (Docker's: `*`, `?`, `[...]`) as a matcher of entry paths, a directory's content included. */
+export function sourcePattern(src: string, budget = new GlobBudget()): { test(path: string): boolean } {
+  return globMatcher(normalize(src), budget);
 }
 
-/** The digest of what `sources` copy from the context (entries in path order). */
+/** The digest of what `sources` copy from the context (entries in path order); a bounded amount of matching. */
 export function digestOf(entries: ContextEntries, sources: string[]): string {
-  const pats = sources.map(sourcePattern);
+  const budget = new GlobBudget();
+  const pats = sources.map((s) => sourcePattern(s, budget));
   const h = createHash('sha256');
   for (const path of [...entries.keys()].sort()) if (pats.some((re) => re.test(path))) h.update(`${path}\0${entries.get(path)}\n`);
   return h.digest('hex');

@@ -32,6 +32,8 @@ export function buildBlueprints(deps: {
   node: string;
   host: HostCapacity;
   builds: number;
+  /** Builds one account may have queued or running at once. */
+  accountBuilds: number;
   timeoutMs: number;
   reveal(accountId: string, secret: string): Promise<string>;
   secretExists(accountId: string, ref: string): Promise<boolean>;
@@ -59,7 +61,7 @@ export function buildBlueprints(deps: {
     reveal: deps.reveal,
     network: deps.network,
   });
-  const service = new BlueprintService(store, deps.jobs, contexts, deps.network, deps.secretExists, deps.runtime, deps.host, deps.node, deps.log, deps.sealer);
+  const service = new BlueprintService(store, deps.jobs, contexts, deps.network, deps.secretExists, deps.runtime, deps.host, deps.node, deps.log, deps.sealer, deps.accountBuilds);
   return { service, runner, store, resolver: blueprintResolver(() => store) };
 }
 

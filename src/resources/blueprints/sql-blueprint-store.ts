@@ -75,6 +75,12 @@ export class SqlBlueprintStore {
     return rows[0] && fromRow(rows[0]);
   }
 
+  /** The account's builds that have not finished (queued, provisioning, building). */
+  async countUnfinished(accountId: string): Promise<number> {
+    const { rows } = await this.db.query<{ n: number | string }>("SELECT COUNT(*) AS n FROM blueprints WHERE account_id = ? AND status IN ('queued', 'provisioning', 'building')", [accountId]);
+    return Number(rows[0]?.n ?? 0);
+  }
+
   /** The newest built blueprint of that name the account owns (else a public one). */
   async latestBuilt(accountId: string, name: string): Promise<Blueprint | undefined> {
     const { rows } = await this.db.query<Row>(

@@ -21,6 +21,11 @@ export interface ObjectConfig {
   mountMaxBytes: number;
   /** DEVBOXD_OBJECT_MOUNT_MAX_ENTRIES: most files and directories an archive mounted into a box may hold. */
   mountMaxEntries: number;
+  /**
+   * DEVBOXD_OBJECT_MOUNT_TIMEOUT (seconds): how long placing a box's object mounts may take in all; past it
+   * the placing process is killed and the box fails saying so (a stalled unpack never holds it initializing).
+   */
+  mountTimeoutMs: number;
 }
 
 const GiB = 1024 ** 3;
@@ -49,5 +54,6 @@ export function loadObjectConfig(env: NodeJS.ProcessEnv, int: (name: string, def
     uploadIdleMs: int('DEVBOXD_OBJECT_UPLOAD_IDLE_MS', 60_000, 100, 3_600_000),
     mountMaxBytes: int('DEVBOXD_OBJECT_MOUNT_MAX_BYTES', 8 * GiB, 1024, 2 ** 50),
     mountMaxEntries: int('DEVBOXD_OBJECT_MOUNT_MAX_ENTRIES', 100_000, 1, 100_000_000),
+    mountTimeoutMs: int('DEVBOXD_OBJECT_MOUNT_TIMEOUT', 900, 1, 86_400) * 1000,
   };
 }

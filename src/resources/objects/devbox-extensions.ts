@@ -1,6 +1,7 @@
 import { pipeline } from 'node:stream/promises';
 import { DomainError, ERRORS } from '../../platform/errors.js';
-import type { BoxProcess } from '../../runtime/driver.js';
+import type { BoxProcess, Sandbox } from '../../runtime/driver.js';
+import type { ObjectMount } from '../devboxes/create-input.js';
 import type { BootStep, CreateResolver } from '../devboxes/extensions.js';
 import type { ObjectConfig } from './config.js';
 import { EXIT_REFUSED, FILE_SCRIPT, UNPACK_SCRIPT } from './mount-scripts.js';
@@ -27,6 +28,19 @@ async function readHead(objects: ObjectService, o: StoredObject, end: number): P
   const parts: Buffer[] = [];
   for await (const chunk of await objects.read(o, { start: 0, end })) parts.push(chunk as Buffer);
   return Buffer.concat(parts);
+}
+
+/** `p`, unless the deadline passes first (then `late()`; a stream `p` yields later is destroyed). */
+function beforeDeadline<T>(p: Promise<T>, deadline: AbortSignal, late: () => Error): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => {
+      void p.then((v) => (v as { destroy?: () => void } | undefined)?.destroy?.(), () => undefined);
+      reject(late());
+    };
+    if (deadline.aborted) return onAbort();
+    deadline.addEventListener('abort', onAbort, { once: true });
+    p.then(resolve, reject).finally(() => deadline.removeEventListener('abort', onAbort));
+  });
 }
 
 /** The last bytes a process wrote to stderr (its reason), bounded. */
@@ -61,29 +75,50 @@ export function objectMountExtensions(objects: () => ObjectService, config: Obje
     name: 'object mounts',
     applies: (ctx) => !ctx.resuming && ctx.objectMounts.length > 0,
     async run({ devbox, sandbox, objectMounts }) {
-      for (const m of objectMounts) {
-        const what = `object mount ${m.objectId} at ${m.objectPath}`;
-        const o = await objects()
-          .get(devbox.accountId, m.objectId)
-          .catch((err: Error) => {
-            throw new Error(`${what} failed: ${err.message}`);
-          });
-        const placement = await placementOf(objects(), o);
-        const argv =
-          placement === 'file'
-            ? ['sh', '-c', FILE_SCRIPT, 'sh', m.objectPath]
-            : ['python3', '-c', UNPACK_SCRIPT, m.objectPath, placement, String(config.mountMaxBytes), String(config.mountMaxEntries)];
-        const proc = sandbox.spawn({ argv });
-        const reason = tailOf(proc);
-        // The process may stop reading first (a refusal): its exit says why, not the broken pipe.
-        await pipeline(await objects().read(o), proc.stdin).catch(() => undefined);
-        const exit = await proc.exited;
-        if (exit.exitCode === 0) continue;
-        if (exit.exitCode === 127 && placement !== 'file') throw new Error(`${what} failed: unpacking an archive needs python3 in the box image`);
-        const why = reason() || (exit.signal ? `killed by ${exit.signal}` : `exit status ${exit.exitCode}`);
-        throw new Error(`${what} failed${exit.exitCode === EXIT_REFUSED ? '' : ` (${placement === 'file' ? 'writing' : 'unpacking'})`}: ${why}`);
+      // One deadline for all the box's mounts: a stalled unpack (a huge archive, a stuck python3, a blob
+      // store that stopped answering) must not hold the box `initializing` for ever.
+      const deadline = new AbortController();
+      const timer = setTimeout(() => deadline.abort(), config.mountTimeoutMs);
+      try {
+        for (const m of objectMounts) await place(objects(), sandbox, devbox.accountId, m, deadline.signal);
+      } finally {
+        clearTimeout(timer);
       }
     },
   };
+
+  async function place(objects: ObjectService, sandbox: Sandbox, accountId: string, m: ObjectMount, deadline: AbortSignal): Promise<void> {
+    const what = `object mount ${m.objectId} at ${m.objectPath}`;
+    const late = () => new Error(`${what} failed: not placed within ${config.mountTimeoutMs / 1000} s (DEVBOXD_OBJECT_MOUNT_TIMEOUT)`);
+    const o = await objects.get(accountId, m.objectId).catch((err: Error) => {
+      throw new Error(`${what} failed: ${err.message}`);
+    });
+    const placement = await beforeDeadline(placementOf(objects, o), deadline, late);
+    const source = await beforeDeadline(objects.read(o), deadline, late);
+    const argv =
+      placement === 'file'
+        ? ['sh', '-c', FILE_SCRIPT, 'sh', m.objectPath]
+        : ['python3', '-c', UNPACK_SCRIPT, m.objectPath, placement, String(config.mountMaxBytes), String(config.mountMaxEntries)];
+    const proc = sandbox.spawn({ argv });
+    const reason = tailOf(proc);
+    const stop = () => {
+      proc.signal('SIGKILL', true);
+      source.destroy();
+    };
+    deadline.addEventListener('abort', stop, { once: true });
+    let exit;
+    try {
+      // The process may stop reading first (a refusal): its exit says why, not the broken pipe.
+      await pipeline(source, proc.stdin).catch(() => undefined);
+      exit = await proc.exited;
+    } finally {
+      deadline.removeEventListener('abort', stop);
+    }
+    if (deadline.aborted) throw late();
+    if (exit.exitCode === 0) return;
+    if (exit.exitCode === 127 && placement !== 'file') throw new Error(`${what} failed: unpacking an archive needs python3 in the box image`);
+    const why = reason() || (exit.signal ? `killed by ${exit.signal}` : `exit status ${exit.exitCode}`);
+    throw new Error(`${what} failed${exit.exitCode === EXIT_REFUSED ? '' : ` (${placement === 'file' ? 'writing' : 'unpacking'})`}: ${why}`);
+  }
   return { resolver, bootStep };
 }

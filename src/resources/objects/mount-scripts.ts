@@ -100,7 +100,8 @@ try:
                     source = place(m.linkname)
                     count -= 1
                     clear(path)
-                    os.link(source, path)
+                    # The member itself, a symlink included, never what a symlink points at (out of dest).
+                    os.link(source, path, follow_symlinks=False)
 except SystemExit:
     raise
 except Exception as e:

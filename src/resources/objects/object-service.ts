@@ -7,6 +7,7 @@ import { newId } from '../../lib/ids.js';
 import type { Logger } from '../../lib/logger.js';
 import type { ObjectConfig } from './config.js';
 import type { PresignedOp, PresignedQuery, Presigner } from './presign.js';
+import { OpenReads } from './open-reads.js';
 import { SqlObjectStore } from './sql-object-store.js';
 import { blobPrefixOf, isExpired, type ContentType, type ObjectListFilter, type StoredObject } from './types.js';
 
@@ -39,6 +40,8 @@ export class ObjectService {
    * most `uploadsMax` in all (429), so stalled uploads cannot pile up buffers and temp files without bound.
    */
   private readonly uploading = new Set<string>();
+  /** Reads in flight, cut when their object is deleted or expires. */
+  private readonly reads: OpenReads;
 
   constructor(
     private readonly db: Store,
@@ -50,6 +53,10 @@ export class ObjectService {
     private readonly log: Logger,
   ) {
     this.store = new SqlObjectStore(db.db);
+    this.reads = new OpenReads(async (id) => {
+      const o = await this.store.getById(id);
+      return !!o && o.state !== 'DELETED' && !isExpired(o);
+    });
   }
 
   async create(accountId: string, input: CreateObjectInput): Promise<StoredObject> {
@@ -127,6 +134,7 @@ export class ObjectService {
   /** Marked first, so a stop between the blob's removal and the row's leaves a record `reconcile` finishes. */
   private async purge(o: StoredObject): Promise<void> {
     await this.store.markDeleted(o.id);
+    this.reads.cut(o.id);
     await this.dropBlobs(o, () => true);
     await this.store.remove(o.id);
   }
@@ -254,9 +262,9 @@ export class ObjectService {
   }
 
   /** The object's bytes, whole or a range (inclusive, as HTTP ranges are). */
-  read(o: StoredObject, range?: { start: number; end: number }): Promise<Readable> {
+  async read(o: StoredObject, range?: { start: number; end: number }): Promise<Readable> {
     if (o.blobKey === null) throw ERRORS.notFound('object', o.id);
-    return this.blobs.get(o.blobKey, range);
+    return this.reads.track(o, await this.blobs.get(o.blobKey, range));
   }
 
   /** The size of a readable object's bytes (for Range answers). */

@@ -203,6 +203,11 @@ export function isImageLayer(id: string): boolean {
 }
 
 export interface RuntimeDriver {
+  /**
+   * The base image's name (it changes with its recipe): what a box without image layers stands on, so caches
+   * keyed on "built on the base image" (blueprint steps) are keyed on this, not on a constant.
+   */
+  readonly baseImageName: string;
   /** Builds or verifies the base image (cached); logs progress. Idempotent. */
   prepare(): Promise<void>;
   create(spec: SandboxSpec): Promise<Sandbox>;

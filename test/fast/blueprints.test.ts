@@ -151,6 +151,19 @@ describe('blueprint builds (stub sandboxes)', () => {
     }
   });
 
+  test('a new base image (another recipe) is a cache miss for steps built on the old one', async () => {
+    const dockerfile = 'FROM runloop:runloop/starter-x86_64\nRUN echo base-keyed';
+    assert.ok((await logs((await built({ name: 'base-keyed', dockerfile })).id)).includes('build complete: 1 step(s) built, 0 from the cache'));
+    assert.ok((await logs((await built({ name: 'base-keyed', dockerfile })).id)).includes('build complete: 0 step(s) built, 1 from the cache'));
+    const was = f.runtime.baseImageName;
+    f.runtime.baseImageName = 'stub-base-upgraded';
+    try {
+      assert.ok((await logs((await built({ name: 'base-keyed', dockerfile })).id)).includes('build complete: 1 step(s) built, 0 from the cache'));
+    } finally {
+      f.runtime.baseImageName = was;
+    }
+  });
+
   test('file mounts are written after the Dockerfile, relative to its WORKDIR, before the setup commands', async () => {
     const argvs: string[][] = [];
     const before = f.runtime.run;

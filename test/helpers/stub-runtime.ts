@@ -18,6 +18,8 @@ export interface StubRun {
  * devboxes, executions and snapshots without root or a real sandbox.
  */
 export class StubRuntime implements RuntimeDriver {
+  /** Writable: a test changes it as an upgraded base image would. */
+  baseImageName = 'stub-base';
   readonly boxes = new Map<string, Sandbox>();
   readonly layers = new Set<string>();
   /** Decides what each spawned process does. */

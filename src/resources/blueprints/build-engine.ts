@@ -126,7 +126,7 @@ export class BuildEngine {
         continue;
       }
       if (step.kind === 'copy' && !req.context) throw new StepFailed(`${label}: no build context was given (build_context)`);
-      const key = sha256(JSON.stringify([state.layers[0] ?? 'base', step.key, step.kind === 'copy' ? digestOf(req.context!.entries, step.sources) : null]));
+      const key = sha256(JSON.stringify([state.layers[0] ?? `base:${this.runtime.baseImageName}`, step.key, step.kind === 'copy' ? digestOf(req.context!.entries, step.sources) : null]));
       const hit = await this.cache.get(key);
       if (hit && (await this.runtime.layerExists(hit).catch(() => false))) {
         log.info(`${tag} CACHED ${label}`);
@@ -169,7 +169,7 @@ export class BuildEngine {
   private async userOf(boxes: StepSandboxes, req: BuildRequest, layers: string[], spec: string): Promise<SandboxUser> {
     const want = spec.split(':')[0]!;
     if (want === 'root' || want === '0') return ROOT;
-    const key = `${layers[0] ?? 'base'}\0${want}`;
+    const key = `${layers[0] ?? `base:${this.runtime.baseImageName}`}\0${want}`;
     const known = this.users.get(key);
     if (known) return known;
     if (this.users.size >= 1000) this.users.clear();

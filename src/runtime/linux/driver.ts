@@ -70,6 +70,10 @@ const INIT_TIMEOUT_MS = 10_000;
 let driverSeq = 0;
 
 export class LinuxDriver implements RuntimeDriver {
+  get baseImageName(): string {
+    return this.image.name;
+  }
+
   private readonly paths: DataPaths;
   private readonly image: BaseImage;
   private readonly watcher = new LivenessWatcher();

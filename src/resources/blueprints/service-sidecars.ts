@@ -7,6 +7,7 @@
  * the reason and the end of its output. Sidecars go with the box's sandbox (the runtime removes them with it:
  * shutdown, failure, suspend); a resumed box starts its services afresh.
  */
+import type { Gate } from '../../lib/gate.js';
 import type { Logger } from '../../lib/logger.js';
 import { sidecarId, SandboxError, type ImageConfig, type ResourceLimits, type RuntimeDriver, type Sandbox, type SandboxUser } from '../../runtime/driver.js';
 import type { BootContext, BootStep } from '../devboxes/extensions.js';
@@ -22,6 +23,8 @@ export const SERVICE_LIMITS = { cpuCores: 1, memoryBytes: GIB, diskBytes: 4 * GI
 /** How much of the end of a service's output (stdout and stderr) explains its failure. */
 const TAIL_BYTES = 2048;
 const POLL_MS = 200;
+/** Service image pulls waiting for a slot, host-wide; beyond it a box's service fails at once. */
+export const SERVICE_PULL_QUEUE = 256;
 
 const required = (d: Devbox): string[] => (Array.isArray(d.launchParameters.required_services) ? (d.launchParameters.required_services as string[]) : []);
 
@@ -31,6 +34,10 @@ interface Deps {
   /** Opens the services' image passwords. */
   sealer: Pick<Sealer, 'open'>;
   readyTimeoutMs: number;
+  /** This server's node: the pulled layers are files on it. */
+  node: string;
+  /** Bounds the service image pulls running at once, host-wide (DEVBOXD_SERVICE_PULLS); more wait in its queue. */
+  pulls: Gate;
   log: Logger;
 }
 
@@ -43,15 +50,15 @@ export function serviceBootStep(deps: Deps): BootStep {
       const b = d.blueprintId ? await deps.store().getById(d.blueprintId) : d.snapshotId ? await deps.store().blueprintOfSnapshot(d.accountId, d.snapshotId) : undefined;
       if (!b) throw new Error('required_services: the devbox has no blueprint to take its services from');
       const all = servicesOf(b);
+      // Every name checked before any starts: none is left running unwatched by a late refusal.
+      const picked = required(d).map((name) => {
+        const i = all.findIndex((s) => s.name === name);
+        if (i < 0) throw new Error(`required_services: blueprint ${b.id} has no service ${name}`);
+        return i;
+      });
       const deadline = Date.now() + deps.readyTimeoutMs;
       // Started side by side: the box waits for the slowest, not for their sum.
-      await Promise.all(
-        required(d).map((name) => {
-          const i = all.findIndex((s) => s.name === name);
-          if (i < 0) throw new Error(`required_services: blueprint ${b.id} has no service ${name}`);
-          return startService(deps, d, b.id, all[i]!, sidecarId(d.id, `svc${i}`), deadline);
-        }),
-      );
+      await Promise.all(picked.map((i) => startService(deps, d, b.id, all[i]!, sidecarId(d.id, `svc${i}`), deadline)));
     },
   };
 }
@@ -59,11 +66,18 @@ export function serviceBootStep(deps: Deps): BootStep {
 async function startService(deps: Deps, d: Devbox, blueprintId: string, s: ServiceSpec, id: string, deadline: number): Promise<void> {
   const what = `service ${s.name} (${s.image})`;
   const signal = AbortSignal.timeout(Math.max(1, deadline - Date.now()));
+  const release = await deps.pulls.enter(signal);
+  if (!release) throw new Error(`${what}: ${signal.aborted ? 'no image pull slot was free in time (DEVBOXD_SERVICE_READY_TIMEOUT)' : 'too many service image pulls are waiting; try again later'}`);
   let image;
   try {
     image = await deps.runtime.pullImage(s.image, { auth: openCredentials(s, blueprintId, deps.sealer), signal });
+    // Recorded before a sidecar stands on them: in use while the blueprint is (another blueprint's delete
+    // keeps them), freed when no blueprint names them.
+    await deps.store().addServiceLayers(blueprintId, deps.node, image.layers);
   } catch (err) {
     throw new Error(`${what}: pulling the image failed: ${(err as Error).message}`);
+  } finally {
+    release();
   }
   const argv = [...(image.config.entrypoint ?? []), ...(image.config.cmd ?? [])];
   if (!argv.length) throw new Error(`${what}: the image has no ENTRYPOINT or CMD to run`);

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { buildFastApp, type FastApp } from '../helpers/app.js';
 import { ROOT } from '../helpers/server.js';
+import { limitsFor, SERVICE_LIMITS } from '../../src/resources/blueprints/service-sidecars.js';
 
 /** Blueprints through the HTTP API (inject) over the stub runtime: validation, preview, builds and their cache. */
 let f: FastApp;
@@ -112,6 +113,15 @@ describe('blueprint requests', () => {
       assert.ok(['provisioning', 'initializing'].includes(v.status), v.status);
       await new Promise((r) => setTimeout(r, 10));
     }
+  });
+
+  test("services share the box's size: together no more CPU, memory or pids than the box; each disk at most the box's", () => {
+    const GIB = 1024 ** 3;
+    const small = { cpuCores: 1, memoryBytes: 2 * GIB, diskBytes: 2 * GIB, pids: 1024 };
+    const each = limitsFor(small, 8);
+    assert.deepEqual(each, { cpuCores: 1 / 8, memoryBytes: GIB / 4, diskBytes: 2 * GIB, pids: 128 });
+    const big = { cpuCores: 16, memoryBytes: 64 * GIB, diskBytes: 100 * GIB, pids: 65536 };
+    assert.deepEqual(limitsFor(big, 2), SERVICE_LIMITS);
   });
 
   test('service image layers stay while a blueprint names the service (another blueprint on the image deleted); the last one frees them', async () => {

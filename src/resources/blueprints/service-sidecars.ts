@@ -18,7 +18,7 @@ import { servicePorts, servicesOf, type ServiceSpec } from './services.js';
 import type { SqlBlueprintStore } from './sql-blueprint-store.js';
 
 const GIB = 1024 ** 3;
-/** Each service's own limits (its own cgroup, beside the box's), never above the box's own size. */
+/** Each service's own limits at most (its own cgroup, beside the box's); see limitsFor for its share of the box. */
 export const SERVICE_LIMITS = { cpuCores: 1, memoryBytes: GIB, diskBytes: 4 * GIB, pids: 512 };
 /** How much of the end of a service's output (stdout and stderr) explains its failure. */
 const TAIL_BYTES = 2048;
@@ -84,7 +84,7 @@ async function startService(deps: Deps, d: Devbox, blueprintId: string, s: Servi
   const user = imageUser(image.config.user);
   let sandbox: Sandbox;
   try {
-    sandbox = await deps.runtime.create({ id, hostname: s.name, layers: image.layers, limits: limitsFor(d), user, joinNetworkOf: d.id });
+    sandbox = await deps.runtime.create({ id, hostname: s.name, layers: image.layers, limits: limitsFor(d.sandbox.limits, required(d).length), user, joinNetworkOf: d.id });
   } catch (err) {
     throw new Error(`${what}: ${err instanceof SandboxError ? err.message : `the sandbox did not start: ${(err as Error).message}`}`);
   }
@@ -135,12 +135,16 @@ function envOf(c: ImageConfig): Record<string, string> {
   return env;
 }
 
-function limitsFor(d: Devbox): ResourceLimits {
-  const box = d.sandbox.limits;
+/**
+ * A service's limits when the box runs `n`: the box's CPU, memory and pids divided among them (so its services
+ * together never exceed the box's own size), and a disk no larger than the box's; each within SERVICE_LIMITS.
+ */
+export function limitsFor(box: ResourceLimits, n: number): ResourceLimits {
+  const share = Math.max(1, n);
   return {
-    cpuCores: Math.min(SERVICE_LIMITS.cpuCores, box.cpuCores),
-    memoryBytes: Math.min(SERVICE_LIMITS.memoryBytes, box.memoryBytes),
-    diskBytes: SERVICE_LIMITS.diskBytes,
-    pids: SERVICE_LIMITS.pids,
+    cpuCores: Math.min(SERVICE_LIMITS.cpuCores, box.cpuCores / share),
+    memoryBytes: Math.min(SERVICE_LIMITS.memoryBytes, Math.floor(box.memoryBytes / share)),
+    diskBytes: Math.min(SERVICE_LIMITS.diskBytes, box.diskBytes),
+    pids: Math.max(1, Math.min(SERVICE_LIMITS.pids, Math.floor(box.pids / share))),
   };
 }

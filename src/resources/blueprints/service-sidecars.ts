@@ -57,17 +57,23 @@ export function serviceBootStep(deps: Deps): BootStep {
         return i;
       });
       const deadline = Date.now() + deps.readyTimeoutMs;
-      // Started side by side: the box waits for the slowest, not for their sum.
-      await Promise.all(picked.map((i) => startService(deps, d, b.id, all[i]!, sidecarId(d.id, `svc${i}`), deadline)));
+      // Started side by side: the box waits for the slowest, not for their sum. The first failure, the box
+      // ending or the deadline stops the others (their pulls and waits), not only the box's wait for them.
+      const stop = new AbortController();
+      const signal = AbortSignal.any([ctx.signal, stop.signal, AbortSignal.timeout(deps.readyTimeoutMs)]);
+      try {
+        await Promise.all(picked.map((i) => startService(deps, d, b.id, all[i]!, sidecarId(d.id, `svc${i}`), deadline, signal)));
+      } finally {
+        stop.abort();
+      }
     },
   };
 }
 
-async function startService(deps: Deps, d: Devbox, blueprintId: string, s: ServiceSpec, id: string, deadline: number): Promise<void> {
+async function startService(deps: Deps, d: Devbox, blueprintId: string, s: ServiceSpec, id: string, deadline: number, signal: AbortSignal): Promise<void> {
   const what = `service ${s.name} (${s.image})`;
-  const signal = AbortSignal.timeout(Math.max(1, deadline - Date.now()));
   const release = await deps.pulls.enter(signal);
-  if (!release) throw new Error(`${what}: ${signal.aborted ? 'no image pull slot was free in time (DEVBOXD_SERVICE_READY_TIMEOUT)' : 'too many service image pulls are waiting; try again later'}`);
+  if (!release) throw new Error(`${what}: ${signal.aborted ? 'no image pull slot was free before the deadline (DEVBOXD_SERVICE_READY_TIMEOUT) or the box ended' : 'too many service image pulls are waiting; try again later'}`);
   let image;
   try {
     image = await deps.runtime.pullImage(s.image, { auth: openCredentials(s, blueprintId, deps.sealer), signal });
@@ -82,6 +88,7 @@ async function startService(deps: Deps, d: Devbox, blueprintId: string, s: Servi
   const argv = [...(image.config.entrypoint ?? []), ...(image.config.cmd ?? [])];
   if (!argv.length) throw new Error(`${what}: the image has no ENTRYPOINT or CMD to run`);
   const user = imageUser(image.config.user);
+  if (signal.aborted && Date.now() <= deadline) throw new Error(`${what}: not started (the box ended or another service failed)`);
   let sandbox: Sandbox;
   try {
     sandbox = await deps.runtime.create({ id, hostname: s.name, layers: image.layers, limits: limitsFor(d.sandbox.limits, required(d).length), user, joinNetworkOf: d.id });
@@ -101,6 +108,7 @@ async function startService(deps: Deps, d: Devbox, blueprintId: string, s: Servi
   };
   const ports = servicePorts(s, s.name);
   for (;;) {
+    if (signal.aborted && Date.now() <= deadline) throw new Error(`${what}: stopped before it was ready (the box ended or another service failed)`);
     if (exited) throw new Error(`${what} exited with ${exited} before it was ready${await tail()}`);
     let listening: Set<number>;
     try {

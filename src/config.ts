@@ -98,6 +98,8 @@ export interface Config {
   blueprintBuildTimeoutSeconds: number;
   /** DEVBOXD_SERVICE_READY_TIMEOUT: seconds a devbox's services have to pull and listen on their ports. */
   serviceReadyTimeoutSeconds: number;
+  /** DEVBOXD_SERVICE_PULLS: service image pulls running at once, host-wide (more wait, within their deadline). */
+  servicePulls: number;
   /** Registries images are pulled from (DEVBOXD_REGISTRY_*); see src/runtime/oci/. */
   registry: RegistrySettings;
   /** Benchmark runs' concurrency and per-account bounds (DEVBOXD_BENCHMARK_*); see resources/benchmarks/config.ts. */
@@ -210,6 +212,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     blueprintAccountBuilds: int('DEVBOXD_BLUEPRINT_ACCOUNT_BUILDS', env.DEVBOXD_BLUEPRINT_ACCOUNT_BUILDS, 10, 1, 100_000),
     blueprintBuildTimeoutSeconds: int('DEVBOXD_BLUEPRINT_BUILD_TIMEOUT', env.DEVBOXD_BLUEPRINT_BUILD_TIMEOUT, 3600, 1, 7 * 24 * 3600),
     serviceReadyTimeoutSeconds: int('DEVBOXD_SERVICE_READY_TIMEOUT', env.DEVBOXD_SERVICE_READY_TIMEOUT, 300, 1, 3600),
+    servicePulls: int('DEVBOXD_SERVICE_PULLS', env.DEVBOXD_SERVICE_PULLS, 2, 1, 64),
     registry: loadRegistry(env),
     ptyIdleTtlSeconds: int('DEVBOXD_PTY_IDLE_TTL', env.DEVBOXD_PTY_IDLE_TTL, 600, 1, 7 * 24 * 3600),
     ptyPingSeconds: int('DEVBOXD_PTY_PING_INTERVAL', env.DEVBOXD_PTY_PING_INTERVAL, 30, 1, 3600),

@@ -36,7 +36,7 @@ import { MODULE_SCHEMAS } from './resources/index.js';
 import { networkPolicyExtensions, TUNNEL_PREFIX } from './resources/network-policies/devbox-extensions.js';
 import { NetworkPolicyService } from './resources/network-policies/network-policy-service.js';
 import { TunnelFront, TunnelService, WAKE_TIMEOUT_MS } from './resources/tunnels/index.js';
-import { BUILD_JOB, buildBlueprints, serviceBootStep, type BlueprintsModule } from './resources/blueprints/index.js';
+import { BUILD_JOB, buildBlueprints, SERVICE_PULL_QUEUE, serviceBootStep, type BlueprintsModule } from './resources/blueprints/index.js';
 import { PtyFront, PtySessions, PtyTunnels, ptyStopListener } from './resources/pty/index.js';
 import { objectMountExtensions } from './resources/objects/devbox-extensions.js';
 import { EXPIRE_JOB, ObjectService } from './resources/objects/object-service.js';
@@ -197,6 +197,8 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     runtime,
     sealer,
     readyTimeoutMs: config.serviceReadyTimeoutSeconds * 1000,
+    node,
+    pulls: new Gate(config.servicePulls, SERVICE_PULL_QUEUE),
     log: logger.child({ component: 'services' }),
   });
   const axons = buildAxons({

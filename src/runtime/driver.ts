@@ -157,7 +157,10 @@ export interface Sandbox {
    */
   snapshot(layerId: string, opts?: { stop?: boolean }): Promise<{ sizeBytes: number }>;
   stats(): Promise<SandboxStats>;
-  /** TCP ports something listens on in the sandbox's network namespace (IPv4 and IPv6). */
+  /**
+   * TCP ports the sandbox's own processes listen on (IPv4 and IPv6), in its network namespace: a sidecar's
+   * listener, not its box's nor another service's in the namespace they share.
+   */
   listeningPorts(): Promise<Set<number>>;
   /** Resolves when the box's init has died (killed, crashed) outside of `destroy()`. */
   readonly died: Promise<void>;

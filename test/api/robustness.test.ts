@@ -181,7 +181,6 @@ describe('parameters the server does not support are refused', () => {
     ['launch_parameters.lifecycle.resume_triggers.axon_event', { launch_parameters: { lifecycle: { resume_triggers: { axon_event: true } } } }],
     ['mounts', { mounts: [{ type: 'object_mount', object_id: 'obj_1', object_path: '/x' }] }],
     ['launch_parameters.available_ports', { launch_parameters: { available_ports: [8080] } }],
-    ['launch_parameters.required_services', { launch_parameters: { required_services: ['postgres'] } }],
     ['body.made_up_field', { made_up_field: 1 }],
     ['body.launch_parameters.made_up', { launch_parameters: { made_up: true } }],
   ] as const) {
@@ -198,6 +197,15 @@ describe('parameters the server does not support are refused', () => {
     const r = await post('/v1/devboxes', { tunnel: null, mounts: [], gateways: {}, launch_parameters: { available_ports: [], network_policy_id: null } });
     assert.equal(r.status, 200);
     await api.devboxes.shutdown(r.json.id as string);
+  });
+
+  // Supported (a blueprint's `services`), but only from a blueprint: without one there is none to name.
+  test('required_services without a blueprint is a 400 naming it, nothing created', async () => {
+    const before = (await api.devboxes.list({ limit: 100 })).devboxes.length;
+    const r = await post('/v1/devboxes', { launch_parameters: { required_services: ['postgres'] } });
+    assert.equal(r.status, 400);
+    assert.match(r.json.message!, /required_services: services are defined by a blueprint/);
+    assert.equal((await api.devboxes.list({ limit: 100 })).devboxes.length, before);
   });
 
   test('a size larger than the host can give is a 400', async () => {

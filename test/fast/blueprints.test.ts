@@ -4,6 +4,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { buildFastApp, type FastApp } from '../helpers/app.js';
 import { ROOT } from '../helpers/server.js';
+import { limitsFor, SERVICE_LIMITS } from '../../src/resources/blueprints/service-sidecars.js';
 
 /** Blueprints through the HTTP API (inject) over the stub runtime: validation, preview, builds and their cache. */
 let f: FastApp;
@@ -72,6 +73,9 @@ describe('blueprint requests', () => {
     await bad(post([{ ...db, port_mappings: ['80'] }]), 400, /port 80 is not in 1024-65535/);
     await bad(post([{ ...db, port_mappings: ['5432/udp'] }]), 400, /not <host_port>:<container_port>/);
     await bad(post([{ ...db, extra: 1 }]), 400, /extra/);
+    // Services share the box's network: two on one port would collide (and one would look ready by the other).
+    await bad(post([{ ...db, port_mappings: ['5432'] }, { name: 'db2', image: 'postgres:16', port_mappings: ['6000', '5432:5432'] }]), 400, /services\[1\]\.port_mappings\[1\]: port 5432 is also services\[0\]'s/);
+    await bad(post([{ ...db, port_mappings: ['5432', '5432/tcp'] }]), 400, /services\[0\]\.port_mappings\[1\]: port 5432 is also services\[0\]'s/);
     await bad(post([db], { required_services: ['cache'] }), 400, /required_services: no service named "cache" \(the blueprint has db\)/);
     await bad(post(Array.from({ length: 9 }, (_, i) => ({ name: `s${i}`, image: 'redis' }))), 400, /services/);
   });
@@ -109,6 +113,39 @@ describe('blueprint requests', () => {
       assert.ok(['provisioning', 'initializing'].includes(v.status), v.status);
       await new Promise((r) => setTimeout(r, 10));
     }
+  });
+
+  test("services share the box's size: together no more CPU, memory or pids than the box; each disk at most the box's", () => {
+    const GIB = 1024 ** 3;
+    const small = { cpuCores: 1, memoryBytes: 2 * GIB, diskBytes: 2 * GIB, pids: 1024 };
+    const each = limitsFor(small, 8);
+    assert.deepEqual(each, { cpuCores: 1 / 8, memoryBytes: GIB / 4, diskBytes: 2 * GIB, pids: 128 });
+    const big = { cpuCores: 16, memoryBytes: 64 * GIB, diskBytes: 100 * GIB, pids: 65536 };
+    assert.deepEqual(limitsFor(big, 2), SERVICE_LIMITS);
+  });
+
+  test('service image layers stay while a blueprint names the service (another blueprint on the image deleted); the last one frees them', async () => {
+    const layer = `oci-sha256-${'a'.repeat(64)}`;
+    f.runtime.images.set('reg.example/pg:16', { digest: `sha256:${'b'.repeat(64)}`, layers: [layer], config: { env: [], cmd: ['postgres'] } });
+    const onImage = await built({ name: 'from-pg', dockerfile: 'FROM reg.example/pg:16\nRUN true' });
+    assert.equal(onImage.status, 'build_complete', (await logs(onImage.id)).join('\n'));
+    const svc = await built({ name: 'svc-layers', services: [{ name: 'pg', image: 'reg.example/pg:16' }] });
+    const status = async (id: string) => (await ok<{ status: string }>({ method: 'GET', url: `/v1/devboxes/${id}` })).status;
+    const until = async (id: string, want: string) => {
+      for (let i = 0; (await status(id)) !== want; i++) {
+        assert.ok(i < 1000, `${id} did not become ${want}: ${await status(id)}`);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    };
+    const d = await ok<{ id: string }>({ method: 'POST', url: '/v1/devboxes', payload: { blueprint_id: svc.id, launch_parameters: { required_services: ['pg'] } } });
+    await until(d.id, 'running');
+    assert.ok(f.runtime.boxes.has(`${d.id}--svc0`), 'the sidecar runs');
+    await ok({ method: 'POST', url: `/v1/blueprints/${onImage.id}/delete` });
+    assert.ok(f.runtime.layers.has(layer), 'deleting a blueprint FROM the image deleted the layer the running service stands on');
+    await ok({ method: 'POST', url: `/v1/devboxes/${d.id}/shutdown` });
+    await until(d.id, 'shutdown');
+    await ok({ method: 'POST', url: `/v1/blueprints/${svc.id}/delete` });
+    assert.ok(!f.runtime.layers.has(layer), 'a service layer no blueprint names any more was kept');
   });
 
   test('preview: the Dockerfile the request builds (default image, base blueprint as FROM, setup commands as RUN)', async () => {

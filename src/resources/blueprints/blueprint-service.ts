@@ -155,10 +155,12 @@ export class BlueprintService {
       dep.blueprints && `${dep.blueprints} blueprint(s) built on it`,
     ].filter(Boolean);
     if (what.length) throw ERRORS.badState(`blueprint ${id} cannot be deleted: ${what.join(', ')} depend on it`);
+    const serviceLayers = await this.store.serviceLayers(id, this.node);
     await this.store.delete(id);
-    // Its layers go unless another blueprint shares them (the same steps on the same parent).
+    // Its layers, and those of its services' images, go unless another blueprint names them (the same steps on
+    // the same parent, the same image as FROM or as a service).
     const used = await this.store.layersInUse();
-    const gone = b.layers.filter((l) => !used.has(l));
+    const gone = [...new Set([...b.layers, ...serviceLayers])].filter((l) => !used.has(l));
     await this.store.uncacheLayers(this.node, gone);
     for (const l of gone) await this.runtime.deleteLayer(l).catch((err) => this.log.warn({ err, layer: l }, 'blueprint layer delete failed'));
     this.log.info({ blueprint: id, layers: gone.length }, 'blueprint deleted');

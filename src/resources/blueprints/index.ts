@@ -15,7 +15,7 @@ import { SqlBlueprintStore } from './sql-blueprint-store.js';
 export { BLUEPRINTS_SCHEMA } from './schema.js';
 export { blueprintRoutes } from './routes/index.js';
 export { BUILD_JOB } from './blueprint-service.js';
-export { serviceBootStep } from './service-sidecars.js';
+export { SERVICE_PULL_QUEUE, serviceBootStep } from './service-sidecars.js';
 
 export interface BlueprintsModule {
   service: BlueprintService;

@@ -2,7 +2,8 @@ import type { ModuleSchema } from '../../platform/store/module-schema.js';
 
 /**
  * Blueprints, their build logs (bounded per blueprint) and the step cache: a built layer by the digest of
- * its step's inputs, per node (layers are files on the node that built them).
+ * its step's inputs, per node (layers are files on the node that built them), and the layers of the images its
+ * services run from, per node.
  */
 const tables = (text: string, big: string) => [
   `CREATE TABLE blueprints (
@@ -38,6 +39,15 @@ const tables = (text: string, big: string) => [
      create_time_ms ${big} NOT NULL,
      PRIMARY KEY (node, cache_key)
    );`,
+  // v2: the image layers each blueprint's services were pulled onto a node: in use while the blueprint is, so
+  // deleting another blueprint on the same image keeps them, and freed when no blueprint names them.
+  `CREATE TABLE blueprint_service_layers (
+     blueprint_id ${text} NOT NULL,
+     node TEXT NOT NULL,
+     layer_id ${text} NOT NULL,
+     PRIMARY KEY (blueprint_id, node, layer_id)
+   );
+   CREATE INDEX blueprint_service_layers_layer ON blueprint_service_layers (layer_id);`,
 ];
 
 export const BLUEPRINTS_SCHEMA: ModuleSchema = {

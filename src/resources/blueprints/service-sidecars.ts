@@ -7,6 +7,7 @@
  * the reason and the end of its output. Sidecars go with the box's sandbox (the runtime removes them with it:
  * shutdown, failure, suspend); a resumed box starts its services afresh.
  */
+import type { Gate } from '../../lib/gate.js';
 import type { Logger } from '../../lib/logger.js';
 import { sidecarId, SandboxError, type ImageConfig, type ResourceLimits, type RuntimeDriver, type Sandbox, type SandboxUser } from '../../runtime/driver.js';
 import type { BootContext, BootStep } from '../devboxes/extensions.js';
@@ -17,11 +18,13 @@ import { servicePorts, servicesOf, type ServiceSpec } from './services.js';
 import type { SqlBlueprintStore } from './sql-blueprint-store.js';
 
 const GIB = 1024 ** 3;
-/** Each service's own limits (its own cgroup, beside the box's), never above the box's own size. */
+/** Each service's own limits at most (its own cgroup, beside the box's); see limitsFor for its share of the box. */
 export const SERVICE_LIMITS = { cpuCores: 1, memoryBytes: GIB, diskBytes: 4 * GIB, pids: 512 };
 /** How much of the end of a service's output (stdout and stderr) explains its failure. */
 const TAIL_BYTES = 2048;
 const POLL_MS = 200;
+/** Service image pulls waiting for a slot, host-wide; beyond it a box's service fails at once. */
+export const SERVICE_PULL_QUEUE = 256;
 
 const required = (d: Devbox): string[] => (Array.isArray(d.launchParameters.required_services) ? (d.launchParameters.required_services as string[]) : []);
 
@@ -31,6 +34,10 @@ interface Deps {
   /** Opens the services' image passwords. */
   sealer: Pick<Sealer, 'open'>;
   readyTimeoutMs: number;
+  /** This server's node: the pulled layers are files on it. */
+  node: string;
+  /** Bounds the service image pulls running at once, host-wide (DEVBOXD_SERVICE_PULLS); more wait in its queue. */
+  pulls: Gate;
   log: Logger;
 }
 
@@ -43,34 +50,48 @@ export function serviceBootStep(deps: Deps): BootStep {
       const b = d.blueprintId ? await deps.store().getById(d.blueprintId) : d.snapshotId ? await deps.store().blueprintOfSnapshot(d.accountId, d.snapshotId) : undefined;
       if (!b) throw new Error('required_services: the devbox has no blueprint to take its services from');
       const all = servicesOf(b);
+      // Every name checked before any starts: none is left running unwatched by a late refusal.
+      const picked = required(d).map((name) => {
+        const i = all.findIndex((s) => s.name === name);
+        if (i < 0) throw new Error(`required_services: blueprint ${b.id} has no service ${name}`);
+        return i;
+      });
       const deadline = Date.now() + deps.readyTimeoutMs;
-      // Started side by side: the box waits for the slowest, not for their sum.
-      await Promise.all(
-        required(d).map((name) => {
-          const i = all.findIndex((s) => s.name === name);
-          if (i < 0) throw new Error(`required_services: blueprint ${b.id} has no service ${name}`);
-          return startService(deps, d, b.id, all[i]!, sidecarId(d.id, `svc${i}`), deadline);
-        }),
-      );
+      // Started side by side: the box waits for the slowest, not for their sum. The first failure, the box
+      // ending or the deadline stops the others (their pulls and waits), not only the box's wait for them.
+      const stop = new AbortController();
+      const signal = AbortSignal.any([ctx.signal, stop.signal, AbortSignal.timeout(deps.readyTimeoutMs)]);
+      try {
+        await Promise.all(picked.map((i) => startService(deps, d, b.id, all[i]!, sidecarId(d.id, `svc${i}`), deadline, signal)));
+      } finally {
+        stop.abort();
+      }
     },
   };
 }
 
-async function startService(deps: Deps, d: Devbox, blueprintId: string, s: ServiceSpec, id: string, deadline: number): Promise<void> {
+async function startService(deps: Deps, d: Devbox, blueprintId: string, s: ServiceSpec, id: string, deadline: number, signal: AbortSignal): Promise<void> {
   const what = `service ${s.name} (${s.image})`;
-  const signal = AbortSignal.timeout(Math.max(1, deadline - Date.now()));
+  const release = await deps.pulls.enter(signal);
+  if (!release) throw new Error(`${what}: ${signal.aborted ? 'no image pull slot was free before the deadline (DEVBOXD_SERVICE_READY_TIMEOUT) or the box ended' : 'too many service image pulls are waiting; try again later'}`);
   let image;
   try {
     image = await deps.runtime.pullImage(s.image, { auth: openCredentials(s, blueprintId, deps.sealer), signal });
+    // Recorded before a sidecar stands on them: in use while the blueprint is (another blueprint's delete
+    // keeps them), freed when no blueprint names them.
+    await deps.store().addServiceLayers(blueprintId, deps.node, image.layers);
   } catch (err) {
     throw new Error(`${what}: pulling the image failed: ${(err as Error).message}`);
+  } finally {
+    release();
   }
   const argv = [...(image.config.entrypoint ?? []), ...(image.config.cmd ?? [])];
   if (!argv.length) throw new Error(`${what}: the image has no ENTRYPOINT or CMD to run`);
   const user = imageUser(image.config.user);
+  if (signal.aborted && Date.now() <= deadline) throw new Error(`${what}: not started (the box ended or another service failed)`);
   let sandbox: Sandbox;
   try {
-    sandbox = await deps.runtime.create({ id, hostname: s.name, layers: image.layers, limits: limitsFor(d), user, joinNetworkOf: d.id });
+    sandbox = await deps.runtime.create({ id, hostname: s.name, layers: image.layers, limits: limitsFor(d.sandbox.limits, required(d).length), user, joinNetworkOf: d.id });
   } catch (err) {
     throw new Error(`${what}: ${err instanceof SandboxError ? err.message : `the sandbox did not start: ${(err as Error).message}`}`);
   }
@@ -87,6 +108,7 @@ async function startService(deps: Deps, d: Devbox, blueprintId: string, s: Servi
   };
   const ports = servicePorts(s, s.name);
   for (;;) {
+    if (signal.aborted && Date.now() <= deadline) throw new Error(`${what}: stopped before it was ready (the box ended or another service failed)`);
     if (exited) throw new Error(`${what} exited with ${exited} before it was ready${await tail()}`);
     let listening: Set<number>;
     try {
@@ -121,12 +143,16 @@ function envOf(c: ImageConfig): Record<string, string> {
   return env;
 }
 
-function limitsFor(d: Devbox): ResourceLimits {
-  const box = d.sandbox.limits;
+/**
+ * A service's limits when the box runs `n`: the box's CPU, memory and pids divided among them (so its services
+ * together never exceed the box's own size), and a disk no larger than the box's; each within SERVICE_LIMITS.
+ */
+export function limitsFor(box: ResourceLimits, n: number): ResourceLimits {
+  const share = Math.max(1, n);
   return {
-    cpuCores: Math.min(SERVICE_LIMITS.cpuCores, box.cpuCores),
-    memoryBytes: Math.min(SERVICE_LIMITS.memoryBytes, box.memoryBytes),
-    diskBytes: SERVICE_LIMITS.diskBytes,
-    pids: SERVICE_LIMITS.pids,
+    cpuCores: Math.min(SERVICE_LIMITS.cpuCores, box.cpuCores / share),
+    memoryBytes: Math.min(SERVICE_LIMITS.memoryBytes, Math.floor(box.memoryBytes / share)),
+    diskBytes: Math.min(SERVICE_LIMITS.diskBytes, box.diskBytes),
+    pids: Math.max(1, Math.min(SERVICE_LIMITS.pids, Math.floor(box.pids / share))),
   };
 }

@@ -44,9 +44,13 @@ export function servicePorts(s: ServiceSpec, field: string): number[] {
   });
 }
 
-/** Refuses (400) what a blueprint's services cannot be: duplicate names, bad images, options, moved ports. */
+/**
+ * Refuses (400) what a blueprint's services cannot be: duplicate names, bad images, options, moved ports, and
+ * a port two of them name (they share the box's network: one would fail to bind, yet look ready by the other).
+ */
 export function checkServices(services: ServiceSpec[], requiredByDefault: unknown): void {
   const names = new Set<string>();
+  const owners = new Map<number, string>();
   services.forEach((s, i) => {
     const field = `services[${i}]`;
     if (names.has(s.name)) throw ERRORS.invalid(`${field}.name: a service named ${s.name} comes earlier`);
@@ -57,7 +61,11 @@ export function checkServices(services: ServiceSpec[], requiredByDefault: unknow
       throw ERRORS.invalid(`${field}.image: ${(err as Error).message}`);
     }
     if (s.options) throw ERRORS.invalid(`${field}.options: container create options are not supported (services run as sandboxes, not Docker containers)`);
-    servicePorts(s, field);
+    servicePorts(s, field).forEach((port, j) => {
+      const owner = owners.get(port);
+      if (owner) throw ERRORS.invalid(`${field}.port_mappings[${j}]: port ${port} is also ${owner}'s; services share the devbox's network`);
+      owners.set(port, field);
+    });
   });
   checkRequired(services, requiredByDefault, 'launch_parameters.required_services');
 }

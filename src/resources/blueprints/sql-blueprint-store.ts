@@ -137,14 +137,34 @@ export class SqlBlueprintStore {
   async delete(id: string): Promise<void> {
     await this.db.transaction(async (tx) => {
       await tx.query('DELETE FROM blueprint_logs WHERE blueprint_id = ?', [id]);
+      await tx.query('DELETE FROM blueprint_service_layers WHERE blueprint_id = ?', [id]);
       await tx.query('DELETE FROM blueprints WHERE id = ?', [id]);
     });
   }
 
-  /** Every layer a blueprint (of any state) names: none of them may be collected. */
+  /**
+   * Every layer a blueprint (of any state) names, its own or its services' images': none of them may be
+   * collected. (A live sidecar's blueprint cannot be deleted while its box has not ended.)
+   */
   async layersInUse(): Promise<Set<string>> {
     const { rows } = await this.db.query<{ layers: string }>('SELECT layers FROM blueprints');
-    return new Set(rows.flatMap((r) => JSON.parse(r.layers) as string[]));
+    const used = new Set(rows.flatMap((r) => JSON.parse(r.layers) as string[]));
+    const svc = await this.db.query<{ layer_id: string }>('SELECT DISTINCT layer_id FROM blueprint_service_layers');
+    for (const r of svc.rows) used.add(r.layer_id);
+    return used;
+  }
+
+  /** Records the layers a service image of the blueprint was pulled onto `node` (before a sidecar runs on them). */
+  async addServiceLayers(id: string, node: string, layers: string[]): Promise<void> {
+    for (const l of layers) {
+      await this.db.query('INSERT INTO blueprint_service_layers (blueprint_id, node, layer_id) VALUES (?, ?, ?) ON CONFLICT DO NOTHING', [id, node, l]);
+    }
+  }
+
+  /** The service layers the blueprint has on `node`. */
+  async serviceLayers(id: string, node: string): Promise<string[]> {
+    const { rows } = await this.db.query<{ layer_id: string }>('SELECT layer_id FROM blueprint_service_layers WHERE blueprint_id = ? AND node = ?', [id, node]);
+    return rows.map((r) => r.layer_id);
   }
 
   listBuilding(node: string): Promise<Blueprint[]> {

@@ -51,6 +51,8 @@ export interface BootContext {
   /** The create request's agent mounts (empty on resume: the box's disk keeps what they installed). */
   agentMounts: AgentMount[];
   resuming: boolean;
+  /** Aborts once the box has ended (or been suspended) while booting: long steps stop their work. */
+  signal: AbortSignal;
 }
 
 /**

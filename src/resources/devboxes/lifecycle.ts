@@ -15,6 +15,8 @@ export interface ActiveBox {
   /** Commands in flight: a busy box is never idle. */
   busy: number;
   oomKills: number;
+  /** Aborted when the box leaves the running set (ended, detached): a boot step still running stops. */
+  left: AbortController;
 }
 
 export type EndReason = { status: 'shutdown'; reason: ShutdownReason } | { status: 'failure'; reason: FailureReason };
@@ -125,7 +127,8 @@ export class Lifecycle {
     }
     sandbox.died.then(() => this.onDied(d.id, sandbox)).catch(() => undefined);
     const resuming = opts.resuming ?? false;
-    const ctx: BootContext = { devbox: still, sandbox, fileMounts: opts.fileMounts ?? {}, objectMounts: opts.objectMounts ?? [], agentMounts: opts.agentMounts ?? [], codeMounts: opts.codeMounts ?? [], resuming };
+    const signal = this.active.get(d.id)?.left.signal ?? AbortSignal.abort();
+    const ctx: BootContext = { devbox: still, sandbox, fileMounts: opts.fileMounts ?? {}, objectMounts: opts.objectMounts ?? [], agentMounts: opts.agentMounts ?? [], codeMounts: opts.codeMounts ?? [], resuming, signal };
     const steps = this.ext.bootSteps.filter((s) => s.applies(ctx));
     const initializing = steps.some((s) => !s.quiet);
     if (initializing && !resuming) await this.transition(d.id, ['provisioning'], 'initializing');
@@ -146,13 +149,14 @@ export class Lifecycle {
   }
 
   attach(id: string, sandbox: Sandbox): void {
-    this.active.set(id, { sandbox, lastActivityMs: Date.now(), busy: 0, oomKills: 0 });
+    this.active.set(id, { sandbox, lastActivityMs: Date.now(), busy: 0, oomKills: 0, left: new AbortController() });
   }
 
   /** Ends a devbox for good: its processes and writable layer go; the record stays, terminal. Idempotent. */
   async end(id: string, why: EndReason, message?: string): Promise<Devbox | undefined> {
     const box = this.active.get(id);
     this.active.delete(id);
+    box?.left.abort();
     try {
       // Reasons quote command output, which may hold bytes a database cannot store as text (NUL).
       return await this.finish(id, why, message?.replaceAll('\u0000', '\\0'));
@@ -172,6 +176,7 @@ export class Lifecycle {
     const box = this.active.get(id);
     this.active.delete(id);
     if (!box) return undefined;
+    box.left.abort();
     this.stopped(id, false);
     return box.sandbox;
   }

@@ -1,6 +1,6 @@
 /** One running box: its init process, cgroup and writable layer. */
 import { existsSync, statSync } from 'node:fs';
-import { open, readFile, rename, rm, stat } from 'node:fs/promises';
+import { open, readdir, readFile, readlink, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SandboxError, type BoxProcess, type DetachedProcess, type Sandbox, type SandboxStats, type SpawnSpec } from '../driver.js';
 import type { BoxCgroup } from './cgroups.js';
@@ -188,7 +188,7 @@ export class LinuxSandbox implements Sandbox {
 
   async listeningPorts(): Promise<Set<number>> {
     if (!isAlive(this.state.pid, this.state.startTime)) throw new SandboxError('not_found', `sandbox ${this.id} is not running`);
-    return listeningTcpPorts(this.state.pid);
+    return listeningTcpPorts(this.state.pid, this.ctx.cgroup.pidsInGroup());
   }
 
   /** Bytes on the box's disk (a statfs); for a box without one, a cached walk (see DISK_TTL_MS). */
@@ -291,13 +291,26 @@ async function stopProcesses(cgroup: BoxCgroup, state: Pick<BoxState, 'pid' | 's
  * kernel shows the namespace of the process it is read through), `local_address` ending in the port in hex,
  * state 0A.
  */
-async function listeningTcpPorts(pid: number): Promise<Set<number>> {
+/**
+ * Ports listened on in `pid`'s network namespace by a socket one of `own` (the sandbox's processes) holds: a
+ * sidecar shares its box's namespace, and a listener of the box or of another service is not its own.
+ */
+async function listeningTcpPorts(pid: number, own: number[]): Promise<Set<number>> {
+  const inodes = new Set<string>();
+  for (const p of own) {
+    const fds = await readdir(`/proc/${p}/fd`).catch(() => [] as string[]);
+    for (const fd of fds) {
+      const target = await readlink(`/proc/${p}/fd/${fd}`).catch(() => '');
+      if (target.startsWith('socket:[')) inodes.add(target.slice(8, -1));
+    }
+  }
   const ports = new Set<number>();
   for (const file of ['tcp', 'tcp6']) {
     const text = await readFile(`/proc/${pid}/net/${file}`, 'utf8').catch(() => '');
     for (const line of text.split('\n').slice(1)) {
       const f = line.trim().split(/\s+/);
-      if (f[3] === '0A' && f[1]) ports.add(Number.parseInt(f[1].slice(f[1].lastIndexOf(':') + 1), 16));
+      // Fields: sl local rem st tx:rx tr:when retrnsmt uid timeout inode.
+      if (f[3] === '0A' && f[1] && inodes.has(f[9] ?? '')) ports.add(Number.parseInt(f[1].slice(f[1].lastIndexOf(':') + 1), 16));
     }
   }
   return ports;

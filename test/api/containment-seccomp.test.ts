@@ -68,7 +68,11 @@ async function probe(boxId: string): Promise<Map<string, string>> {
 
 function assertProbe(results: Map<string, string>): void {
   const wrong: string[] = [];
-  for (const [name, want] of Object.entries(REFUSED)) if (results.get(name) !== want) wrong.push(`${name}: ${results.get(name)} (want ${want})`);
+  for (const [name, want] of Object.entries(REFUSED)) {
+    // A kernel without IA-32 emulation has no i386 entry point at all (SIGSEGV): as contained as the filter's ENOSYS.
+    if (name === 'i386_getpid' && results.get(name) === 'absent') continue;
+    if (results.get(name) !== want) wrong.push(`${name}: ${results.get(name)} (want ${want})`);
+  }
   for (const name of ALLOWED) if (results.get(name) !== 'ok') wrong.push(`${name}: ${results.get(name)} (want ok)`);
   assert.deepEqual(wrong, []);
 }

@@ -6,6 +6,10 @@ export interface StubRun {
   stdout?: string;
   stderr?: string;
   exitCode?: number;
+  /** Runs until signalled (then ends killed by the signal): a process that never finishes. */
+  hang?: boolean;
+  /** Exits this many ms later (unless signalled first). */
+  delayMs?: number;
 }
 
 /**
@@ -119,18 +123,24 @@ export class StubRuntime implements RuntimeDriver {
   }
 
   private process(spec: SpawnSpec): BoxProcess {
-    const { stdout = '', stderr = '', exitCode = 0 } = this.run(spec);
+    const { stdout = '', stderr = '', exitCode = 0, hang = false, delayMs = 0 } = this.run(spec);
     const out = new PassThrough();
     const err = new PassThrough();
     const stdin = new PassThrough();
     stdin.resume();
     let exit!: (e: ProcessExit) => void;
     const exited = new Promise<ProcessExit>((r) => (exit = r));
-    setImmediate(() => {
+    let ended = false;
+    const end = (e: ProcessExit) => {
+      if (ended) return;
+      ended = true;
       out.end(stdout);
       err.end(stderr);
-      exit({ exitCode, signal: null });
-    });
-    return { stdin, stdout: out, stderr: err, exited, signal: () => undefined, resize: () => undefined, close: () => undefined };
+      exit(e);
+    };
+    const waits = hang || delayMs > 0;
+    if (!hang) (delayMs ? (fn: () => void) => setTimeout(fn, delayMs) : setImmediate)(() => end({ exitCode, signal: null }));
+    const signal = (name: NodeJS.Signals) => void (waits && end({ exitCode: null, signal: name }));
+    return { stdin, stdout: out, stderr: err, exited, signal, resize: () => undefined, close: () => undefined };
   }
 }

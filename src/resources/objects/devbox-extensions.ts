@@ -1,6 +1,6 @@
 import { pipeline } from 'node:stream/promises';
 import { DomainError, ERRORS } from '../../platform/errors.js';
-import type { BoxProcess } from '../../runtime/driver.js';
+import type { BoxProcess, Sandbox } from '../../runtime/driver.js';
 import type { BootStep, CreateResolver } from '../devboxes/extensions.js';
 import type { ObjectConfig } from './config.js';
 import { EXIT_REFUSED, FILE_SCRIPT, UNPACK_SCRIPT } from './mount-scripts.js';
@@ -38,6 +38,52 @@ function tailOf(proc: BoxProcess): () => string {
 }
 
 /**
+ * Places object `objectId`, read as account `accountId`, at `objectPath` in the box, through a process of the
+ * box. With a `deadline` (epoch ms) the process's group is killed at it and the placement fails saying so.
+ */
+export async function placeObject(
+  objects: ObjectService,
+  config: ObjectConfig,
+  sandbox: Sandbox,
+  accountId: string,
+  objectId: string,
+  objectPath: string,
+  deadline?: number,
+): Promise<void> {
+  const what = `object mount ${objectId} at ${objectPath}`;
+  const o = await objects.get(accountId, objectId).catch((err: Error) => {
+    throw new Error(`${what} failed: ${err.message}`);
+  });
+  const placement = await placementOf(objects, o);
+  const argv =
+    placement === 'file'
+      ? ['sh', '-c', FILE_SCRIPT, 'sh', objectPath]
+      : ['python3', '-c', UNPACK_SCRIPT, objectPath, placement, String(config.mountMaxBytes), String(config.mountMaxEntries)];
+  const proc = sandbox.spawn({ argv });
+  const reason = tailOf(proc);
+  let timedOut = false;
+  const timer =
+    deadline === undefined
+      ? undefined
+      : setTimeout(() => {
+          timedOut = true;
+          proc.signal('SIGKILL', true);
+        }, Math.max(0, deadline - Date.now()));
+  try {
+    // The process may stop reading first (a refusal): its exit says why, not the broken pipe.
+    await pipeline(await objects.read(o), proc.stdin).catch(() => undefined);
+    const exit = await proc.exited;
+    if (timedOut) throw new Error(`${what} did not finish in time`);
+    if (exit.exitCode === 0) return;
+    if (exit.exitCode === 127 && placement !== 'file') throw new Error(`${what} failed: unpacking an archive needs python3 in the box image`);
+    const why = reason() || (exit.signal ? `killed by ${exit.signal}` : `exit status ${exit.exitCode}`);
+    throw new Error(`${what} failed${exit.exitCode === EXIT_REFUSED ? '' : ` (${placement === 'file' ? 'writing' : 'unpacking'})`}: ${why}`);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
  * Object mounts in a devbox's `mounts`: the resolver refuses a create whose objects the account cannot read
  * or that are not complete (400, naming the mount); the boot step then places each object before launch
  * commands run, as the box user through the box's own processes (never by host-side writes).
@@ -61,28 +107,7 @@ export function objectMountExtensions(objects: () => ObjectService, config: Obje
     name: 'object mounts',
     applies: (ctx) => !ctx.resuming && ctx.objectMounts.length > 0,
     async run({ devbox, sandbox, objectMounts }) {
-      for (const m of objectMounts) {
-        const what = `object mount ${m.objectId} at ${m.objectPath}`;
-        const o = await objects()
-          .get(devbox.accountId, m.objectId)
-          .catch((err: Error) => {
-            throw new Error(`${what} failed: ${err.message}`);
-          });
-        const placement = await placementOf(objects(), o);
-        const argv =
-          placement === 'file'
-            ? ['sh', '-c', FILE_SCRIPT, 'sh', m.objectPath]
-            : ['python3', '-c', UNPACK_SCRIPT, m.objectPath, placement, String(config.mountMaxBytes), String(config.mountMaxEntries)];
-        const proc = sandbox.spawn({ argv });
-        const reason = tailOf(proc);
-        // The process may stop reading first (a refusal): its exit says why, not the broken pipe.
-        await pipeline(await objects().read(o), proc.stdin).catch(() => undefined);
-        const exit = await proc.exited;
-        if (exit.exitCode === 0) continue;
-        if (exit.exitCode === 127 && placement !== 'file') throw new Error(`${what} failed: unpacking an archive needs python3 in the box image`);
-        const why = reason() || (exit.signal ? `killed by ${exit.signal}` : `exit status ${exit.exitCode}`);
-        throw new Error(`${what} failed${exit.exitCode === EXIT_REFUSED ? '' : ` (${placement === 'file' ? 'writing' : 'unpacking'})`}: ${why}`);
-      }
+      for (const m of objectMounts) await placeObject(objects(), config, sandbox, devbox.accountId, m.objectId, m.objectPath);
     },
   };
   return { resolver, bootStep };

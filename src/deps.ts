@@ -38,7 +38,7 @@ import { NetworkPolicyService } from './resources/network-policies/network-polic
 import { TunnelFront, TunnelService, WAKE_TIMEOUT_MS } from './resources/tunnels/index.js';
 import { BUILD_JOB, buildBlueprints, SERVICE_PULL_QUEUE, serviceBootStep, type BlueprintsModule } from './resources/blueprints/index.js';
 import { PtyFront, PtySessions, PtyTunnels, ptyStopListener } from './resources/pty/index.js';
-import { objectMountExtensions } from './resources/objects/devbox-extensions.js';
+import { objectMountExtensions, placeObject } from './resources/objects/devbox-extensions.js';
 import { EXPIRE_JOB, ObjectService } from './resources/objects/object-service.js';
 import { Presigner } from './resources/objects/presign.js';
 import { LoginGuard, SshFront, SshKeyService } from './resources/ssh/index.js';
@@ -170,8 +170,8 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     log: logger.child({ component: 'repositories' }),
   });
   boxServices.route(GIT_PREFIX, repositories.relay.handle);
-  // An object agent is placed by the object mounts' own step.
-  const agentMounts = agentMountExtensions(() => agents, (ctx, objectId, objectPath) => objectMounts.bootStep.run({ ...ctx, objectMounts: [{ objectId, objectPath }] }), config.agents);
+  // An object agent is placed the way object mounts are, reading the object as the agent's owner.
+  const agentMounts = agentMountExtensions(() => agents, (ctx, owner, objectId, objectPath, deadline) => placeObject(objects, config.objects, ctx.sandbox, owner, objectId, objectPath, deadline), config.agents);
   const gateway = buildAgentGateway(store, {
     secrets: () => secrets,
     sealer: () => sealer,

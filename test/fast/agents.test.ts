@@ -196,7 +196,7 @@ for (const db of ['sqlite', 'postgres'] as const) describe(`on ${db}`, () => {
       await refusedMount({ agent_id: git.id }, /agent_path is required for a git agent/);
       await refusedMount({ agent_id: git.id, agent_path: 'rel/path' }, /agent_path must be an absolute path/);
       await refusedMount({ agent_id: npm.id, auth_token: 't' }, /auth_token is only for git agents/);
-      await refusedMount({ agent_id: git.id, agent_path: '/home/user/a', auth_token: 't' }, /auth_token needs an http\(s\) repository/);
+      await refusedMount({ agent_id: git.id, agent_path: '/home/user/a', auth_token: 't' }, /auth_token needs an https:\/\/ repository/);
       await refusedMount({ agent_id: none.id }, /has no source to install/);
       await refusedMount({ agent_id: npm.id, agent_version: '1' }, /body.mounts\[1\].agent_version is not a supported parameter of a agent_mount/);
       // Another account's private agent is unknown to B.

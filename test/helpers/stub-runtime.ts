@@ -10,6 +10,8 @@ export interface StubRun {
   hang?: boolean;
   /** With `hang`: the process also exits (status 0) once this settles. */
   until?: Promise<unknown>;
+  /** Exits this many ms later (unless signalled first). */
+  delayMs?: number;
 }
 
 /**
@@ -125,14 +127,17 @@ export class StubRuntime implements RuntimeDriver {
   }
 
   private process(spec: SpawnSpec): BoxProcess {
-    const { stdout = '', stderr = '', exitCode = 0, hang = false, until } = this.run(spec);
+    const { stdout = '', stderr = '', exitCode = 0, hang = false, until, delayMs = 0 } = this.run(spec);
     const out = new PassThrough();
     const err = new PassThrough();
     const stdin = new PassThrough();
     stdin.resume();
     let exit!: (e: ProcessExit) => void;
     const exited = new Promise<ProcessExit>((r) => (exit = r));
+    let ended = false;
     const end = (e: ProcessExit) => {
+      if (ended) return;
+      ended = true;
       out.end(stdout);
       err.end(stderr);
       exit(e);
@@ -143,7 +148,8 @@ export class StubRuntime implements RuntimeDriver {
       void until?.finally(() => end({ exitCode: 0, signal: null }));
       return { stdin, stdout: out, stderr: err, exited, signal: (sig) => end({ exitCode: null, signal: sig }), resize: () => undefined, close: () => end({ exitCode: null, signal: 'SIGHUP' }) };
     }
-    setImmediate(() => end({ exitCode, signal: null }));
-    return { stdin, stdout: out, stderr: err, exited, signal: () => undefined, resize: () => undefined, close: () => undefined };
+    (delayMs ? (fn: () => void) => setTimeout(fn, delayMs) : setImmediate)(() => end({ exitCode, signal: null }));
+    const signal = (name: NodeJS.Signals) => void (delayMs > 0 && end({ exitCode: null, signal: name }));
+    return { stdin, stdout: out, stderr: err, exited, signal, resize: () => undefined, close: () => undefined };
   }
 }

@@ -38,10 +38,6 @@ export class AgentService {
       if (installs && input.version) checkVersion(input.version, 'version');
       if (source.object) await this.readableObject(accountId, source.object.object_id, 'source.object.object_id');
     }
-    const held = await this.store.count(accountId);
-    if (held >= this.config.accountMax) {
-      throw ERRORS.forbidden(`the account holds ${held} agents, its limit (DEVBOXD_AGENT_ACCOUNT_MAX): delete some first`);
-    }
     const a: Agent = {
       id: newId('agt'),
       accountId,
@@ -51,7 +47,8 @@ export class AgentService {
       isPublic: false,
       createTimeMs: Date.now(),
     };
-    await this.store.insert(a);
+    const held = await this.store.insertBounded(a, this.config.accountMax);
+    if (held !== null) throw ERRORS.forbidden(`the account holds ${held} agents, its limit (DEVBOXD_AGENT_ACCOUNT_MAX): delete some first`);
     return a;
   }
 
@@ -96,6 +93,11 @@ export class AgentService {
     } else {
       agent = await this.store.latestByName(accountId, m.agentName!);
       if (!agent) throw ERRORS.invalid(`${field}.agent_name: no agent named "${m.agentName}"`);
+      // The account's own agent of that name wins. A name falls back to another account's public agent only
+      // without a token: a typo (or a deleted agent) must not send the token to someone else's repository.
+      if (m.authToken !== null && agent.accountId !== accountId) {
+        throw ERRORS.invalid(`${field}.agent_name: the account has no agent named "${m.agentName}"; name a public agent with a token by its agent_id (${agent.id})`);
+      }
     }
     const source = agent.source;
     if (!source) throw ERRORS.invalid(`${field}: agent ${agent.id} has no source to install`);
@@ -105,8 +107,12 @@ export class AgentService {
     }
     if (m.authToken !== null) {
       if (source.type !== 'git') throw ERRORS.invalid(`${field}.auth_token is only for git agents; agent ${agent.id} is a ${source.type} agent`);
-      if (!/^https?:\/\//.test(source.git!.repository)) throw ERRORS.invalid(`${field}.auth_token needs an http(s) repository; agent ${agent.id} clones ${source.git!.repository}`);
+      // Over http:// the token would travel in cleartext.
+      if (!/^https:\/\//.test(source.git!.repository)) throw ERRORS.invalid(`${field}.auth_token needs an https:// repository; agent ${agent.id} clones ${source.git!.repository}`);
     }
+    // The box reads the object as the agent's owner (publishing the agent is the operator's grant): it must
+    // still be there and complete, or the create is refused here rather than the box failing at boot.
+    if (source.object) await this.readableObject(agent.accountId, source.object.object_id, `${field}: agent ${agent.id}'s source.object.object_id`);
     const { id, accountId: owner, name, version } = agent;
     return { agent: { id, accountId: owner, name, version, source }, agentPath: m.agentPath };
   }

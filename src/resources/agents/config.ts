@@ -1,6 +1,6 @@
 /** Agent settings (part of Config, parsed once at start). */
 export interface AgentConfig {
-  /** DEVBOXD_AGENT_INSTALL_TIMEOUT: seconds one agent mount's install (and its agent_setup) may take in a box. */
+  /** DEVBOXD_AGENT_INSTALL_TIMEOUT: seconds a box's agent mounts' installs (and their agent_setup), all together, may take. */
   installTimeoutSeconds: number;
   /** DEVBOXD_AGENT_ACCOUNT_MAX: most agents one account holds at once (a create past it gets 403). */
   accountMax: number;

@@ -10,7 +10,7 @@ export const EXIT_REFUSED = 3;
 export const NPM_SCRIPT = `command -v npm >/dev/null 2>&1 || { echo "npm is not installed in the box's image (the base image has python3 and pip, not Node.js): boot from a blueprint or image with npm" >&2; exit ${EXIT_REFUSED}; }
 dir=\${1:-$HOME/.local}
 mkdir -p -- "$dir" || exit 1
-exec npm install --global --prefix "$dir" --no-audit --no-fund --loglevel=error \${3:+--registry "$3"} "$2"`;
+exec npm install --global --prefix "$dir" --no-audit --no-fund --loglevel=error \${3:+--registry "$3"} -- "$2"`;
 
 /** $1 = target directory (empty: the user's site-packages), $2 = requirement, $3 = index URL (may be empty). */
 export const PIP_SCRIPT = `python3 -m pip --version >/dev/null 2>&1 || { echo "pip is not installed in the box's image" >&2; exit ${EXIT_REFUSED}; }
@@ -24,6 +24,6 @@ exec python3 -m pip install --disable-pip-version-check --no-input --no-warn-scr
  */
 export const GIT_SCRIPT = `command -v git >/dev/null 2>&1 || { echo "git is not installed in the box's image" >&2; exit ${EXIT_REFUSED}; }
 if [ -d "$2" ] && [ -n "$(ls -A -- "$2" 2>/dev/null)" ]; then echo "$2 exists and is not empty" >&2; exit ${EXIT_REFUSED}; fi
-GIT_TERMINAL_PROMPT=0 git clone --quiet "$1" "$2" || exit 1
+GIT_TERMINAL_PROMPT=0 git clone --quiet -- "$1" "$2" || exit 1
 [ -z "$3" ] && exit 0
 cd -- "$2" && exec git -c advice.detachedHead=false checkout --quiet "$3"`;

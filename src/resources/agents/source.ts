@@ -1,16 +1,16 @@
 import { ERRORS } from '../../platform/errors.js';
 import { SOURCE_TYPES, type AgentSource } from './types.js';
 
-/** npm's package names: lower case, optionally scoped (`@scope/name`), at most 214 characters. */
-const NPM_NAME = /^(@[a-z0-9~-][a-z0-9._~-]*\/)?[a-z0-9~-][a-z0-9._~-]*$/;
+/** npm's package names: lower case, optionally scoped (`@scope/name`), at most 214 characters; no leading `-` (an option). */
+const NPM_NAME = /^(@[a-z0-9~][a-z0-9._~-]*\/)?[a-z0-9~][a-z0-9._~-]*$/;
 /** PEP 508 project names. */
 const PIP_NAME = /^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$/;
 /** A version or version range: printable, no leading `-` (it becomes part of an installer's argument). */
 const VERSION = /^[A-Za-z0-9.^~<>=!*,+_ |-]+$/;
 /** A branch, tag or commit: what `git check-ref-format` allows, less what an option or a range could be. */
 const GIT_REF = /^[A-Za-z0-9._/+@-]+$/;
-/** Transports a box clones over; `file://`, local paths and `ext::` (runs a command) are refused. */
-const GIT_URL = /^(https?|git|ssh):\/\/[^\s]+$|^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:[^\s]+$/;
+/** Transports a box clones over; `file://`, local paths and `ext::` (runs a command) are refused, and so is a leading `-`. */
+const GIT_URL = /^(https?|git|ssh):\/\/[^\s]+$|^[A-Za-z0-9._][A-Za-z0-9._-]*@[A-Za-z0-9][A-Za-z0-9.-]*:[^\s]+$/;
 
 export function checkVersion(v: string, field: string): void {
   if (!VERSION.test(v) || v.startsWith('-')) throw ERRORS.invalid(`${field} "${v}" is not a version (letters, digits and . ^ ~ < > = ! * , + _ | - and spaces; not starting with -)`);

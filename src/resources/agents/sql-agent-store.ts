@@ -32,6 +32,22 @@ const ENDED = "('shutdown', 'failure')";
 export class SqlAgentStore {
   constructor(private readonly db: SqlExecutor) {}
 
+  /**
+   * Inserts the agent unless its account already holds `max` (then answers the count held, else null). The
+   * count and the insert share one transaction, under a per-account lock on PostgreSQL (SQLite's transactions
+   * run one at a time), so concurrent creates cannot pass the bound together.
+   */
+  insertBounded(a: Agent, max: number): Promise<number | null> {
+    return this.db.transaction(async (tx) => {
+      if (tx.dialect === 'postgres') await tx.query('SELECT pg_advisory_xact_lock(hashtext(?))', [`agents:${a.accountId}`]);
+      const store = new SqlAgentStore(tx);
+      const held = await store.count(a.accountId);
+      if (held >= max) return held;
+      await store.insert(a);
+      return null;
+    });
+  }
+
   async insert(a: Agent): Promise<void> {
     await this.db.query(`INSERT INTO agents (${COLUMNS.join(', ')}) VALUES (${marks(COLUMNS)})`, [
       a.id,

@@ -1,7 +1,6 @@
 import { pipeline } from 'node:stream/promises';
 import { DomainError, ERRORS } from '../../platform/errors.js';
 import type { BoxProcess, Sandbox } from '../../runtime/driver.js';
-import type { ObjectMount } from '../devboxes/create-input.js';
 import type { BootStep, CreateResolver } from '../devboxes/extensions.js';
 import type { ObjectConfig } from './config.js';
 import { EXIT_REFUSED, FILE_SCRIPT, UNPACK_SCRIPT } from './mount-scripts.js';
@@ -52,6 +51,60 @@ function tailOf(proc: BoxProcess): () => string {
 }
 
 /**
+ * Places object `objectId`, read as account `accountId`, at `objectPath` in the box, through a process of the
+ * box. At `deadline` (epoch ms) whatever it waits on stops (the blob read, the process's group is killed) and
+ * the placement fails saying so: a stalled unpack (a huge archive, a stuck python3, a blob store that stopped
+ * answering) must not hold a box `initializing` for ever.
+ */
+export async function placeObject(
+  objects: ObjectService,
+  config: ObjectConfig,
+  sandbox: Sandbox,
+  accountId: string,
+  objectId: string,
+  objectPath: string,
+  deadline: number,
+): Promise<void> {
+  const what = `object mount ${objectId} at ${objectPath}`;
+  const late = () => new Error(`${what} failed: not placed within ${config.mountTimeoutMs / 1000} s (DEVBOXD_OBJECT_MOUNT_TIMEOUT)`);
+  const expired = new AbortController();
+  const timer = setTimeout(() => expired.abort(), Math.max(0, deadline - Date.now()));
+  try {
+    const o = await objects.get(accountId, objectId).catch((err: Error) => {
+      throw new Error(`${what} failed: ${err.message}`);
+    });
+    const placement = await beforeDeadline(placementOf(objects, o), expired.signal, late);
+    const source = await beforeDeadline(objects.read(o), expired.signal, late);
+    const argv =
+      placement === 'file'
+        ? ['sh', '-c', FILE_SCRIPT, 'sh', objectPath]
+        : ['python3', '-c', UNPACK_SCRIPT, objectPath, placement, String(config.mountMaxBytes), String(config.mountMaxEntries)];
+    const proc = sandbox.spawn({ argv });
+    const reason = tailOf(proc);
+    const stop = () => {
+      proc.signal('SIGKILL', true);
+      source.destroy();
+    };
+    expired.signal.addEventListener('abort', stop, { once: true });
+    let exit;
+    try {
+      // The process may stop reading first (a refusal): its exit says why, not the broken pipe.
+      await pipeline(source, proc.stdin).catch(() => undefined);
+      exit = await proc.exited;
+    } finally {
+      expired.signal.removeEventListener('abort', stop);
+    }
+    if (expired.signal.aborted) throw late();
+    if (exit.exitCode === 0) return;
+    if (exit.exitCode === 127 && placement !== 'file') throw new Error(`${what} failed: unpacking an archive needs python3 in the box image`);
+    const why = reason() || (exit.signal ? `killed by ${exit.signal}` : `exit status ${exit.exitCode}`);
+    throw new Error(`${what} failed${exit.exitCode === EXIT_REFUSED ? '' : ` (${placement === 'file' ? 'writing' : 'unpacking'})`}: ${why}`);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
  * Object mounts in a devbox's `mounts`: the resolver refuses a create whose objects the account cannot read
  * or that are not complete (400, naming the mount); the boot step then places each object before launch
  * commands run, as the box user through the box's own processes (never by host-side writes).
@@ -75,50 +128,11 @@ export function objectMountExtensions(objects: () => ObjectService, config: Obje
     name: 'object mounts',
     applies: (ctx) => !ctx.resuming && ctx.objectMounts.length > 0,
     async run({ devbox, sandbox, objectMounts }) {
-      // One deadline for all the box's mounts: a stalled unpack (a huge archive, a stuck python3, a blob
-      // store that stopped answering) must not hold the box `initializing` for ever.
-      const deadline = new AbortController();
-      const timer = setTimeout(() => deadline.abort(), config.mountTimeoutMs);
-      try {
-        for (const m of objectMounts) await place(objects(), sandbox, devbox.accountId, m, deadline.signal);
-      } finally {
-        clearTimeout(timer);
-      }
+      // One deadline for all the box's mounts.
+      const deadline = Date.now() + config.mountTimeoutMs;
+      for (const m of objectMounts) await placeObject(objects(), config, sandbox, devbox.accountId, m.objectId, m.objectPath, deadline);
     },
   };
 
-  async function place(objects: ObjectService, sandbox: Sandbox, accountId: string, m: ObjectMount, deadline: AbortSignal): Promise<void> {
-    const what = `object mount ${m.objectId} at ${m.objectPath}`;
-    const late = () => new Error(`${what} failed: not placed within ${config.mountTimeoutMs / 1000} s (DEVBOXD_OBJECT_MOUNT_TIMEOUT)`);
-    const o = await objects.get(accountId, m.objectId).catch((err: Error) => {
-      throw new Error(`${what} failed: ${err.message}`);
-    });
-    const placement = await beforeDeadline(placementOf(objects, o), deadline, late);
-    const source = await beforeDeadline(objects.read(o), deadline, late);
-    const argv =
-      placement === 'file'
-        ? ['sh', '-c', FILE_SCRIPT, 'sh', m.objectPath]
-        : ['python3', '-c', UNPACK_SCRIPT, m.objectPath, placement, String(config.mountMaxBytes), String(config.mountMaxEntries)];
-    const proc = sandbox.spawn({ argv });
-    const reason = tailOf(proc);
-    const stop = () => {
-      proc.signal('SIGKILL', true);
-      source.destroy();
-    };
-    deadline.addEventListener('abort', stop, { once: true });
-    let exit;
-    try {
-      // The process may stop reading first (a refusal): its exit says why, not the broken pipe.
-      await pipeline(source, proc.stdin).catch(() => undefined);
-      exit = await proc.exited;
-    } finally {
-      deadline.removeEventListener('abort', stop);
-    }
-    if (deadline.aborted) throw late();
-    if (exit.exitCode === 0) return;
-    if (exit.exitCode === 127 && placement !== 'file') throw new Error(`${what} failed: unpacking an archive needs python3 in the box image`);
-    const why = reason() || (exit.signal ? `killed by ${exit.signal}` : `exit status ${exit.exitCode}`);
-    throw new Error(`${what} failed${exit.exitCode === EXIT_REFUSED ? '' : ` (${placement === 'file' ? 'writing' : 'unpacking'})`}: ${why}`);
-  }
   return { resolver, bootStep };
 }

@@ -304,7 +304,7 @@ describe('validation', () => {
     await bad(boxWith([{ type: 'object_mount', object_id: mine.id }]), 400, /mounts\[0\]\.object_path must be a string/);
     await bad(boxWith([{ type: 'object_mount', object_id: mine.id, object_path: '/x', extra: 1 }]), 400, /mounts\[0\]\.extra is not a supported parameter/);
     await bad(boxWith([{ type: 'file_mount', target: '/x' }]), 400, /mounts\[0\]\.content must be a string/);
-    await bad(boxWith([{ type: 'broker_mount', axon_id: 'axn_x' }]), 400, /mounts is not supported on this server yet \(.*mounts\)/);
+    await bad(boxWith([{ type: 'broker_mount', axon_id: 'axn_x' }]), 400, /mounts\[0\]\.agent_binary must be a string/);
     await bad(boxWith([{ type: 'disk_mount' }]), 400, /mounts/);
   });
 });

@@ -130,6 +130,29 @@ describe('inspections', () => {
     await settled(again.id);
   });
 
+  test('concurrent inspect calls: one pending inspection, both calls return it', async () => {
+    const r = await ok({ method: 'POST', url: '/v1/repositories', payload: { owner: 'acme', name: 'racy' } });
+    await settled((await ok({ method: 'GET', url: `/v1/repositories/${r.id}/inspections` })).inspections[0].id);
+    // Widen the window between the service's pending check and its insert, as a slow database would.
+    const store = (f.deps.repositories.service as unknown as { store: { pending(id: string): Promise<unknown> } }).store;
+    const pending = store.pending.bind(store);
+    store.pending = async (id) => {
+      const p = await pending(id);
+      await sleep(30);
+      return p;
+    };
+    let calls: Record<string, any>[];
+    try {
+      calls = await Promise.all(Array.from({ length: 4 }, () => ok({ method: 'POST', url: `/v1/repositories/${r.id}/inspect`, payload: {} })));
+    } finally {
+      store.pending = pending;
+    }
+    assert.equal(new Set(calls.map((c) => c.id)).size, 1, JSON.stringify(calls.map((c) => c.id)));
+    const { inspections } = await ok({ method: 'GET', url: `/v1/repositories/${r.id}/inspections` });
+    assert.deepEqual(inspections.map((i: { id: string }) => i.id).slice(0, -1), [calls[0]!.id], 'one inspection added'); // (besides the first)
+    await settled(calls[0]!.id);
+  });
+
   test('a survey that fails settles the inspection failed, with the reason', async () => {
     survey = null;
     try {
@@ -189,6 +212,22 @@ describe('add_user_manifest', () => {
     assert.deepEqual(m.required_env_vars, ['DB_URL']);
     assert.equal(m.env_vars, null);
     assert.ok(m.container_config.base_image_name);
+  });
+
+  test('a later inspection keeps the user manifest laid over it (no silent override)', async () => {
+    const r = await ok({ method: 'POST', url: '/v1/repositories', payload: { owner: 'acme', name: 'overlay' } });
+    await settled((await ok({ method: 'GET', url: `/v1/repositories/${r.id}/inspections` })).inspections[0].id);
+    const mine = await ok({
+      method: 'POST',
+      url: `/v1/repositories/inspections/${r.id}/add_user_manifest`,
+      payload: { workspaces: [{ name: 'root', path: '', build_tool: ['make'], dev_commands: { install: ['make deps'] } }], env_vars: { MODE: 'mine' } },
+    });
+    const again = await ok({ method: 'POST', url: `/v1/repositories/${r.id}/inspect`, payload: {} });
+    assert.equal((await settled(again.id)).status, 'inspection_success');
+    const m = await ok({ method: 'POST', url: `/v1/repositories/inspections/${r.id}/add_user_manifest`, payload: {} });
+    assert.deepEqual(m.workspaces, mine.workspaces);
+    assert.deepEqual(m.env_vars, { MODE: 'mine' });
+    assert.deepEqual(m.languages, [{ language: 'javascript', version: '>=20' }]);
   });
 
   test('bad manifests are 400s; an unknown connection is a 404; inspections kept are bounded', async () => {

@@ -11,7 +11,12 @@ import { DockerfileError } from './dockerfile.js';
 /** Steps one COPY may spend matching its sources against the context (well under a second). */
 export const MAX_STEPS = 20_000_000;
 
-type Token = { kind: 'char'; ch: string } | { kind: 'any' } | { kind: 'star' } | { kind: 'class'; negated: boolean; ranges: [string, string][] };
+/** What a matcher spends its steps from (a COPY's GlobBudget, or another caller's own). */
+export interface StepBudget {
+  spend(n: number): void;
+}
+
+export type Token = { kind: 'char'; ch: string } | { kind: 'any' } | { kind: 'star' } | { kind: 'class'; negated: boolean; ranges: [string, string][] };
 
 /** The steps left to one COPY's matching. */
 export class GlobBudget {
@@ -22,7 +27,8 @@ export class GlobBudget {
   }
 }
 
-function tokens(seg: string): Token[] {
+/** One path segment's pattern as tokens (shared with the repositories' workspace globs). */
+export function tokens(seg: string): Token[] {
   const out: Token[] = [];
   for (let i = 0; i < seg.length; i++) {
     const c = seg[i]!;
@@ -61,7 +67,7 @@ function one(t: Token, ch: string): boolean {
 }
 
 /** Whether a segment matches: greedy stars, backtracking only to the last one (no exponential blow-up). */
-function segmentMatches(toks: Token[], name: string, budget: GlobBudget): boolean {
+export function segmentMatches(toks: Token[], name: string, budget: StepBudget): boolean {
   let p = 0;
   let s = 0;
   let starP = -1;

@@ -46,7 +46,9 @@ export class GitRelay {
     this.tokens.set(grant.key, token);
     return {
       grant,
-      // git reads extra configuration from the environment: the header never shows on a command line.
+      // git reads extra configuration from the environment: the header never shows on a command line. A process
+      // of the box user left running (an install script) could read it from /proc during the clone: that only
+      // fetches this same granted repository for this box, and the token itself never enters the box.
       env: { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'http.extraHeader', GIT_CONFIG_VALUE_0: `Authorization: Bearer ${grant.key}`, GIT_TERMINAL_PROMPT: '0' },
       url: (port) => `http://127.0.0.1:${port}${GIT_PREFIX}/${owner}/${name}`,
     };
@@ -71,7 +73,8 @@ export class GitRelay {
     // Owner and name are plain words (REPO_PART): compared as sent, never decoded.
     if (!m || m[1] !== grant.owner || m[2] !== grant.name) return sendJson(res, 404, { message: 'the relay fetches only the granted repository' });
     const [, , , what, query = ''] = m;
-    const fetchOnly = what === 'info/refs' ? req.method === 'GET' && query === '?service=git-upload-pack' : req.method === 'POST';
+    // git sends no query on POST: none of the box's reaches the upstream.
+    const fetchOnly = what === 'info/refs' ? req.method === 'GET' && query === '?service=git-upload-pack' : req.method === 'POST' && query === '';
     if (!fetchOnly) return sendJson(res, 403, { message: 'the relay only fetches (git-upload-pack)' });
     const url = new URL(`${this.upstreamUrl(grant.owner, grant.name)}/${what}${query}`);
     const headers: Record<string, string> = {};

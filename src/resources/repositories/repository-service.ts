@@ -115,8 +115,9 @@ export class RepositoryService {
     const pending = await this.store.pending(r.id);
     if (pending) return pending;
     const inspection = pendingInspection(r.id);
-    await this.queue(inspection.id, () => this.store.addInspection(inspection));
-    return inspection;
+    if (await this.queue(inspection.id, () => this.store.addInspection(inspection))) return inspection;
+    // A concurrent call added one first (one pending per connection is a constraint): that one.
+    return (await this.store.pending(r.id)) ?? inspection;
   }
 
   async inspections(accountId: string, id: string): Promise<Inspection[]> {
@@ -171,15 +172,22 @@ export class RepositoryService {
   }
 
   /** Records the inspection's job, then the inspection (`record`), then starts the job; a failed record drops it. */
-  private async queue(inspectionId: string, record: () => Promise<void>): Promise<void> {
+  /** Records an inspection with its job; false (the job dropped) when `record` added nothing. */
+  private async queue(inspectionId: string, record: () => Promise<boolean | void>): Promise<boolean> {
     const job = await this.jobs().add(INSPECT_JOB, inspectionId);
+    let added: boolean | void;
     try {
-      await record();
+      added = await record();
     } catch (err) {
       await this.jobs().drop(job).catch(() => undefined);
       throw err;
     }
+    if (added === false) {
+      await this.jobs().drop(job).catch(() => undefined);
+      return false;
+    }
     this.jobs().start(job);
+    return true;
   }
 
   private async usableBlueprint(accountId: string, id: string): Promise<BlueprintRef> {

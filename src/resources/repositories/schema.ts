@@ -30,6 +30,11 @@ export const REPOSITORIES_SCHEMA: ModuleSchema = {
        failure_reason TEXT
      );
      CREATE INDEX repository_inspections_repo ON repository_inspections (repository_id, id);`,
+    // At most one pending inspection per connection, as a constraint (two concurrent inspect calls raced a
+    // check-then-insert); older duplicates settle failed first.
+    `UPDATE repository_inspections SET status = 'inspection_failed', failure_reason = 'superseded by a newer pending inspection'
+       WHERE status = 'inspection_pending' AND id NOT IN (SELECT MAX(id) FROM repository_inspections WHERE status = 'inspection_pending' GROUP BY repository_id);
+     CREATE UNIQUE INDEX repository_inspections_one_pending ON repository_inspections (repository_id) WHERE status = 'inspection_pending';`,
   ],
   postgres: [
     `CREATE TABLE repositories (
@@ -53,5 +58,10 @@ export const REPOSITORIES_SCHEMA: ModuleSchema = {
        failure_reason TEXT
      );
      CREATE INDEX repository_inspections_repo ON repository_inspections (repository_id, id);`,
+    // At most one pending inspection per connection, as a constraint (two concurrent inspect calls raced a
+    // check-then-insert); older duplicates settle failed first.
+    `UPDATE repository_inspections SET status = 'inspection_failed', failure_reason = 'superseded by a newer pending inspection'
+       WHERE status = 'inspection_pending' AND id NOT IN (SELECT MAX(id) FROM repository_inspections WHERE status = 'inspection_pending' GROUP BY repository_id);
+     CREATE UNIQUE INDEX repository_inspections_one_pending ON repository_inspections (repository_id) WHERE status = 'inspection_pending';`,
   ],
 };

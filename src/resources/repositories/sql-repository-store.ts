@@ -121,17 +121,22 @@ export class SqlRepositoryStore {
     });
   }
 
-  /** Adds an inspection; the oldest settled ones past INSPECTIONS_KEPT go. */
-  async addInspection(i: Inspection): Promise<void> {
-    await this.db.query(
-      'INSERT INTO repository_inspections (id, repository_id, status, commit_sha, inspected_at_ms, manifest, user_manifest, failure_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+  /**
+   * Adds an inspection; the oldest settled ones past INSPECTIONS_KEPT go. A pending one is not added while the
+   * connection has one (a partial unique index): false then.
+   */
+  async addInspection(i: Inspection): Promise<boolean> {
+    const { rowCount } = await this.db.query(
+      'INSERT INTO repository_inspections (id, repository_id, status, commit_sha, inspected_at_ms, manifest, user_manifest, failure_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
       [i.id, i.repositoryId, i.status, i.commitSha, i.inspectedAtMs, i.manifest && JSON.stringify(i.manifest), i.userManifest && JSON.stringify(i.userManifest), i.failureReason],
     );
+    if (rowCount === 0) return false;
     await this.db.query(
       `DELETE FROM repository_inspections WHERE repository_id = ? AND status <> 'inspection_pending' AND id NOT IN
          (SELECT id FROM repository_inspections WHERE repository_id = ? ORDER BY id DESC LIMIT ?)`,
       [i.repositoryId, i.repositoryId, INSPECTIONS_KEPT],
     );
+    return true;
   }
 
   async inspection(id: string): Promise<Inspection | undefined> {
@@ -162,13 +167,25 @@ export class SqlRepositoryStore {
     return rows[0] && inspectionOf(rows[0]);
   }
 
-  /** The newest inspection with a manifest (a successful one, or a user manifest). */
+  /**
+   * The manifest in force: the newest user manifest laid over the newest successful inspection. A user
+   * manifest newer than that inspection is it (it was built on it); an inspection newer than the user
+   * manifest keeps what only an inspection finds (languages, services) and takes what the user sets
+   * (container_config, workspaces, env_vars, required_env_vars) from the user manifest, so a re-inspection
+   * never silently drops the user's overrides.
+   */
   async latestManifest(repositoryId: string): Promise<Inspection | undefined> {
-    const { rows } = await this.db.query<InspectionRow>(
-      "SELECT * FROM repository_inspections WHERE repository_id = ? AND status IN ('inspection_success', 'inspection_user_manifest_added') ORDER BY id DESC LIMIT 1",
-      [repositoryId],
-    );
-    return rows[0] && inspectionOf(rows[0]);
+    const newest = async (status: InspectionStatus) => {
+      const { rows } = await this.db.query<InspectionRow>('SELECT * FROM repository_inspections WHERE repository_id = ? AND status = ? ORDER BY id DESC LIMIT 1', [repositoryId, status]);
+      return rows[0] && inspectionOf(rows[0]);
+    };
+    const inspected = await newest('inspection_success');
+    const user = await newest('inspection_user_manifest_added');
+    if (!inspected || !inspected.manifest || !user?.userManifest) return user ?? inspected;
+    if (user.id > inspected.id) return user;
+    const u = user.userManifest;
+    const manifest: RepositoryManifest = { ...inspected.manifest, container_config: u.container_config, workspaces: u.workspaces, env_vars: u.env_vars, required_env_vars: u.required_env_vars };
+    return { ...inspected, manifest, userManifest: u };
   }
 
   /** Settles a pending inspection (only a pending one: a deleted or settled one stays as it is); whether it applied. */

@@ -1,4 +1,5 @@
 import type { RepoSurvey } from '../survey.js';
+import { selectDirs } from './workspace-glob.js';
 
 /** One language found in a workspace, with the version the repository declares (when it does). */
 export interface Language {
@@ -75,33 +76,10 @@ export class Tree {
 
   /** Directories (other than the root) holding a file named `name`, matching a workspace glob list. */
   dirsMatching(globs: string[], name: string): string[] {
-    const res = globs.filter((g) => !g.startsWith('!')).map(globToRegExp);
-    const neg = globs.filter((g) => g.startsWith('!')).map((g) => globToRegExp(g.slice(1)));
-    const out = new Set<string>();
-    for (const p of this.survey.paths) {
-      if (!p.endsWith(`/${name}`)) continue;
-      const dir = p.slice(0, -name.length - 1);
-      if (res.some((r) => r.test(dir)) && !neg.some((r) => r.test(dir))) out.add(dir);
-    }
-    return [...out].sort();
+    const dirs = new Set<string>();
+    for (const p of this.survey.paths) if (p.endsWith(`/${name}`)) dirs.add(p.slice(0, -name.length - 1));
+    return selectDirs(globs, [...dirs]).sort();
   }
-}
-
-/** A workspace glob (`packages/*`, `apps/**`, `./libs/x/`) as a regular expression over directory paths. */
-export function globToRegExp(glob: string): RegExp {
-  const g = glob.replace(/^\.\//, '').replace(/\/+$/, '');
-  let re = '';
-  for (let i = 0; i < g.length; i++) {
-    const c = g[i]!;
-    if (c === '*' && g[i + 1] === '*') {
-      re += '.*';
-      i++;
-      if (g[i + 1] === '/') i++;
-    } else if (c === '*') re += '[^/]*';
-    else if (c === '?') re += '[^/]';
-    else re += c.replace(/[.+^${}()|[\]\\]/g, '\\$&');
-  }
-  return new RegExp(`^${re}$`);
 }
 
 export const str = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() ? v.trim() : undefined);

@@ -51,6 +51,8 @@ interface Program {
   kind: 'score' | 'exit';
   argv: string[];
   env: Record<string, string>;
+  /** Text written to the process's stdin, then EOF (a script too large for one argument). */
+  stdin?: string;
 }
 
 interface JobOutcome {
@@ -83,11 +85,13 @@ async function programOf(s: Scorer, scenario: Scenario, run: ScenarioRun, ctx: S
     case 'python_script_scorer':
       return { kind: 'score', argv: ['bash', '-c', `${enter(wd)}exec python3 -c "$1"`, 'devboxd-scorer', s.python_script], env };
     case 'test_based_scorer': {
-      // Each file travels base64-encoded inside the script: no quoting of its contents can go wrong.
+      // Each file travels base64-encoded: no quoting of its contents can go wrong. Files and command together
+      // can pass the kernel's 128 KiB per argument, so the script goes through stdin (read whole, then run
+      // with stdin at /dev/null: the tests do not read the rest of their own script).
       const writes = s.test_files
         .map((f) => `mkdir -p -- "$(dirname -- ${quote(f.file_path)})" && printf %s ${quote(Buffer.from(f.file_contents).toString('base64'))} | base64 -d > ${quote(f.file_path)} || exit 1\n`)
         .join('');
-      return bash('exit', writes + s.test_command);
+      return { kind: 'exit', argv: ['bash', '-c', 'eval "$(cat)" </dev/null'], env, stdin: enter(wd) + writes + s.test_command };
     }
     case 'custom_scorer': {
       // A public scenario's custom scorers are its owner's.
@@ -113,8 +117,12 @@ async function runJob(jobs: BoxJobs, ctx: ScoringContext, p: Program, timeoutMs:
       job.signal('SIGKILL', true);
     }, timeoutMs);
   };
+  if (p.stdin !== undefined) {
+    job.stdin({ text: p.stdin });
+    job.stdin({ eof: true });
+  }
   const exitStatus = await job
-    .run(ctx.sandbox, { argv: p.argv, env: p.env, onSpawned: arm })
+    .run(ctx.sandbox, { argv: p.argv, env: p.env, attachStdin: p.stdin !== undefined, onSpawned: arm })
     .catch(() => null)
     .finally(() => clearTimeout(timer));
   job.complete(exitStatus);
@@ -151,7 +159,9 @@ const SCORE = /^(?:score\s*[=:]\s*)?([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)$
 function judge(kind: Program['kind'], o: JobOutcome, timeoutMs: number): Omit<ScoringFunctionResult, 'name'> {
   const error = (why: string) => ({ score: 0, state: 'error' as const, output: o.output ? `${o.output}\n${why}` : why });
   if (o.timedOut) return error(`devboxd: the scorer ran out of time (${Math.ceil(timeoutMs / 1000)} s left of the scenario's scorer_timeout_sec)`);
+  if (!o.started) return error('devboxd: the scorer could not start');
   if (kind === 'exit') {
+    if (o.exitStatus === null) return error('devboxd: the scorer was killed (no exit status)');
     if (o.exitStatus === NO_WORKDIR) return error(`devboxd: exit status ${NO_WORKDIR}`);
     return { score: o.exitStatus === 0 ? 1 : 0, state: 'complete', output: o.output };
   }

@@ -267,6 +267,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     devboxById: (id) => devboxStore.getById(id),
     sandboxOf: (id) => lifecycle.active.get(id)?.sandbox,
     boxJobs,
+    resume: (accountId, id) => suspend.resume(accountId, id),
     jobs: () => jobs,
     secretExists: async (accountId, ref) => (await secrets.resolve(accountId, ref)) !== undefined,
     runListeners: [(r) => benchmarks.runChanged(r)],

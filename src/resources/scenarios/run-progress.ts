@@ -24,6 +24,8 @@ export interface RunProgressDeps {
   devboxById(id: string): Promise<Devbox | undefined>;
   sandboxOf(id: string): Sandbox | undefined;
   boxJobs: BoxJobs;
+  /** Resumes a suspended devbox (the suspend service): scoring needs the box up. */
+  resume(accountId: string, id: string): Promise<unknown>;
   log: Logger;
 }
 
@@ -81,6 +83,8 @@ export class RunProgress {
     const scenario = await this.deps.scenarios.getById(run.scenarioId);
     if (!scenario) return this.scoringFailed(run.id, `scenario ${run.scenarioId} is gone`);
     let devbox = await this.deps.devboxById(run.devboxId);
+    // A box its owner suspended is brought back for scoring, never failed with its disk.
+    if (devbox && (devbox.status === 'suspended' || devbox.status === 'suspending')) devbox = await this.resumeForScoring(run.accountId, devbox);
     if (devbox && devbox.status !== 'running' && !['shutdown', 'failure', 'suspended'].includes(devbox.status)) {
       devbox = (await this.deps.devboxes().waitForStatus(run.accountId, run.devboxId, ['running', 'shutdown', 'failure', 'suspended'], BOOT_WAIT_MS)) ?? devbox;
     }
@@ -101,6 +105,16 @@ export class RunProgress {
     if (await this.boxEnded(run.devboxId, true)) return;
     const scored = await service.change(run, ['scoring'], 'scored', { scoringResult: result });
     if (scored?.completeRequested) await service.finishComplete(scored);
+  }
+
+  private async resumeForScoring(accountId: string, d: Devbox): Promise<Devbox | undefined> {
+    const devboxes = this.deps.devboxes();
+    if (d.status === 'suspending') d = (await devboxes.waitForStatus(accountId, d.id, ['suspended', 'running', 'shutdown', 'failure'], BOOT_WAIT_MS)) ?? d;
+    if (d.status !== 'suspended') return d;
+    this.deps.log.info({ devbox: d.id }, 'resuming a suspended devbox to score its scenario run');
+    // A racing resume (the owner's) is fine: the wait below then sees it come up.
+    await this.deps.resume(accountId, d.id).catch((err) => this.deps.log.warn({ err, devbox: d.id }, 'resume for scoring failed'));
+    return this.deps.devboxById(d.id);
   }
 
   /** A run that cannot be scored fails, and its box goes. */

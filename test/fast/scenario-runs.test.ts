@@ -42,4 +42,26 @@ describe('scenario runs', () => {
     assert.equal(scored.scoring_contract_result?.score, 1);
     assert.equal((await ok<{ status: string }>({ method: 'GET', url: `/v1/devboxes/${run.devbox_id}` })).status, 'running');
   });
+
+  test('start-up reconcile: a run ended before its box went loses the box; a run scored with complete asked completes', async () => {
+    f.runtime.run = (spec) => (spec.argv.join(' ').includes('echo 1') ? { stdout: '1\n' } : {});
+    const s = await ok<{ id: string }>({ method: 'POST', url: '/v1/scenarios', payload: { name: 'crash', input_context: { problem_statement: 'p' }, scoring_contract: CONTRACT } });
+    const start = async () => {
+      const run = await ok<{ id: string; devbox_id: string }>({ method: 'POST', url: '/v1/scenarios/start_run', payload: { scenario_id: s.id } });
+      await until(() => ok<{ status: string }>({ method: 'GET', url: `/v1/devboxes/${run.devbox_id}` }), (d) => d.status === 'running', 'devbox running');
+      return run;
+    };
+    const store = f.deps.scenarios.runs.runs;
+    // The crash windows: the terminal state committed but the box not yet shut down; scored with complete
+    // asked but not yet completed.
+    const canceled = await start();
+    assert.ok(await store.transition(canceled.id, ['running'], 'canceled', { endTimeMs: Date.now(), endReason: 'canceled by the API' }));
+    const scored = await start();
+    assert.ok(await store.transition(scored.id, ['running'], 'scored', { completeRequested: true, scoringResult: { score: 1, functions: [{ name: 'ok', score: 1, state: 'complete', output: '1' }] } }));
+    await f.deps.scenarios.reconcile();
+    const status = async (id: string) => (await ok<{ status: string }>({ method: 'GET', url: `/v1/devboxes/${id}` })).status;
+    await until(() => status(canceled.devbox_id), (st) => st === 'shutdown', 'the canceled run box shut down');
+    assert.equal((await ok<{ state: string }>({ method: 'GET', url: `/v1/scenarios/runs/${scored.id}` })).state, 'completed');
+    await until(() => status(scored.devbox_id), (st) => st === 'shutdown', 'the completed run box shut down');
+  });
 });

@@ -6,7 +6,7 @@ import { DevboxService } from './resources/devboxes/devbox-service.js';
 import { Lifecycle } from './resources/devboxes/lifecycle.js';
 import { StatusEvents } from './resources/devboxes/status-events.js';
 import { Supervisor } from './resources/devboxes/supervisor.js';
-import { TERMINAL } from './resources/devboxes/types.js';
+import { DEVBOX_STATUSES, TERMINAL } from './resources/devboxes/types.js';
 import { BoxJobs } from './resources/executions/box-jobs.js';
 import { executionExtensions } from './resources/executions/devbox-extensions.js';
 import { DevboxLog } from './resources/executions/devbox-log.js';
@@ -270,6 +270,8 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     devboxById: (id) => devboxStore.getById(id),
     sandboxOf: (id) => lifecycle.active.get(id)?.sandbox,
     boxJobs,
+    resume: (accountId, id) => suspend.resume(accountId, id),
+    liveDevboxIds: async () => (await devboxStore.listByStatus(DEVBOX_STATUSES.filter((s) => !TERMINAL.has(s)))).map((d) => d.id),
     jobs: () => jobs,
     secretExists: async (accountId, ref) => (await secrets.resolve(accountId, ref)) !== undefined,
     runListeners: [(r) => benchmarks.runChanged(r)],

@@ -71,6 +71,7 @@ describe('scenarios', () => {
     await bad({ method: 'POST', url: '/v1/scenarios', payload: fn({ type: 'test_based_scorer', test_command: 't', test_files: [{ file_path: '../x', file_contents: '' }] }) }, 400, /inside the working directory/);
     await bad({ method: 'POST', url: '/v1/scenarios', payload: fn({ type: 'test_based_scorer', test_command: 't', test_files: [{ file_path: '/etc/x', file_contents: '' }] }) }, 400, /inside the working directory/);
     await bad({ method: 'POST', url: '/v1/scenarios', payload: { ...scenario('x'), scorer_timeout_sec: 0 } }, 400, /scorer_timeout_sec/);
+    await bad({ method: 'POST', url: '/v1/scenarios/scorers', payload: { type: 'scs_lookalike', bash_script: 'echo 1' } }, 400, /must not start with scs_/);
     await bad({ method: 'POST', url: '/v1/scenarios', payload: { ...scenario('x'), required_environment_variables: ['1BAD'] } }, 400, /not a valid environment variable name/);
     await bad({ method: 'POST', url: '/v1/scenarios', payload: { ...scenario('x'), environment_parameters: { launch_parameters: { required_services: ['pg'] } } } }, 400, /required_services needs environment_parameters.blueprint_id/);
     await bad({ method: 'POST', url: '/v1/scenarios', payload: { ...scenario('x'), scoring_contract: { scoring_function_parameters: [] } } }, 400, /at least one/);

@@ -132,4 +132,23 @@ describe('JobRunner (on a real SQLite store)', () => {
     assert.equal(done.length, 11);
     second.stop();
   });
+
+  it('at start, background jobs of one kind that hold their workers do not hold back another kind', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const done: string[] = [];
+    const handlers = {
+      'bg.long': async () => gate,
+      'bg.other': async (j: Job) => void done.push(j.subjectId),
+    };
+    const first = new JobRunner(store.jobs, 'n-kinds', handlers, log);
+    for (let i = 0; i < 6; i++) await first.add('bg.long', `long-${i}`);
+    const other = await first.add('bg.other', 'other');
+    const second = new JobRunner(store.jobs, 'n-kinds', handlers, log, { background: ['bg.long', 'bg.other'] });
+    await second.resume();
+    await until(async () => (await store.jobs.get(other.id))!.state === 'succeeded', 3000);
+    assert.deepEqual(done, ['other']);
+    release();
+    second.stop();
+  });
 });

@@ -41,7 +41,7 @@ export interface JobRunnerOptions {
   untilDone?: readonly string[];
 }
 
-/** Background jobs `resume` runs at once. */
+/** Background jobs of one kind `resume` runs at once (each kind has its own workers: a kind of long jobs cannot hold back the others). */
 const BACKGROUND_CONCURRENCY = 4;
 
 /**
@@ -103,16 +103,18 @@ export class JobRunner {
   async resume(): Promise<void> {
     const requeued = await this.store.requeueRunning(this.node, Date.now());
     if (requeued) this.log.warn({ jobs: requeued }, 'resuming jobs a restart cut');
-    const later: string[] = [];
+    const later = new Map<string, string[]>();
     for (const job of await this.store.listOpen(this.node)) {
       if (job.runAfterMs > Date.now()) this.schedule(job.id, job.runAfterMs);
-      else if (this.opts.background?.includes(job.kind)) later.push(job.id);
+      else if (this.opts.background?.includes(job.kind)) later.set(job.kind, [...(later.get(job.kind) ?? []), job.id]);
       else await this.run(job.id);
     }
-    const worker = async () => {
-      for (let id = later.shift(); id !== undefined && !this.stopped; id = later.shift()) await this.run(id);
-    };
-    for (let i = 0; i < Math.min(BACKGROUND_CONCURRENCY, later.length); i++) void worker();
+    for (const queue of later.values()) {
+      const worker = async () => {
+        for (let id = queue.shift(); id !== undefined && !this.stopped; id = queue.shift()) await this.run(id);
+      };
+      for (let i = 0; i < Math.min(BACKGROUND_CONCURRENCY, queue.length); i++) void worker();
+    }
   }
 
   stop(): void {

@@ -63,3 +63,22 @@ export async function tailLines(files: StreamFiles, size: number, n: number): Pr
     await reader.close();
   }
 }
+
+/**
+ * The last `max` bytes (at most) of a stream of `size` bytes, starting on a character boundary; `whole` when
+ * they start at the stream's first byte. Removed output is a marker; a dropped middle range shortens the tail.
+ */
+export async function tailBytes(files: StreamFiles, size: number, max: number): Promise<{ text: string; whole: boolean }> {
+  if (size <= 0) return { text: '', whole: true };
+  const reader = new SegmentReader(files);
+  try {
+    const kept = await reader.keptFrom(size);
+    if (kept === null) return { text: REMOVED_MARKER, whole: false };
+    const from = Math.max(kept, size - max);
+    const got = await reader.read(from, size, size - from);
+    if (!('bytes' in got)) return { text: REMOVED_MARKER, whole: false };
+    return { text: got.bytes.toString('utf8', from === 0 ? 0 : utf8Start(got.bytes, 0)), whole: from === 0 };
+  } finally {
+    await reader.close();
+  }
+}

@@ -37,6 +37,10 @@ export function buildScenarios(deps: {
   devboxById(id: string): Promise<Devbox | undefined>;
   sandboxOf(id: string): Sandbox | undefined;
   boxJobs: BoxJobs;
+  /** Resumes a suspended devbox (scoring brings a suspended run box back). */
+  resume(accountId: string, id: string): Promise<unknown>;
+  /** Ids of the devboxes not ended (start-up reconcile). */
+  liveDevboxIds(): Promise<string[]>;
   jobs: () => JobRunner;
   secretExists(accountId: string, ref: string): Promise<boolean>;
   /** Told of every committed run state change (benchmark runs). */
@@ -51,6 +55,6 @@ export function buildScenarios(deps: {
   // The devbox service is built after the lifecycle this module listens to: reached by a thunk.
   const devboxes = deps.devboxes;
   const runs = new ScenarioRunService({ store: deps.store, scenarios, devboxes, jobs: deps.jobs, secretExists: deps.secretExists, listeners: deps.runListeners, log: deps.log });
-  const progress = new RunProgress({ service: runs, scenarios: scenarioStore, scorers, devboxes, devboxById: deps.devboxById, sandboxOf: deps.sandboxOf, boxJobs: deps.boxJobs, log: deps.log });
+  const progress = new RunProgress({ service: runs, scenarios: scenarioStore, scorers, devboxes, devboxById: deps.devboxById, sandboxOf: deps.sandboxOf, boxJobs: deps.boxJobs, resume: deps.resume, liveDevboxIds: deps.liveDevboxIds, log: deps.log });
   return { scorers, scenarios, runs, jobs: { [SCORE_JOB]: progress.job }, onStopped: progress.onStopped, reconcile: () => progress.reconcile() };
 }

@@ -26,13 +26,23 @@ export function runLogsZip(run: ScenarioRun, view: unknown, readLogs: LogReader)
   }
   zip.addReadStream(Readable.from(devboxLog(run, readLogs)), 'devbox.log');
   zip.end();
-  return zip.outputStream as Readable;
+  const out = zip.outputStream as Readable;
+  // Without a listener a zip error would be thrown away and the response would never end.
+  zip.on('error', (err: Error) => out.destroy(err));
+  return out;
 }
 
 async function* devboxLog(run: ScenarioRun, readLogs: LogReader): AsyncGenerator<string> {
   let afterSeq: number | undefined;
   for (;;) {
-    const page = await readLogs(run.accountId, run.devboxId, { afterSeq, limit: PAGE });
+    let page: LogEntry[];
+    try {
+      page = await readLogs(run.accountId, run.devboxId, { afterSeq, limit: PAGE });
+    } catch (err) {
+      // The box's log can go while the zip streams (its row removed): the zip still ends, and says so.
+      yield `[devboxd: the devbox log is unavailable: ${(err as Error).message}]\n`;
+      return;
+    }
     if (page.length) yield page.map(line).join('');
     if (page.length < PAGE) return;
     afterSeq = page[page.length - 1]!.seq;

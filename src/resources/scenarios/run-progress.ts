@@ -9,6 +9,7 @@ import type { ScenarioRunService } from './run-service.js';
 import type { ScorerService } from './scorer-service.js';
 import { scoreRun } from './scoring.js';
 import type { SqlScenarioStore } from './sql-scenario-store.js';
+import { RUN_TERMINAL } from './types.js';
 
 
 /** How long scoring waits for a run's devbox still booting to come up. */
@@ -24,6 +25,10 @@ export interface RunProgressDeps {
   devboxById(id: string): Promise<Devbox | undefined>;
   sandboxOf(id: string): Sandbox | undefined;
   boxJobs: BoxJobs;
+  /** Resumes a suspended devbox (the suspend service): scoring needs the box up. */
+  resume(accountId: string, id: string): Promise<unknown>;
+  /** Ids of the devboxes not ended (start-up reconcile: a run's box that outlived its run goes). */
+  liveDevboxIds(): Promise<string[]>;
   log: Logger;
 }
 
@@ -42,10 +47,21 @@ export class RunProgress {
     return { run: (job) => this.score(job), exhausted: (job, err) => this.scoringFailed(job.subjectId, `scoring failed: ${err}`) };
   }
 
-  /** At start, once the devboxes are adopted: open runs whose box ended while the server was down end too. */
+  /**
+   * At start, once the devboxes are adopted, what a crash may have cut short: open runs whose box ended
+   * while the server was down end too; a run ended (its state committed) before its box went loses its box;
+   * a run scored with `complete` asked completes.
+   */
   async reconcile(): Promise<void> {
-    for (const r of await this.deps.service.runs.listOpen()) {
-      if (r.state !== 'scoring') await this.boxEnded(r.devboxId);
+    const { service } = this.deps;
+    for (const r of await service.runs.listOpen()) {
+      if (r.state === 'scoring') continue;
+      if (await this.boxEnded(r.devboxId)) continue;
+      if (r.state === 'scored' && r.completeRequested) await service.finishComplete(r);
+    }
+    for (const id of await this.deps.liveDevboxIds()) {
+      const r = await service.runs.onDevbox(id);
+      if (r && RUN_TERMINAL.has(r.state)) await service.shutdownBox(r);
     }
     this.readyNow();
   }
@@ -77,10 +93,14 @@ export class RunProgress {
     await this.ready;
     const { service } = this.deps;
     const run = await service.runs.getById(job.subjectId);
+    // A crash between `scored` (complete asked) and the completion: finish it.
+    if (run?.state === 'scored' && run.completeRequested) return void (await service.finishComplete(run));
     if (!run || run.state !== 'scoring') return;
     const scenario = await this.deps.scenarios.getById(run.scenarioId);
     if (!scenario) return this.scoringFailed(run.id, `scenario ${run.scenarioId} is gone`);
     let devbox = await this.deps.devboxById(run.devboxId);
+    // A box its owner suspended is brought back for scoring, never failed with its disk.
+    if (devbox && (devbox.status === 'suspended' || devbox.status === 'suspending')) devbox = await this.resumeForScoring(run.accountId, devbox);
     if (devbox && devbox.status !== 'running' && !['shutdown', 'failure', 'suspended'].includes(devbox.status)) {
       devbox = (await this.deps.devboxes().waitForStatus(run.accountId, run.devboxId, ['running', 'shutdown', 'failure', 'suspended'], BOOT_WAIT_MS)) ?? devbox;
     }
@@ -101,6 +121,16 @@ export class RunProgress {
     if (await this.boxEnded(run.devboxId, true)) return;
     const scored = await service.change(run, ['scoring'], 'scored', { scoringResult: result });
     if (scored?.completeRequested) await service.finishComplete(scored);
+  }
+
+  private async resumeForScoring(accountId: string, d: Devbox): Promise<Devbox | undefined> {
+    const devboxes = this.deps.devboxes();
+    if (d.status === 'suspending') d = (await devboxes.waitForStatus(accountId, d.id, ['suspended', 'running', 'shutdown', 'failure'], BOOT_WAIT_MS)) ?? d;
+    if (d.status !== 'suspended') return d;
+    this.deps.log.info({ devbox: d.id }, 'resuming a suspended devbox to score its scenario run');
+    // A racing resume (the owner's) is fine: the wait below then sees it come up.
+    await this.deps.resume(accountId, d.id).catch((err) => this.deps.log.warn({ err, devbox: d.id }, 'resume for scoring failed'));
+    return this.deps.devboxById(d.id);
   }
 
   /** A run that cannot be scored fails, and its box goes. */

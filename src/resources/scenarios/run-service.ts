@@ -16,6 +16,8 @@ export const SCORE_JOB = 'scenario.score';
 const REREAD_MS = 2000;
 /** A state change lost to a concurrent one (the last scoring job still settling) is tried again after this. */
 const pause = () => new Promise((r) => setTimeout(r, 50));
+/** How long `score` retries while a conflicting scoring job is open. */
+const SCORE_RETRY_MS = 5000;
 
 export interface RunServiceDeps {
   store: Store;
@@ -108,15 +110,21 @@ export class ScenarioRunService {
     return this.runs.list(accountId, filter, page);
   }
 
-  /** running or scored → scoring (again); a run already scoring is returned as it is. */
+  /**
+   * running or scored → scoring (again); a run already scoring is returned as it is. While a conflicting
+   * job is open (a restart's reconcile), it retries for SCORE_RETRY_MS, then returns the run as it is.
+   */
   async score(accountId: string, id: string): Promise<ScenarioRun> {
-    const r = await this.get(accountId, id);
-    if (r.state === 'scoring') return r;
-    if (r.state !== 'running' && r.state !== 'scored') throw ERRORS.badState(`scenario run ${id} is ${r.state}; only a running or scored run can be scored`);
-    const scoring = await this.beginScoring(r, false);
-    if (scoring) return scoring;
-    await pause();
-    return this.score(accountId, id);
+    const until = Date.now() + SCORE_RETRY_MS;
+    for (;;) {
+      const r = await this.get(accountId, id);
+      if (r.state === 'scoring') return r;
+      if (r.state !== 'running' && r.state !== 'scored') throw ERRORS.badState(`scenario run ${id} is ${r.state}; only a running or scored run can be scored`);
+      const scoring = await this.beginScoring(r, false);
+      if (scoring) return scoring;
+      if (Date.now() > until) return r;
+      await pause();
+    }
   }
 
   /**

@@ -103,6 +103,8 @@ export class ScorerService {
 
   private check(input: { type: string; bashScript: string }): void {
     if (!TYPE.test(input.type)) throw ERRORS.invalid(`type must be ${SCORER_TYPE_RULE}`);
+    // A scorer is found by type or id: a type shaped like an id could name another scorer.
+    if (input.type.startsWith('scs_')) throw ERRORS.invalid('type must not start with scs_ (scorer ids do)');
     checkScript(input.bashScript, 'bash_script');
   }
 

@@ -1,5 +1,6 @@
 import type { Sandbox } from '../../runtime/driver.js';
 import type { BoxJobs } from '../executions/box-jobs.js';
+import { tailBytes, utf8Start } from '../executions/output.js';
 import type { Devbox } from '../devboxes/types.js';
 import type { CustomScorer } from './scorer-service.js';
 import type { Scenario, ScenarioRun, Scorer, ScoringContractResult, ScoringFunctionResult } from './types.js';
@@ -50,11 +51,15 @@ interface Program {
   kind: 'score' | 'exit';
   argv: string[];
   env: Record<string, string>;
+  /** Text written to the process's stdin, then EOF (a script too large for one argument). */
+  stdin?: string;
 }
 
 interface JobOutcome {
   exitStatus: number | null;
   timedOut: boolean;
+  /** The process was spawned (false: it could not start). */
+  started: boolean;
   output: string;
   lastStdoutLine: string | null;
 }
@@ -80,11 +85,13 @@ async function programOf(s: Scorer, scenario: Scenario, run: ScenarioRun, ctx: S
     case 'python_script_scorer':
       return { kind: 'score', argv: ['bash', '-c', `${enter(wd)}exec python3 -c "$1"`, 'devboxd-scorer', s.python_script], env };
     case 'test_based_scorer': {
-      // Each file travels base64-encoded inside the script: no quoting of its contents can go wrong.
+      // Each file travels base64-encoded: no quoting of its contents can go wrong. Files and command together
+      // can pass the kernel's 128 KiB per argument, so the script goes through stdin (read whole, then run
+      // with stdin at /dev/null: the tests do not read the rest of their own script).
       const writes = s.test_files
         .map((f) => `mkdir -p -- "$(dirname -- ${quote(f.file_path)})" && printf %s ${quote(Buffer.from(f.file_contents).toString('base64'))} | base64 -d > ${quote(f.file_path)} || exit 1\n`)
         .join('');
-      return bash('exit', writes + s.test_command);
+      return { kind: 'exit', argv: ['bash', '-c', 'eval "$(cat)" </dev/null'], env, stdin: enter(wd) + writes + s.test_command };
     }
     case 'custom_scorer': {
       // A public scenario's custom scorers are its owner's.
@@ -95,34 +102,56 @@ async function programOf(s: Scorer, scenario: Scenario, run: ScenarioRun, ctx: S
   }
 }
 
-/** Runs one program to its end or the time left; its output's last bytes (stdout and stderr lines, in order). */
+/**
+ * Runs one program to its end or the time left. Its score line and kept output are read from the job's whole
+ * stored output once it ended (never from the capped, sampled log feed): the end of stdout, then of stderr.
+ */
 async function runJob(jobs: BoxJobs, ctx: ScoringContext, p: Program, timeoutMs: number): Promise<JobOutcome> {
-  const lines: string[] = [];
-  let kept = 0;
-  let lastStdoutLine: string | null = null;
   const job = jobs.create(ctx.devbox.id);
   let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    job.signal('SIGKILL', true);
-  }, timeoutMs);
+  let timer: NodeJS.Timeout | undefined;
+  const arm = () => {
+    // Armed once the process exists, so the kill always reaches it.
+    timer = setTimeout(() => {
+      timedOut = true;
+      job.signal('SIGKILL', true);
+    }, timeoutMs);
+  };
+  if (p.stdin !== undefined) {
+    job.stdin({ text: p.stdin });
+    job.stdin({ eof: true });
+  }
   const exitStatus = await job
-    .run(ctx.sandbox, {
-      argv: p.argv,
-      env: p.env,
-      onLine: (stream, line) => {
-        if (stream === 'stdout' && line.trim()) lastStdoutLine = line.trim();
-        lines.push(line);
-        kept += Buffer.byteLength(line) + 1;
-        while (kept > SCORER_OUTPUT_MAX_BYTES && lines.length > 1) kept -= Buffer.byteLength(lines.shift()!) + 1;
-      },
-    })
+    .run(ctx.sandbox, { argv: p.argv, env: p.env, attachStdin: p.stdin !== undefined, onSpawned: arm })
     .catch(() => null)
     .finally(() => clearTimeout(timer));
   job.complete(exitStatus);
   job.bump();
   await job.closed;
-  return { exitStatus, timedOut, output: lines.join('\n'), lastStdoutLine };
+  const bytes = job.bytes() ?? { stdout: 0, stderr: 0 };
+  const [out, err] = await Promise.all([
+    tailBytes(job.output('stdout'), bytes.stdout, SCORER_OUTPUT_MAX_BYTES),
+    tailBytes(job.output('stderr'), bytes.stderr, SCORER_OUTPUT_MAX_BYTES),
+  ]);
+  return { exitStatus, timedOut, started: job.started, output: keptOutput(out.text, err.text), lastStdoutLine: lastLine(out.text, out.whole) };
+}
+
+/** The last non-blank line of a stdout tail; null when there is none or it may be cut (it starts before the tail). */
+function lastLine(text: string, whole: boolean): string | null {
+  const body = text.replace(/\s+$/, '');
+  const nl = body.lastIndexOf('\n');
+  if (!body || (nl < 0 && !whole)) return null;
+  return body.slice(nl + 1).trim();
+}
+
+/** The end of stdout then the end of stderr, SCORER_OUTPUT_MAX_BYTES together (each gets at least half if it needs it). */
+function keptOutput(stdout: string, stderr: string): string {
+  const max = SCORER_OUTPUT_MAX_BYTES;
+  const [o, e] = [Buffer.from(stdout.replace(/\n$/, '')), Buffer.from(stderr.replace(/\n$/, ''))];
+  const eKeep = Math.min(e.length, Math.max(max / 2, max - o.length - 1));
+  const oKeep = Math.min(o.length, max - eKeep - (eKeep > 0 ? 1 : 0));
+  const end = (b: Buffer, n: number) => b.toString('utf8', utf8Start(b, b.length - n));
+  return [end(o, oKeep), end(e, eKeep)].filter(Boolean).join('\n');
 }
 
 const SCORE = /^(?:score\s*[=:]\s*)?([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)$/i;
@@ -130,7 +159,9 @@ const SCORE = /^(?:score\s*[=:]\s*)?([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)$
 function judge(kind: Program['kind'], o: JobOutcome, timeoutMs: number): Omit<ScoringFunctionResult, 'name'> {
   const error = (why: string) => ({ score: 0, state: 'error' as const, output: o.output ? `${o.output}\n${why}` : why });
   if (o.timedOut) return error(`devboxd: the scorer ran out of time (${Math.ceil(timeoutMs / 1000)} s left of the scenario's scorer_timeout_sec)`);
+  if (!o.started) return error('devboxd: the scorer could not start');
   if (kind === 'exit') {
+    if (o.exitStatus === null) return error('devboxd: the scorer was killed (no exit status)');
     if (o.exitStatus === NO_WORKDIR) return error(`devboxd: exit status ${NO_WORKDIR}`);
     return { score: o.exitStatus === 0 ? 1 : 0, state: 'complete', output: o.output };
   }

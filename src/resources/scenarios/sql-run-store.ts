@@ -73,6 +73,12 @@ export class SqlRunStore {
     return rows[0] && fromRow(rows[0]);
   }
 
+  /** The run on a devbox (one run per box), in any state. */
+  async onDevbox(devboxId: string): Promise<ScenarioRun | undefined> {
+    const { rows } = await this.db.query<Row>('SELECT * FROM scenario_runs WHERE devbox_id = ? ORDER BY id DESC LIMIT 1', [devboxId]);
+    return rows[0] && fromRow(rows[0]);
+  }
+
   /** Every run not over yet (start-up reconcile). */
   async listOpen(): Promise<ScenarioRun[]> {
     const { rows } = await this.db.query<Row>("SELECT * FROM scenario_runs WHERE state IN ('running', 'scoring', 'scored') ORDER BY id");

@@ -155,6 +155,40 @@ describe('SQL', () => {
     assert.match(batch.results[0]!.error!.message, /not allowed in a batch/);
   });
 
+  test('H1: no way past the statement check: leading semicolons and comments, pragma_* functions, a batch that COMMITs first', async () => {
+    const a = await create();
+    const outside = path.join(f.dataDir, 'outside.sqlite');
+    const q = (text: string) => sql(a.id, { sql: text });
+    const refusedQuery = async (text: string, pattern: RegExp) => {
+      const res = await q(text);
+      assert.equal(res.statusCode, 400, `${text}: ${res.body}`);
+      assert.match((res.json() as { message: string }).message, pattern, text);
+    };
+    await refusedQuery(`;ATTACH '${outside}' AS o`, /ATTACH statements are not allowed/);
+    await refusedQuery(`/**/;VACUUM INTO '${outside}'`, /VACUUM statements are not allowed/);
+    await refusedQuery(` ; ;\n-- x\n;/* y */ ;PRAGMA max_page_count = 999999999`, /PRAGMA statements are not allowed/);
+    await refusedQuery(';;DETACH main', /DETACH statements are not allowed/);
+    await refusedQuery('SELECT * FROM pragma_database_list', /pragma_\* functions/);
+    await refusedQuery('SELECT file FROM "PRAGMA_DATABASE_LIST"', /pragma_\* functions/);
+    await refusedQuery("SELECT * FROM pragma_table_info('t')", /pragma_\* functions/);
+    await refusedQuery('EXPLAIN PRAGMA hard_heap_limit = 0', /EXPLAIN statements are not allowed/);
+    await refusedQuery(';', /statements are not allowed/);
+    assert.equal(fs.existsSync(outside), false, 'VACUUM INTO wrote no file');
+    const batch = await ok<{ results: { error?: { message: string } }[] }>({
+      method: 'POST',
+      url: `/v1/axons/${a.id}/sql/batch`,
+      payload: { statements: [{ sql: ';COMMIT' }, { sql: `;ATTACH '${outside}' AS o` }, { sql: ';PRAGMA writable_schema = 1' }] },
+    });
+    assert.match(batch.results[0]!.error!.message, /COMMIT is not allowed in a batch/);
+    assert.match(batch.results[1]!.error!.message, /not run/);
+    for (const [i, text] of [';PRAGMA max_page_count = 999999999', '/* */;PRAGMA journal_mode = WAL', `;VACUUM INTO '${outside}'`].entries()) {
+      const one = await ok<{ results: { error?: { message: string } }[] }>({ method: 'POST', url: `/v1/axons/${a.id}/sql/batch`, payload: { statements: [{ sql: text }] } });
+      assert.match(one.results[0]!.error!.message, /statements are not allowed/, `batch ${i}: ${text}`);
+    }
+    assert.equal(fs.existsSync(outside), false);
+    assert.deepEqual((await q(';; SELECT 7')).json().rows, [[7]], 'leading semicolons before an allowed statement are fine');
+  });
+
   test('limits: rows past 1000 are cut with rows_read_limit_reached, the database stops at 64 MiB, a long statement is stopped', async () => {
     const a = await create();
     const many = (await sql(a.id, { sql: 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 5000) SELECT x FROM c' })).json();

@@ -6,25 +6,59 @@
 import Database from 'better-sqlite3';
 import type { SqlJob, SqlJobReply, SqlStepOutcome } from './sql-types.js';
 
-/** Statements that reach beyond the axon's own file, or change its limits, whatever follows them. */
-const REFUSED = new Set(['ATTACH', 'DETACH', 'PRAGMA', 'VACUUM']);
-/** Transaction control inside a batch would break its all-or-nothing. */
-const IN_BATCH_REFUSED = new Set(['BEGIN', 'COMMIT', 'END', 'ROLLBACK', 'SAVEPOINT', 'RELEASE']);
+/**
+ * The statement kinds an axon's SQL may be, by leading keyword. An allow-list, not a deny-list: ATTACH, DETACH,
+ * PRAGMA and VACUUM reach beyond the axon's own file or change its limits, and some PRAGMAs take effect while
+ * the statement is merely compiled, so anything else is refused before better-sqlite3 sees it.
+ */
+const ALLOWED = new Set(['SELECT', 'INSERT', 'UPDATE', 'DELETE', 'REPLACE', 'WITH', 'VALUES', 'CREATE', 'DROP', 'ALTER', 'ANALYZE', 'REINDEX']);
+/** Transaction control: harmless alone (the file is closed, rolling back, after the job), refused in a batch. */
+const TRANSACTION = new Set(['BEGIN', 'COMMIT', 'END', 'ROLLBACK', 'SAVEPOINT', 'RELEASE']);
+/** Opcodes that the allowed kinds never compile to; a second check that does not rely on reading the text. */
+const REFUSED_OPS = new Set(['Vacuum', 'JournalMode', 'MaxPgcnt', 'Pragma']);
+const REFUSED_FUNCTIONS = /^sqlite_(attach|detach)\b/;
 
-/** The first keyword, after blanks and comments. */
-function firstKeyword(sql: string): string {
+/**
+ * The SQL without what comes before its first keyword: blanks, comments and empty statements (';'), which
+ * SQLite skips too, so the keyword read here is the one SQLite compiles.
+ */
+function stripLead(sql: string): string {
   let s = sql;
   for (;;) {
-    s = s.trimStart();
+    s = s.replace(/^[\s;]+/, '');
     if (s.startsWith('--')) {
       const nl = s.indexOf('\n');
       s = nl < 0 ? '' : s.slice(nl + 1);
     } else if (s.startsWith('/*')) {
       const end = s.indexOf('*/');
       s = end < 0 ? '' : s.slice(end + 2);
-    } else break;
+    } else return s;
   }
-  return (/^[A-Za-z]+/.exec(s)?.[0] ?? '').toUpperCase();
+}
+
+/** Why the statement may not run, or null. Checked on the text first, then on its compiled program. */
+function refusal(db: Database.Database, sql: string, args: unknown[], batch: boolean): string | null {
+  const keyword = (/^[A-Za-z]+/.exec(sql)?.[0] ?? '').toUpperCase();
+  if (TRANSACTION.has(keyword)) return batch ? `${keyword} is not allowed in a batch: the batch is one transaction already` : null;
+  if (!ALLOWED.has(keyword)) return `${keyword || 'this kind of'} statements are not allowed on an axon's database (allowed: ${[...ALLOWED, ...TRANSACTION].join(', ')})`;
+  // Table-valued pragma functions (pragma_database_list shows the host's paths) by name: an identifier cannot
+  // be split by comments or spelled another way, so the text tells.
+  if (/pragma_/i.test(sql)) return "pragma_* functions are not allowed on an axon's database";
+  for (const op of db.prepare(`EXPLAIN ${sql}`).all(...args) as { opcode: string; p4: unknown }[]) {
+    if (REFUSED_OPS.has(op.opcode) || (/^(Pure)?Function/.test(op.opcode) && REFUSED_FUNCTIONS.test(String(op.p4 ?? '')))) {
+      return "this statement reaches beyond the axon's database and is not allowed";
+    }
+  }
+  return null;
+}
+
+/**
+ * A tripwire after each statement: the connection still sees only the axon's file (and its temp store). If
+ * not, the whole job fails and none of its rows leave this process.
+ */
+function assertConfined(db: Database.Database): void {
+  const n = db.prepare("SELECT count(*) FROM pragma_database_list WHERE name NOT IN ('main', 'temp')").pluck().get();
+  if (n !== 0) throw new Error("a statement reached beyond the axon's database; the job was stopped");
 }
 
 function bindable(v: unknown): unknown {
@@ -38,39 +72,43 @@ function cell(v: unknown): unknown {
   return v;
 }
 
-function step(db: Database.Database, sql: string, params: unknown[], job: SqlJob): SqlStepOutcome {
-  const keyword = firstKeyword(sql);
-  if (REFUSED.has(keyword)) return { error: `${keyword} statements are not allowed on an axon's database` };
-  if (job.batch && IN_BATCH_REFUSED.has(keyword)) return { error: `${keyword} is not allowed in a batch: the batch is one transaction already` };
+function step(db: Database.Database, text: string, params: unknown[], job: SqlJob): SqlStepOutcome {
   const started = performance.now();
   try {
-    const stmt = db.prepare(sql);
+    const sql = stripLead(text);
     const args = params.map(bindable);
-    if (!stmt.reader) {
-      const info = stmt.run(...args);
-      return { success: { columns: [], rows: [], meta: { changes: info.changes, duration_ms: performance.now() - started, rows_read_limit_reached: false } } };
-    }
-    const columns = stmt.columns().map((c) => ({ name: c.name, type: c.type ?? '' }));
-    const rows: unknown[][] = [];
-    let bytes = 0;
-    let truncated = false;
-    for (const raw of stmt.raw(true).iterate(...args) as IterableIterator<unknown[]>) {
-      if (rows.length >= job.maxRows) {
-        truncated = true;
-        break;
-      }
-      const row = raw.map(cell);
-      bytes += JSON.stringify(row).length;
-      if (bytes > job.maxBytes) {
-        truncated = true;
-        break;
-      }
-      rows.push(row);
-    }
-    return { success: { columns, rows, meta: { changes: 0, duration_ms: performance.now() - started, rows_read_limit_reached: truncated } } };
+    const refused = refusal(db, sql, args, job.batch);
+    if (refused) return { error: refused };
+    return execute(db, sql, args, job, started);
   } catch (err) {
     return { error: (err as Error).message };
   }
+}
+
+function execute(db: Database.Database, sql: string, args: unknown[], job: SqlJob, started: number): SqlStepOutcome {
+  const stmt = db.prepare(sql);
+  if (!stmt.reader) {
+    const info = stmt.run(...args);
+    return { success: { columns: [], rows: [], meta: { changes: info.changes, duration_ms: performance.now() - started, rows_read_limit_reached: false } } };
+  }
+  const columns = stmt.columns().map((c) => ({ name: c.name, type: c.type ?? '' }));
+  const rows: unknown[][] = [];
+  let bytes = 0;
+  let truncated = false;
+  for (const raw of stmt.raw(true).iterate(...args) as IterableIterator<unknown[]>) {
+    if (rows.length >= job.maxRows) {
+      truncated = true;
+      break;
+    }
+    const row = raw.map(cell);
+    bytes += JSON.stringify(row).length;
+    if (bytes > job.maxBytes) {
+      truncated = true;
+      break;
+    }
+    rows.push(row);
+  }
+  return { success: { columns, rows, meta: { changes: 0, duration_ms: performance.now() - started, rows_read_limit_reached: truncated } } };
 }
 
 function run(job: SqlJob): SqlJobReply {
@@ -82,7 +120,11 @@ function run(job: SqlJob): SqlJobReply {
     // SQLite's own memory (sorts, the temp store, caches) is outside the JS heap's limit: bounded here.
     db.pragma(`hard_heap_limit = ${256 * 1024 * 1024}`);
     db.pragma(`busy_timeout = ${job.timeoutMs}`);
-    if (!job.batch) return { id: job.id, results: [step(db, job.statements[0]!.sql, job.statements[0]!.params, job)] };
+    if (!job.batch) {
+      const result = step(db, job.statements[0]!.sql, job.statements[0]!.params, job);
+      assertConfined(db);
+      return { id: job.id, results: [result] };
+    }
     const results: SqlStepOutcome[] = [];
     db.exec('BEGIN IMMEDIATE');
     let failed = -1;
@@ -92,6 +134,7 @@ function run(job: SqlJob): SqlJobReply {
         continue;
       }
       const r = step(db, s.sql, s.params, job);
+      assertConfined(db);
       if ('error' in r) failed = i;
       results.push(r);
     }

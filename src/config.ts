@@ -73,6 +73,8 @@ export interface Config {
   repositories: RepositoryConfig;
   /** Agents (DEVBOXD_AGENT_INSTALL_TIMEOUT, DEVBOXD_AGENT_ACCOUNT_MAX); see resources/agents/config.ts. */
   agents: AgentConfig;
+  /** DEVBOXD_AXON_ACCOUNT_MAX: most axons (not deleted) one account holds; a create past it gets 403. */
+  axonAccountMax: number;
   /** Per-account bounds of scenarios and scorers (DEVBOXD_SCENARIO_*); see resources/scenarios/config.ts. */
   scenarios: ScenarioConfig;
   /**
@@ -205,6 +207,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     network: loadNetworkConfig(env, (name, def, min, max) => int(name, env[name], def, min, max)),
     objects: loadObjectConfig(env, (name, def, min, max) => int(name, env[name], def, min, max)),
     repositories: loadRepositoryConfig(env, (name, def, min, max) => int(name, env[name], def, min, max)),
+    axonAccountMax: int('DEVBOXD_AXON_ACCOUNT_MAX', env.DEVBOXD_AXON_ACCOUNT_MAX, 1000, 1, 10_000_000),
     agents: loadAgentConfig((name, def, min, max) => int(name, env[name], def, min, max)),
     scenarios: loadScenarioConfig((name, def, min, max) => int(name, env[name], def, min, max)),
     tunnelDomain,

@@ -204,6 +204,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   const axons = buildAxons({
     store,
     dataDir: config.dataDir,
+    accountMax: config.axonAccountMax,
     devboxes: () => devboxes,
     resume: (accountId, id) => suspend.resume(accountId, id),
     environmentOf: (d) => devboxes.environmentOf(d),

@@ -35,6 +35,7 @@ export class AxonService {
     private readonly sql: SqlRunner,
     private readonly sqlDir: string,
     private readonly listeners: PublishListener[],
+    private readonly accountMax: number,
   ) {
     fs.mkdirSync(sqlDir, { recursive: true, mode: 0o700 });
     this.batcher = new PublishBatcher(axons, AXON_EVENTS_KEPT);
@@ -50,6 +51,11 @@ export class AxonService {
       deletedAtMs: null,
       lastSequence: 0,
     };
+    // Each axon keeps up to its events and a SQL database on disk: an account's count is bounded. Counted, then
+    // inserted: concurrent creates may pass the bound by their number, which stays small and bounded.
+    if ((await this.axons.countActive(accountId)) >= this.accountMax) {
+      throw ERRORS.forbidden(`this account holds ${this.accountMax} axons, the most it may (DEVBOXD_AXON_ACCOUNT_MAX); delete some first`);
+    }
     await this.axons.insert(axon);
     return axon;
   }
@@ -114,7 +120,7 @@ export class AxonService {
 
   async subscribe(accountId: string, id: string, afterSequence: number): Promise<Subscription> {
     await this.active(accountId, id);
-    return this.hub.subscribe(id, afterSequence);
+    return this.hub.subscribe(id, afterSequence, accountId);
   }
 
   unsubscribe(sub: Subscription): void {

@@ -7,6 +7,8 @@ export interface HubLimits extends QueueLimits {
   maxPerAxon: number;
   /** Subscribers on this server at once. */
   maxTotal: number;
+  /** SSE subscribers of one account on this server at once, so one tenant cannot take every slot. */
+  maxPerAccount: number;
 }
 
 /**
@@ -18,6 +20,9 @@ export interface HubLimits extends QueueLimits {
 export class EventHub {
   private readonly byAxon = new Map<string, Set<Subscription>>();
   private total = 0;
+  /** SSE subscribers per account (broker mounts are the server's own and count only in the totals). */
+  private readonly byAccount = new Map<string, number>();
+  private readonly accountOf = new WeakMap<Subscription, string>();
   /** The newest sequence handed out per axon with subscribers (what catchUp compares with). */
   private readonly newest = new Map<string, number>();
 
@@ -27,14 +32,22 @@ export class EventHub {
   ) {}
 
   /** A subscription from after `afterSequence`; 429 when this axon or this server has too many. */
-  subscribe(axonId: string, afterSequence: number): Subscription {
+  subscribe(axonId: string, afterSequence: number, accountId?: string): Subscription {
     const set = this.byAxon.get(axonId) ?? new Set();
     if (set.size >= this.limits.maxPerAxon) throw ERRORS.busy(`axon ${axonId} has ${set.size} subscribers, the most it takes at once`, 5);
     if (this.total >= this.limits.maxTotal) throw ERRORS.busy(`this server has ${this.total} axon subscribers, the most it takes at once`, 5);
+    const mine = accountId === undefined ? 0 : (this.byAccount.get(accountId) ?? 0);
+    if (accountId !== undefined && mine >= this.limits.maxPerAccount) {
+      throw ERRORS.busy(`this account has ${mine} axon streams open on this server, the most one account may hold`, 5);
+    }
     const sub = new Subscription(axonId, afterSequence, this.read, this.limits);
     set.add(sub);
     this.byAxon.set(axonId, set);
     this.total++;
+    if (accountId !== undefined) {
+      this.byAccount.set(accountId, mine + 1);
+      this.accountOf.set(sub, accountId);
+    }
     return sub;
   }
 
@@ -43,6 +56,12 @@ export class EventHub {
     const set = this.byAxon.get(sub.axonId);
     if (!set?.delete(sub)) return;
     this.total--;
+    const accountId = this.accountOf.get(sub);
+    if (accountId !== undefined) {
+      const left = (this.byAccount.get(accountId) ?? 1) - 1;
+      if (left > 0) this.byAccount.set(accountId, left);
+      else this.byAccount.delete(accountId);
+    }
     if (set.size === 0) {
       this.byAxon.delete(sub.axonId);
       this.newest.delete(sub.axonId);

@@ -67,6 +67,11 @@ export class SqlAxonStore {
     ]);
   }
 
+  async countActive(accountId: string): Promise<number> {
+    const { rows } = await this.db.query<{ n: number | string }>('SELECT COUNT(*) AS n FROM axons WHERE account_id = ? AND deleted_at_ms IS NULL', [accountId]);
+    return Number(rows[0]!.n);
+  }
+
   /** Deleted axons included. */
   async get(accountId: string, id: string): Promise<Axon | undefined> {
     const { rows } = await this.db.query<AxonRow>('SELECT * FROM axons WHERE account_id = ? AND id = ?', [accountId, id]);

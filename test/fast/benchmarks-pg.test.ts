@@ -45,3 +45,27 @@ test('benchmarks and a benchmark run (start, list, cancel) on PostgreSQL', async
   assert.deepEqual([canceled.state, canceled.score], ['canceled', null]);
   assert.deepEqual((await scenarioRuns()).map((r) => r.state), ['canceled']);
 });
+
+test('a benchmark run starts each scenario once: a second scenario run of the same scenario is refused by the database', async () => {
+  const contract = { scoring_function_parameters: [{ name: 'c', weight: 1, scorer: { type: 'command_scorer', command: 'true' } }] };
+  const s = await ok<{ id: string }>('POST', '/v1/scenarios', { name: 'once', input_context: { problem_statement: 'p' }, scoring_contract: contract });
+  const b = await ok<{ id: string }>('POST', '/v1/benchmarks', { name: 'once bench', scenario_ids: [s.id] });
+  const run = await ok<{ id: string }>('POST', '/v1/benchmarks/start_run', { benchmark_id: b.id });
+  const db = f.deps.store.db;
+  const rows = async () => (await db.query<{ id: string }>('SELECT id FROM scenario_runs WHERE benchmark_run_id = ?', [run.id])).rows;
+  for (let i = 0; i < 100 && (await rows()).length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+  const [first] = await rows();
+  assert.ok(first);
+  // What a second server's pump would insert for the same scenario.
+  await assert.rejects(
+    db.query(
+      `INSERT INTO scenario_runs (id, account_id, scenario_id, devbox_id, state, name, benchmark_run_id, purpose, metadata, environment_variables,
+         secrets_provided, scoring_result, complete_requested, start_time_ms, end_time_ms, end_reason)
+       SELECT 'scr_dup', account_id, scenario_id, devbox_id, state, name, benchmark_run_id, purpose, metadata, environment_variables,
+         secrets_provided, scoring_result, complete_requested, start_time_ms, end_time_ms, end_reason FROM scenario_runs WHERE id = ?`,
+      [first.id],
+    ),
+    /already exists|unique|duplicate/i,
+  );
+  assert.equal((await ok<{ state: string }>('POST', `/v1/benchmark_runs/${run.id}/cancel`)).state, 'canceled');
+});

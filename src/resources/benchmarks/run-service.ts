@@ -219,16 +219,31 @@ export class BenchmarkRunService {
     return state.done;
   }
 
-  /** One pass: end the run if everything ran, else start scenario runs into the free slots. */
+  /**
+   * One pass under the run's row lock on PostgreSQL: two servers may both be woken for one run (the scenario
+   * run ended on the other one); the lock makes their passes take turns, so each sees the other's starts and
+   * none starts a scenario twice (the unique index on scenario_runs refuses it all the same). SQLite is one
+   * process, whose pumps map already keeps one pump per run.
+   */
   private async pass(runId: string): Promise<void> {
-    const run = await this.runs.getById(runId);
+    if (this.store.dialect !== 'postgres') return this.passLocked(runId, this.runs);
+    await this.store.transaction(async (tx) => {
+      await tx.db.query('SELECT id FROM benchmark_runs WHERE id = ? FOR UPDATE', [runId]);
+      // The run's row is written through the transaction that holds its lock (another connection would wait on it).
+      await this.passLocked(runId, new SqlBenchmarkRunStore(tx.db));
+    });
+  }
+
+  /** End the run if everything ran, else start scenario runs into the free slots. */
+  private async passLocked(runId: string, runs: SqlBenchmarkRunStore): Promise<void> {
+    const run = await runs.getById(runId);
     if (!run || run.state !== 'running') return;
     const started = await this.scenarioRunsOf(run);
     const seen = new Set(started.map((r) => r.scenarioId));
     const open = started.filter((r) => !RUN_TERMINAL.has(r.state)).length;
     const pending = run.scenarioIds.filter((s) => !seen.has(s));
     if (pending.length === 0 && open === 0) {
-      if (await this.runs.end(run.id, 'completed', sum(started) / started.length, Date.now(), null)) {
+      if (await runs.end(run.id, 'completed', sum(started) / started.length, Date.now(), null)) {
         this.log.info({ benchmarkRun: run.id, runs: started.length }, 'benchmark run completed');
       }
       return;
@@ -253,7 +268,7 @@ export class BenchmarkRunService {
     const refused = results.findIndex((r) => r.status === 'rejected' && isRefusal(r.reason));
     if (refused >= 0) {
       const why = ((results[refused] as PromiseRejectedResult).reason as Error).message;
-      await this.fail(run, `scenario ${batch[refused]} could not start: ${why}`);
+      await this.fail(run, `scenario ${batch[refused]} could not start: ${why}`, runs);
       return;
     }
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected' && !isWaiting(r.reason));
@@ -266,13 +281,13 @@ export class BenchmarkRunService {
   }
 
   /** A scenario run the server refused to start (not a passing failure): the run fails, its open runs cancel. */
-  private async fail(run: BenchmarkRun, reason: string): Promise<void> {
-    if (!(await this.runs.end(run.id, 'failed', null, Date.now(), reason))) return;
+  private async fail(run: BenchmarkRun, reason: string, runs = this.runs): Promise<void> {
+    if (!(await runs.end(run.id, 'failed', null, Date.now(), reason))) return;
     this.log.warn({ benchmarkRun: run.id, reason }, 'benchmark run failed');
     const open = (await this.scenarioRunsOf(run)).filter((r) => !RUN_TERMINAL.has(r.state));
     await eachBounded(open, COMPLETE_CONCURRENCY, (r) => this.scenarioRuns().cancel(run.accountId, r.id));
     const completed = (await this.scenarioRunsOf(run)).filter((r) => r.state === 'completed');
-    await this.runs.setScore(run.id, completed.length ? sum(completed) / completed.length : null);
+    await runs.setScore(run.id, completed.length ? sum(completed) / completed.length : null);
   }
 
   /** Every scenario run of the run (at most one per scenario, so at most MAX_SCENARIOS). */

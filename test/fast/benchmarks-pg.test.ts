@@ -9,9 +9,11 @@ import { startTestPostgres, type TestPostgres } from '../helpers/postgres.js';
  */
 let pg: TestPostgres;
 let f: FastApp;
+let dbUrl: string;
 before(async () => {
   pg = await startTestPostgres();
-  f = await buildFastApp({ env: { DEVBOXD_DATABASE_URL: await pg.database() } });
+  dbUrl = await pg.database();
+  f = await buildFastApp({ env: { DEVBOXD_DATABASE_URL: dbUrl } });
 });
 after(async () => {
   await f?.close();
@@ -68,4 +70,16 @@ test('a benchmark run starts each scenario once: a second scenario run of the sa
     /already exists|unique|duplicate/i,
   );
   assert.equal((await ok<{ state: string }>('POST', `/v1/benchmark_runs/${run.id}/cancel`)).state, 'canceled');
+});
+
+test('the built-in benchmark seed is idempotent: a second server start on the database adds no benchmark and no scenario', async () => {
+  const count = async () => (await f.deps.store.db.query<{ n: string }>("SELECT COUNT(*) AS n FROM scenarios WHERE metadata LIKE '%devboxd%'")).rows[0]!.n;
+  const before = await count();
+  // A seed that stopped after its scenarios (the benchmark row lost): the next start reuses them.
+  await f.deps.store.db.query("DELETE FROM benchmarks WHERE name = 'devboxd-starter'");
+  const [g, h] = await Promise.all([buildFastApp({ env: { DEVBOXD_DATABASE_URL: dbUrl } }), buildFastApp({ env: { DEVBOXD_DATABASE_URL: dbUrl } })]);
+  await Promise.all([g.close(), h.close()]);
+  assert.equal(await count(), before);
+  const pub = await ok<{ total_count: number }>('GET', '/v1/benchmarks/list_public?search=starter');
+  assert.equal(pub.total_count, 1);
 });

@@ -9,9 +9,11 @@ import { startTestPostgres, type TestPostgres } from '../helpers/postgres.js';
  */
 let pg: TestPostgres;
 let f: FastApp;
+let dbUrl: string;
 before(async () => {
   pg = await startTestPostgres();
-  f = await buildFastApp({ env: { DEVBOXD_DATABASE_URL: await pg.database() } });
+  dbUrl = await pg.database();
+  f = await buildFastApp({ env: { DEVBOXD_DATABASE_URL: dbUrl } });
 });
 after(async () => {
   await f?.close();
@@ -44,4 +46,40 @@ test('benchmarks and a benchmark run (start, list, cancel) on PostgreSQL', async
   const canceled = await ok<{ state: string; score: number | null; duration_ms: number }>('POST', `/v1/benchmark_runs/${run.id}/cancel`);
   assert.deepEqual([canceled.state, canceled.score], ['canceled', null]);
   assert.deepEqual((await scenarioRuns()).map((r) => r.state), ['canceled']);
+});
+
+test('a benchmark run starts each scenario once: a second scenario run of the same scenario is refused by the database', async () => {
+  const contract = { scoring_function_parameters: [{ name: 'c', weight: 1, scorer: { type: 'command_scorer', command: 'true' } }] };
+  const s = await ok<{ id: string }>('POST', '/v1/scenarios', { name: 'once', input_context: { problem_statement: 'p' }, scoring_contract: contract });
+  const b = await ok<{ id: string }>('POST', '/v1/benchmarks', { name: 'once bench', scenario_ids: [s.id] });
+  const run = await ok<{ id: string }>('POST', '/v1/benchmarks/start_run', { benchmark_id: b.id });
+  const db = f.deps.store.db;
+  const rows = async () => (await db.query<{ id: string }>('SELECT id FROM scenario_runs WHERE benchmark_run_id = ?', [run.id])).rows;
+  for (let i = 0; i < 100 && (await rows()).length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+  const [first] = await rows();
+  assert.ok(first);
+  // What a second server's pump would insert for the same scenario.
+  await assert.rejects(
+    db.query(
+      `INSERT INTO scenario_runs (id, account_id, scenario_id, devbox_id, state, name, benchmark_run_id, purpose, metadata, environment_variables,
+         secrets_provided, scoring_result, complete_requested, start_time_ms, end_time_ms, end_reason)
+       SELECT 'scr_dup', account_id, scenario_id, devbox_id, state, name, benchmark_run_id, purpose, metadata, environment_variables,
+         secrets_provided, scoring_result, complete_requested, start_time_ms, end_time_ms, end_reason FROM scenario_runs WHERE id = ?`,
+      [first.id],
+    ),
+    /already exists|unique|duplicate/i,
+  );
+  assert.equal((await ok<{ state: string }>('POST', `/v1/benchmark_runs/${run.id}/cancel`)).state, 'canceled');
+});
+
+test('the built-in benchmark seed is idempotent: a second server start on the database adds no benchmark and no scenario', async () => {
+  const count = async () => (await f.deps.store.db.query<{ n: string }>("SELECT COUNT(*) AS n FROM scenarios WHERE metadata LIKE '%devboxd%'")).rows[0]!.n;
+  const before = await count();
+  // A seed that stopped after its scenarios (the benchmark row lost): the next start reuses them.
+  await f.deps.store.db.query("DELETE FROM benchmarks WHERE name = 'devboxd-starter'");
+  const [g, h] = await Promise.all([buildFastApp({ env: { DEVBOXD_DATABASE_URL: dbUrl } }), buildFastApp({ env: { DEVBOXD_DATABASE_URL: dbUrl } })]);
+  await Promise.all([g.close(), h.close()]);
+  assert.equal(await count(), before);
+  const pub = await ok<{ total_count: number }>('GET', '/v1/benchmarks/list_public?search=starter');
+  assert.equal(pub.total_count, 1);
 });

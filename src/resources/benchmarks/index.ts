@@ -1,6 +1,6 @@
 import type { Logger } from '../../lib/logger.js';
 import type { JobKind, JobRunner } from '../../platform/jobs/job-runner.js';
-import type { Store } from '../../platform/store/types.js';
+import type { Page, PageQuery, Store } from '../../platform/store/types.js';
 import type { ScenarioInput } from '../scenarios/scenario-service.js';
 import type { Scenario } from '../scenarios/types.js';
 import { BenchmarkService } from './benchmark-service.js';
@@ -30,6 +30,7 @@ export interface BenchmarksModule {
 /** The scenarios module as benchmarks use it, with the create the built-in benchmark's seed needs. */
 export interface ScenariosForBenchmarks extends ScenariosPort {
   create(accountId: string, input: ScenarioInput, opts?: { isPublic?: boolean }): Promise<Scenario>;
+  list(accountId: string, filter: { name?: string }, page: PageQuery): Promise<Page<Scenario>>;
 }
 
 export function buildBenchmarks(deps: {
@@ -52,18 +53,42 @@ export function buildBenchmarks(deps: {
     start: async (owner) => {
       // The built-in benchmark is a convenience: a seed that fails (another server seeding it at the same time,
       // the owner at its scenario limit) is logged and the server starts all the same.
-      await seedStarter(service, deps.scenarios(), owner, deps.log).catch((err: Error) => deps.log.warn({ err }, 'the built-in public benchmark was not created'));
+      await seedOnce(deps.store, () => seedStarter(service, deps.scenarios(), owner, deps.log)).catch((err: Error) => deps.log.warn({ err }, 'the built-in public benchmark was not created'));
       await runs.reconcile();
     },
   };
 }
 
-/** Creates the built-in public benchmark and its scenarios once (owned by the built-in account). */
+/** Any constant: servers sharing one PostgreSQL seed one at a time (the second finds the first's benchmark). */
+const SEED_LOCK = 0x62656e63;
+
+/**
+ * On PostgreSQL, holds an advisory lock for the seed (in a transaction of its own that writes nothing; the seed
+ * writes through the pool). SQLite is one process: nothing to take turns with.
+ */
+async function seedOnce<T>(store: Store, fn: () => Promise<T>): Promise<T> {
+  if (store.dialect !== 'postgres') return fn();
+  return store.transaction(async (tx) => {
+    await tx.db.query('SELECT pg_advisory_xact_lock(?)', [SEED_LOCK]);
+    return fn();
+  });
+}
+
+/**
+ * Creates the built-in public benchmark and its scenarios once (owned by the built-in account). Scenarios a
+ * seed that stopped half-way made are reused by name: a restart adds none.
+ */
 async function seedStarter(service: BenchmarkService, scenarios: ScenariosForBenchmarks, owner: string, log: Logger): Promise<Benchmark> {
   const have = await service.benchmarks.getByName(owner, STARTER_NAME);
   if (have) return have;
   const ids: string[] = [];
   for (const s of STARTER_SCENARIOS) {
+    const page = await scenarios.list(owner, { name: s.name }, { limit: 100, includeTotalCount: false });
+    const seeded = page.items.find((x) => x.name === s.name && x.isPublic && x.metadata.source === 'devboxd');
+    if (seeded) {
+      ids.push(seeded.id);
+      continue;
+    }
     const created = await scenarios.create(
       owner,
       {

@@ -33,7 +33,7 @@ export interface StartBenchmarkRunInput {
 export class BenchmarkRunService {
   readonly runs: SqlBenchmarkRunStore;
   /** The pump of each run now going in this process; `again` asks it for one more pass. */
-  private readonly pumps = new Map<string, { again: boolean; done: Promise<void> }>();
+  private readonly pumps = new Map<string, Pump>();
   private stopped = false;
 
   constructor(
@@ -121,12 +121,18 @@ export class BenchmarkRunService {
    */
   async cancel(accountId: string, id: string): Promise<BenchmarkRun> {
     const run = await this.get(accountId, id);
-    if (run.state !== 'running' || !(await this.runs.end(id, 'canceled', null, Date.now(), null))) return this.get(accountId, id);
-    await this.pumps.get(id)?.done; // a pass starting scenario runs now finishes first: none escapes the cancel
+    if (run.state === 'completed') return run;
+    const ended = run.state === 'running' && (await this.runs.end(id, 'canceled', null, Date.now(), null));
+    // A pass starting scenario runs now finishes first (none escapes the cancel); its error is the job's, not ours.
+    await this.pumps.get(id)?.done;
+    // Always, even when the run had already ended: a cancel that failed half-way is finished by the next one.
     const open = (await this.scenarioRunsOf(run)).filter((r) => !RUN_TERMINAL.has(r.state));
-    await eachBounded(open, COMPLETE_CONCURRENCY, (r) => this.scenarioRuns().cancel(accountId, r.id));
-    const completed = (await this.scenarioRunsOf(run)).filter((r) => r.state === 'completed');
-    await this.runs.setScore(id, completed.length ? sum(completed) / completed.length : null);
+    const errors = await eachBounded(open, COMPLETE_CONCURRENCY, (r) => this.scenarioRuns().cancel(accountId, r.id));
+    if (ended) {
+      const completed = (await this.scenarioRunsOf(run)).filter((r) => r.state === 'completed');
+      await this.runs.setScore(id, completed.length ? sum(completed) / completed.length : null);
+    }
+    if (errors[0]) throw errors[0];
     this.log.info({ benchmarkRun: id, canceled: open.length }, 'benchmark run canceled');
     return this.get(accountId, id);
   }
@@ -161,7 +167,8 @@ export class BenchmarkRunService {
 
   /** The start job's handler: the first pass (and, after a restart, the one that resumes the run). */
   async runJob(runId: string): Promise<void> {
-    await this.wake(runId, true);
+    const failure = await this.wake(runId, true);
+    if (failure) throw failure;
   }
 
   /** The start job failed its last attempt: the run cannot go on. */
@@ -182,24 +189,28 @@ export class BenchmarkRunService {
   /**
    * Runs passes over the run until none is asked for; one pump per run at a time, later asks coalesce.
    * `rethrow` (the job) lets a passing failure retry through the job runner; otherwise it retries here.
+   * `done` never rejects: it resolves with the failure for the job only, so a cancel or complete joining the
+   * pump is never failed by the pass's error (the job retries, or finds the run ended).
    */
-  private wake(runId: string, rethrow = false): Promise<void> {
+  private wake(runId: string, rethrow = false): Promise<unknown> {
     const going = this.pumps.get(runId);
     if (going) {
       going.again = true;
-      return going.done;
+      return going.done.then(() => undefined);
     }
-    const state = { again: true, done: Promise.resolve() };
+    const state: Pump = { again: true, done: Promise.resolve(undefined) };
     state.done = (async () => {
       try {
         while (state.again && !this.stopped) {
           state.again = false;
           await this.pass(runId);
         }
+        return undefined;
       } catch (err) {
-        if (rethrow) throw err;
+        if (rethrow) return err;
         this.log.warn({ err, benchmarkRun: runId }, 'benchmark run pass failed; it runs again');
         setTimeout(() => void this.wake(runId), RETRY_MS).unref();
+        return undefined;
       } finally {
         this.pumps.delete(runId);
       }
@@ -208,16 +219,31 @@ export class BenchmarkRunService {
     return state.done;
   }
 
-  /** One pass: end the run if everything ran, else start scenario runs into the free slots. */
+  /**
+   * One pass under the run's row lock on PostgreSQL: two servers may both be woken for one run (the scenario
+   * run ended on the other one); the lock makes their passes take turns, so each sees the other's starts and
+   * none starts a scenario twice (the unique index on scenario_runs refuses it all the same). SQLite is one
+   * process, whose pumps map already keeps one pump per run.
+   */
   private async pass(runId: string): Promise<void> {
-    const run = await this.runs.getById(runId);
+    if (this.store.dialect !== 'postgres') return this.passLocked(runId, this.runs);
+    await this.store.transaction(async (tx) => {
+      await tx.db.query('SELECT id FROM benchmark_runs WHERE id = ? FOR UPDATE', [runId]);
+      // The run's row is written through the transaction that holds its lock (another connection would wait on it).
+      await this.passLocked(runId, new SqlBenchmarkRunStore(tx.db));
+    });
+  }
+
+  /** End the run if everything ran, else start scenario runs into the free slots. */
+  private async passLocked(runId: string, runs: SqlBenchmarkRunStore): Promise<void> {
+    const run = await runs.getById(runId);
     if (!run || run.state !== 'running') return;
     const started = await this.scenarioRunsOf(run);
     const seen = new Set(started.map((r) => r.scenarioId));
     const open = started.filter((r) => !RUN_TERMINAL.has(r.state)).length;
     const pending = run.scenarioIds.filter((s) => !seen.has(s));
     if (pending.length === 0 && open === 0) {
-      if (await this.runs.end(run.id, 'completed', sum(started) / started.length, Date.now(), null)) {
+      if (await runs.end(run.id, 'completed', sum(started) / started.length, Date.now(), null)) {
         this.log.info({ benchmarkRun: run.id, runs: started.length }, 'benchmark run completed');
       }
       return;
@@ -242,21 +268,26 @@ export class BenchmarkRunService {
     const refused = results.findIndex((r) => r.status === 'rejected' && isRefusal(r.reason));
     if (refused >= 0) {
       const why = ((results[refused] as PromiseRejectedResult).reason as Error).message;
-      await this.fail(run, `scenario ${batch[refused]} could not start: ${why}`);
+      await this.fail(run, `scenario ${batch[refused]} could not start: ${why}`, runs);
       return;
     }
-    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected' && !isWaiting(r.reason));
     if (failed) throw failed.reason;
+    if (results.some((r) => r.status === 'rejected')) {
+      // A quota (the account's devboxes, a limit reached): the run waits for a slot, it does not fail. Not a
+      // job retry: those are few and end in failing the run. Another pass comes as runs end, or after the wait.
+      setTimeout(() => void this.wake(run.id), RETRY_MS).unref();
+    }
   }
 
   /** A scenario run the server refused to start (not a passing failure): the run fails, its open runs cancel. */
-  private async fail(run: BenchmarkRun, reason: string): Promise<void> {
-    if (!(await this.runs.end(run.id, 'failed', null, Date.now(), reason))) return;
+  private async fail(run: BenchmarkRun, reason: string, runs = this.runs): Promise<void> {
+    if (!(await runs.end(run.id, 'failed', null, Date.now(), reason))) return;
     this.log.warn({ benchmarkRun: run.id, reason }, 'benchmark run failed');
     const open = (await this.scenarioRunsOf(run)).filter((r) => !RUN_TERMINAL.has(r.state));
     await eachBounded(open, COMPLETE_CONCURRENCY, (r) => this.scenarioRuns().cancel(run.accountId, r.id));
     const completed = (await this.scenarioRunsOf(run)).filter((r) => r.state === 'completed');
-    await this.runs.setScore(run.id, completed.length ? sum(completed) / completed.length : null);
+    await runs.setScore(run.id, completed.length ? sum(completed) / completed.length : null);
   }
 
   /** Every scenario run of the run (at most one per scenario, so at most MAX_SCENARIOS). */
@@ -272,10 +303,18 @@ export class BenchmarkRunService {
   }
 }
 
+interface Pump {
+  again: boolean;
+  /** Resolves when the pump stops: with the pass's error for a job's pump, else undefined. */
+  done: Promise<unknown>;
+}
+
 const sum = (runs: ScenarioRun[]) => runs.reduce((s, r) => s + (r.scoringResult?.score ?? 0), 0);
 
-/** A 4xx other than 429: starting again would be refused again. */
-const isRefusal = (err: unknown) => err instanceof DomainError && err.status >= 400 && err.status < 500 && err.status !== 429;
+/** A 4xx other than 429 and 409: starting again would be refused again. */
+const isRefusal = (err: unknown) => err instanceof DomainError && err.status >= 400 && err.status < 500 && err.status !== 429 && !isWaiting(err);
+/** A 409 (a quota or a state that changes as other runs end): starting again later may pass. */
+const isWaiting = (err: unknown) => err instanceof DomainError && err.status === 409;
 
 /** Runs `fn` over `items`, `limit` at a time; resolves with the errors (after every item ran). */
 async function eachBounded<T>(items: T[], limit: number, fn: (t: T) => Promise<unknown>): Promise<Error[]> {

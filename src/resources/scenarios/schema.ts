@@ -52,8 +52,16 @@ const tables = (id: string, big: string) => `
   CREATE INDEX scenario_runs_devbox ON scenario_runs (devbox_id);
   CREATE INDEX scenario_runs_open ON scenario_runs (state);`;
 
+/**
+ * v2: a benchmark run starts each of its scenarios once; two servers pumping one run (or a retried start)
+ * get a refusal instead of a second scenario run and box.
+ */
+const benchmarkOnce = `
+  CREATE UNIQUE INDEX scenario_runs_benchmark_scenario ON scenario_runs (benchmark_run_id, scenario_id)
+    WHERE benchmark_run_id IS NOT NULL;`;
+
 export const SCENARIOS_SCHEMA: ModuleSchema = {
   module: 'scenarios',
-  sqlite: [tables('TEXT', 'INTEGER')],
-  postgres: [tables('TEXT COLLATE "C"', 'BIGINT')],
+  sqlite: [tables('TEXT', 'INTEGER'), benchmarkOnce],
+  postgres: [tables('TEXT COLLATE "C"', 'BIGINT'), benchmarkOnce],
 };

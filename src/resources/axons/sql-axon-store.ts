@@ -1,3 +1,4 @@
+import { whereMetadata } from '../../platform/store/sql/metadata-filter.js';
 import type { SqlExecutor } from '../../platform/store/sql/executor.js';
 import { marks } from '../../platform/store/sql/executor.js';
 import { paginate } from '../../platform/store/sql/paginate.js';
@@ -95,23 +96,7 @@ export class SqlAxonStore {
       const s = `%${likeLiteral(f.search)}%`;
       params.push(s, s);
     }
-    // Keys match literally, whatever characters they hold: json_each in SQLite, ->> in PostgreSQL.
-    const valueOf =
-      this.db.dialect === 'postgres'
-        ? (op: string) => `(metadata::jsonb ->> ?::text) ${op}`
-        : (op: string) => `EXISTS (SELECT 1 FROM json_each(axons.metadata) m WHERE m.key = ? AND m.value ${op})`;
-    for (const [k, v] of Object.entries(f.metadataEquals ?? {})) {
-      where.push(valueOf('= ?'));
-      params.push(k, v);
-    }
-    for (const [k, values] of Object.entries(f.metadataIn ?? {})) {
-      if (values.length === 0) {
-        where.push('1 = 0');
-        continue;
-      }
-      where.push(valueOf(`IN (${marks(values)})`));
-      params.push(k, ...values);
-    }
+    whereMetadata(this.db, 'axons', f, where, params);
     return paginate(this.db, 'axons', where, params, page, fromRow);
   }
 

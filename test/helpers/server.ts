@@ -70,7 +70,9 @@ export async function startTestServer(env: Record<string, string> = {}, opts: { 
   let port = 0;
 
   const launch = async () => {
-    child = spawn(process.execPath, [path.join(ROOT, 'bin/devboxd.js'), 'serve'], {
+    // BENCH_SERVER_NODE_ARGS: flags for the server's node (e.g. --cpu-prof), which NODE_OPTIONS refuses.
+    const nodeArgs = process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+    child = spawn(process.execPath, [...nodeArgs, path.join(ROOT, 'bin/devboxd.js'), 'serve'], {
       cwd: ROOT,
       env: {
         ...process.env,

@@ -253,7 +253,8 @@ describe('executions', () => {
         if (entry.cmd === 'echo tailed' && entry.exit_code === 0) resolveSeen();
       },
     }).catch(() => undefined);
-    await sleep(200);
+    // The backlog arrives before anything live: wait for it (a loaded machine may take a while), then go live.
+    for (let i = 0; i < 200 && !seen.some((l) => l.cmd === 'echo logged-line; exit 4'); i++) await sleep(50);
     assert.ok(seen.some((l) => l.cmd === 'echo logged-line; exit 4'), 'the backlog comes first');
     await api.devboxes.execute(box.id, { command: 'echo tailed' });
     await gotLive;

@@ -134,7 +134,8 @@ describe('agent gateway', () => {
     const r = await sh(
       box.id,
       `curl -sSN -m 20 "$LLM_URL/v1/messages" -H "Authorization: Bearer $LLM" -H 'content-type: application/json' -d '{"stream":true}' ` +
-        `| while IFS= read -r line; do case "$line" in data:*) echo "$(date +%s%3N) $line";; esac; done; echo "token=$LLM"`,
+        // One python process stamps the lines: a `date` forked per line took longer than the gap on a busy host.
+        `| python3 -u -c 'import sys, time\nfor l in sys.stdin:\n  l.startswith("data:") and print(int(time.time() * 1000), l.rstrip("\\n"), flush=True)'; echo "token=$LLM"`,
     );
     assert.equal(r.code, 0, r.err);
     const lines = r.out.trim().split('\n');

@@ -52,10 +52,14 @@ async function status(p: Promise<unknown>): Promise<{ status: number; message: s
   assert.fail('expected an error');
 }
 
-/** Files under the data dir holding `needle`, every byte read (grep -r -a: database, WAL, disk images, output). */
+/**
+ * Files under the data dir holding `needle`: database, WAL, disk images, output. Every byte that is stored is
+ * read; without `-a` grep treats a file with NULs as binary and skips its holes (SEEK_HOLE), which cannot hold
+ * the needle: a box disk is a 20 GiB sparse file, and `-a` read every zero of it (tens of seconds each).
+ */
 function filesHolding(needle: string): string[] {
   try {
-    return execFileSync('grep', ['-r', '-a', '-l', '-F', '-e', needle, server.dataDir], { maxBuffer: 1 << 24 }).toString().trim().split('\n');
+    return execFileSync('grep', ['-r', '-l', '-F', '-e', needle, server.dataDir], { maxBuffer: 1 << 24, env: { ...process.env, LC_ALL: 'C' } }).toString().trim().split('\n');
   } catch (err) {
     if ((err as { status?: number }).status === 1) return [];
     throw err;

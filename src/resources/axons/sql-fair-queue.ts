@@ -27,10 +27,6 @@ export class FairQueue<T> {
 
   constructor(private readonly limits: FairLimits) {}
 
-  get waiting(): number {
-    return this.total;
-  }
-
   /** Queues the job, or says why it may not wait (the caller answers 429). */
   admit(accountId: string, item: T): string | null {
     const { perAccountRunning, perAccountWaiting, totalWaiting } = this.limits;

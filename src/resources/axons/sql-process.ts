@@ -49,7 +49,8 @@ export const CONFINED_DIR = '/tmp/axons';
 
 /**
  * Run by `unshare -m -n` as root: $1 the axons directory, $2 the data directory, $3 uid:gid, then the
- * command. The axons directory is held open (fd 9: fd 3 is the IPC channel) while /tmp is replaced (the data directory may be under it).
+ * command. The axons directory is held open (fd 9; fd 3 is the IPC channel) while /tmp is replaced, as the
+ * data directory may be under it.
  */
 const CONFINE = `set -eu
 axons=$1; data=$2; ids=$3; shift 3

@@ -39,6 +39,8 @@ interface Worker {
   stderr: string;
   /** Killed (its statement ran too long); it takes no job while it dies. */
   killed: boolean;
+  /** Its end was handled ('exit', or 'error' when it could not be started). */
+  gone: boolean;
 }
 
 /** The SQL process's own heap (SQLite's memory is outside it, bounded by its page cache and temp store). */
@@ -126,14 +128,18 @@ export class SqlRunner {
 
   private spawn(slot: number): void {
     const proc = spawnSqlProcess(this.dir, slot, CHILD_HEAP_MB);
-    const w: Worker = { slot, proc, ready: false, current: null, timer: null, stderr: '', killed: false };
+    const w: Worker = { slot, proc, ready: false, current: null, timer: null, stderr: '', killed: false, gone: false };
     this.workers[slot] = w;
     proc.stderr?.on('data', (b: Buffer) => {
       w.stderr = (w.stderr + b.toString()).slice(-4096);
       this.log.warn({ stderr: b.toString().slice(0, 500) }, 'axon SQL process');
     });
     proc.on('message', (reply: SqlJobReply) => this.onReply(w, reply));
-    proc.on('error', (err) => this.log.warn({ err }, 'axon SQL process'));
+    proc.on('error', (err) => {
+      this.log.warn({ err }, 'axon SQL process');
+      // Not started at all (no 'exit' follows, e.g. unshare missing): as if it died before it was ready.
+      if (proc.pid === undefined) this.onExit(w);
+    });
     proc.on('exit', () => this.onExit(w));
   }
 
@@ -153,6 +159,8 @@ export class SqlRunner {
   }
 
   private onExit(w: Worker): void {
+    if (w.gone) return;
+    w.gone = true;
     // A process killed after its slot was given a new one (the start failures below) leaves the slot alone.
     const inSlot = this.workers[w.slot] === w;
     if (inSlot) this.workers[w.slot] = undefined;

@@ -144,9 +144,12 @@ describe('through the API', () => {
       assert.deepEqual(inside('ls', '-A', f.dataDir).stdout, '');
       assert.match(inside('ls', CONFINED_DIR).stdout, new RegExp(`${a.id}\\.sqlite`));
       assert.doesNotMatch(inside('cat', '/proc/net/dev').stdout, /eth|ens|veth/);
-      // And with those ids in the host's view: the data directory is root's alone.
-      const host = spawnSync('cat', [db], { uid, gid: SQL_GID, encoding: 'utf8' });
-      assert.match(host.stderr, /Permission denied/);
+      // And with those ids in the host's view: the data directory is root's alone, and the process (not
+      // dumpable) cannot be looked into, so not through its /proc either.
+      const host = (...cmd: string[]) => spawnSync(cmd[0]!, cmd.slice(1), { uid, gid: SQL_GID, encoding: 'utf8' });
+      assert.match(host('cat', db).stderr, /Permission denied/);
+      assert.match(host('ls', `/proc/${pid}/root/`).stderr, /Permission denied/);
+      assert.match(host('cat', `/proc/${pid}/environ`).stderr, /Permission denied/);
     }
     assert.equal((fs.statSync(path.join(f.dataDir, 'axons')).mode & 0o7777).toString(8), '2770');
   });

@@ -1,6 +1,6 @@
 /**
- * The process that runs axon SQL (started by SqlRunner, as plain JavaScript, under an unprivileged uid, in
- * the axons directory): better-sqlite3 runs a statement synchronously and cannot be interrupted from
+ * The process that runs axon SQL (started by SqlRunner through sql-process.ts, as plain JavaScript, in the
+ * axons directory, as an unprivileged uid): better-sqlite3 runs a statement synchronously and cannot be interrupted from
  * JavaScript, so a statement runs here, where the parent can kill it at its time limit without stopping the
  * server. One job at a time; the database file is opened per job.
  */
@@ -12,6 +12,15 @@ import type { SqlJob, SqlJobReply, SqlStepOutcome } from './sql-types.js';
 // better-sqlite3's resolved path.
 const Database = createRequire(import.meta.url)(process.env.DEVBOXD_SQLITE_MODULE!) as typeof BetterSqlite3;
 type Db = BetterSqlite3.Database;
+
+// Confined (sql-process.ts): this process's own ids, taken here rather than before the exec, which leaves the
+// process non-dumpable, and before any job; changing them drops the last capabilities.
+if (process.env.DEVBOXD_SQL_IDS) {
+  const [uid, gid] = process.env.DEVBOXD_SQL_IDS.split(':').map(Number) as [number, number];
+  process.setgroups!([]);
+  process.setgid!(gid);
+  process.setuid!(uid);
+}
 /** An axon's database: a plain name in the working directory, never a path. */
 const FILE_NAME = /^[A-Za-z0-9_-]+\.sqlite$/;
 

@@ -12,10 +12,12 @@ import { transformSync } from 'esbuild';
  *
  * When the server runs as root, each process starts in a mount and network namespace of its own (CONFINE):
  * the data directory is an empty tmpfs there, the axons directory is bound at /tmp/axons, /tmp, /var/tmp and
- * /dev/shm are tiny empty tmpfs, there is no network but a loopback that is down; then it runs as a uid of
- * its own (one process cannot signal or ptrace another) in the group that alone may open the axons' files,
- * with no capabilities and no_new_privs. So it reaches the axons' databases and what any user of the host
- * may read, never the server's database, keys, blobs or boxes.
+ * /dev/shm are tiny empty tmpfs, there is no network but a loopback that is down; it starts with
+ * no_new_privs and no capability but those to change its ids, and changes them itself before it takes a
+ * job (sql-child.ts) to a uid of its own in the group that alone may open the axons' files. Ids changed
+ * without an exec after leave the process non-dumpable: no other process of that uid (another server's on
+ * the host) can trace it or look into its /proc. So it reaches the axons' databases and what any user of
+ * the host may read, never the server's database, keys, blobs or boxes.
  */
 
 /** The SQL processes' group; their uids follow it. Below the boxes' host ids (BOX_ID_BASE, 1 000 000) and
@@ -48,12 +50,11 @@ export function sqlIdentity(slot: number): { uid: number; gid: number } | undefi
 export const CONFINED_DIR = '/tmp/axons';
 
 /**
- * Run by `unshare -m -n` as root: $1 the axons directory, $2 the data directory, $3 uid:gid, then the
- * command. The axons directory is held open (fd 9; fd 3 is the IPC channel) while /tmp is replaced, as the
+ * Run by `unshare -m -n` as root: $1 the axons directory, $2 the data directory, then the command. The axons directory is held open (fd 9; fd 3 is the IPC channel) while /tmp is replaced, as the
  * data directory may be under it.
  */
 const CONFINE = `set -eu
-axons=$1; data=$2; ids=$3; shift 3
+axons=$1; data=$2; shift 2
 exec 9<"$axons"
 for d in /tmp /var/tmp /dev/shm; do
   if [ -d "$d" ]; then mount -t tmpfs -o size=64k,mode=0755,nosuid,nodev,noexec tmpfs "$d"; fi
@@ -63,7 +64,7 @@ mount --bind /proc/self/fd/9 ${CONFINED_DIR}
 exec 9<&-
 if [ -d "$data" ]; then mount -t tmpfs -o size=4k,mode=0700 tmpfs "$data"; fi
 cd ${CONFINED_DIR}
-exec setpriv --reuid="\${ids%:*}" --regid="\${ids#*:}" --clear-groups --no-new-privs --inh-caps=-all --bounding-set=-all -- "$@"
+exec setpriv --clear-groups --no-new-privs --inh-caps=-all --bounding-set=-all,+setuid,+setgid -- "$@"
 `;
 
 /**
@@ -72,11 +73,12 @@ exec setpriv --reuid="\${ids%:*}" --regid="\${ids#*:}" --clear-groups --no-new-p
  */
 export function spawnSqlProcess(dir: string, slot: number, heapMb: number): ChildProcess {
   const node = [process.execPath, `--max-old-space-size=${heapMb}`, '--input-type=module', '-e', childCode()];
-  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', DEVBOXD_SQLITE_MODULE: SQLITE_MODULE };
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', DEVBOXD_SQLITE_MODULE: SQLITE_MODULE };
   const stdio: ['ignore', 'ignore', 'pipe', 'ipc'] = ['ignore', 'ignore', 'pipe', 'ipc'];
   const id = sqlIdentity(slot);
   if (!id) return spawn(node[0]!, node.slice(1), { cwd: dir, env, stdio });
-  const args = ['-m', '-n', '--propagation', 'private', 'sh', '-c', CONFINE, 'sh', dir, path.dirname(dir), `${id.uid}:${id.gid}`, ...node];
+  env.DEVBOXD_SQL_IDS = `${id.uid}:${id.gid}`;
+  const args = ['-m', '-n', '--propagation', 'private', 'sh', '-c', CONFINE, 'sh', dir, path.dirname(dir), ...node];
   return spawn('unshare', args, { cwd: '/', env, stdio });
 }
 

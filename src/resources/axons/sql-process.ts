@@ -50,8 +50,9 @@ export function sqlIdentity(slot: number): { uid: number; gid: number } | undefi
 export const CONFINED_DIR = '/tmp/axons';
 
 /**
- * Run by `unshare -m -n` as root: $1 the axons directory, $2 the data directory, then the command. The axons directory is held open (fd 9; fd 3 is the IPC channel) while /tmp is replaced, as the
- * data directory may be under it.
+ * Run by `unshare -m -n` as root: $1 the axons directory, $2 the data directory, then the command. The
+ * axons directory is held open (fd 9; fd 3 is the IPC channel) while /tmp is replaced, as the data
+ * directory may be under it.
  */
 const CONFINE = `set -eu
 axons=$1; data=$2; shift 2

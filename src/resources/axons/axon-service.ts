@@ -1,5 +1,3 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import { ERRORS } from '../../platform/errors.js';
 import type { Page, PageQuery } from '../../platform/store/types.js';
 import { newId } from '../../lib/ids.js';
@@ -33,11 +31,9 @@ export class AxonService {
     readonly axons: SqlAxonStore,
     private readonly hub: EventHub,
     private readonly sql: SqlRunner,
-    private readonly sqlDir: string,
     private readonly listeners: PublishListener[],
     private readonly accountMax: number,
   ) {
-    fs.mkdirSync(sqlDir, { recursive: true, mode: 0o700 });
     this.batcher = new PublishBatcher(axons, AXON_EVENTS_KEPT);
   }
 
@@ -94,7 +90,7 @@ export class AxonService {
     const a = await this.axons.markDeleted(accountId, id, Date.now());
     if (!a) throw ERRORS.notFound('axon', id);
     this.hub.deleted(id);
-    for (const suffix of ['', '-journal', '-wal', '-shm']) fs.rmSync(this.sqlFile(id) + suffix, { force: true });
+    this.sql.removeDatabase(id);
     return a;
   }
 
@@ -129,10 +125,12 @@ export class AxonService {
 
   async query(accountId: string, id: string, statements: { sql: string; params: unknown[] }[], batch: boolean): Promise<SqlStepOutcome[]> {
     await this.active(accountId, id);
-    return this.sql.run(this.sqlFile(id), statements, batch);
-  }
-
-  private sqlFile(id: string): string {
-    return path.join(this.sqlDir, `${id}.sqlite`);
+    this.sql.createDatabase(id);
+    // A delete between the check and the create would leave the new file behind: the axon is checked again.
+    if ((await this.axons.get(accountId, id))?.deletedAtMs !== null) {
+      this.sql.removeDatabase(id);
+      throw ERRORS.notFound('axon', id);
+    }
+    return this.sql.run(accountId, id, statements, batch);
   }
 }

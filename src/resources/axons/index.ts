@@ -16,8 +16,20 @@ export { axonRoutes } from './routes/index.js';
 
 /** Live fan-out bounds: a subscriber's queue, subscribers per axon, per account's SSE streams and per server. */
 export const HUB_LIMITS: HubLimits = { maxEvents: 1000, maxBytes: 8 * 1024 * 1024, maxPerAxon: 1000, maxTotal: 2000, maxPerAccount: 200 };
-/** Axon SQL: two processes, 32 waiting jobs, 5 s per job, 1000 rows or 4 MiB per result, 64 MiB per database. */
-export const SQL_LIMITS: SqlLimits = { processes: 2, queue: 32, timeoutMs: 5000, maxRows: 1000, maxBytes: 4 * 1024 * 1024, maxDbBytes: 64 * 1024 * 1024 };
+/**
+ * Axon SQL: two processes, 32 waiting jobs, one running and four waiting per account, 5 s per job, 1000 rows
+ * or 4 MiB per result, 64 MiB per database.
+ */
+export const SQL_LIMITS: SqlLimits = {
+  processes: 2,
+  queue: 32,
+  accountRunning: 1,
+  accountWaiting: 4,
+  timeoutMs: 5000,
+  maxRows: 1000,
+  maxBytes: 4 * 1024 * 1024,
+  maxDbBytes: 64 * 1024 * 1024,
+};
 /** How often a server on PostgreSQL looks for events other servers published to the axons it streams. */
 const CATCH_UP_MS = 500;
 
@@ -26,6 +38,7 @@ export interface AxonsModule {
   hub: EventHub;
   mounts: BrokerMounts;
   broker: Broker;
+  sql: SqlRunner;
   close(): void;
 }
 
@@ -45,9 +58,9 @@ export function buildAxons(opts: {
   const { store, log } = opts;
   const axons = new SqlAxonStore(store.db);
   const hub = new EventHub((id, after, limit, upTo) => axons.eventsAfter(id, after, limit, upTo), { ...HUB_LIMITS, ...opts.limits?.hub });
-  const sql = new SqlRunner({ ...SQL_LIMITS, ...opts.limits?.sql }, log);
+  const sql = new SqlRunner({ ...SQL_LIMITS, ...opts.limits?.sql }, path.join(opts.dataDir, 'axons'), log);
   const mounts = new BrokerMounts(store, axons, opts.devboxes, opts.resume, log);
-  const service = new AxonService(axons, hub, sql, path.join(opts.dataDir, 'axons'), [mounts.onPublished], opts.accountMax);
+  const service = new AxonService(axons, hub, sql, [mounts.onPublished], opts.accountMax);
   const broker = new Broker(mounts.store, hub, opts.environmentOf, opts.running, log);
   // Two servers on one PostgreSQL: each announces only its own publishes, so each polls for the others'.
   const poll =
@@ -60,6 +73,7 @@ export function buildAxons(opts: {
     hub,
     mounts,
     broker,
+    sql,
     close() {
       if (poll) clearInterval(poll);
       broker.close();

@@ -1,10 +1,28 @@
 /**
- * The process that runs axon SQL (forked by SqlRunner): better-sqlite3 runs a statement synchronously and
- * cannot be interrupted from JavaScript, so a statement runs here, where the parent can kill it at its time
- * limit without stopping the server. One job at a time; the database file is opened per job.
+ * The process that runs axon SQL (started by SqlRunner through sql-process.ts, as plain JavaScript, in the
+ * axons directory, as an unprivileged uid): better-sqlite3 runs a statement synchronously and cannot be interrupted from
+ * JavaScript, so a statement runs here, where the parent can kill it at its time limit without stopping the
+ * server. One job at a time; the database file is opened per job.
  */
-import Database from 'better-sqlite3';
+import { createRequire } from 'node:module';
+import type BetterSqlite3 from 'better-sqlite3';
 import type { SqlJob, SqlJobReply, SqlStepOutcome } from './sql-types.js';
+
+// The code runs from `node -e`, so there is no module location to resolve packages from: the parent passes
+// better-sqlite3's resolved path.
+const Database = createRequire(import.meta.url)(process.env.DEVBOXD_SQLITE_MODULE!) as typeof BetterSqlite3;
+type Db = BetterSqlite3.Database;
+
+// Confined (sql-process.ts): this process's own ids, taken here rather than before the exec, which leaves the
+// process non-dumpable, and before any job; changing them drops the last capabilities.
+if (process.env.DEVBOXD_SQL_IDS) {
+  const [uid, gid] = process.env.DEVBOXD_SQL_IDS.split(':').map(Number) as [number, number];
+  process.setgroups!([]);
+  process.setgid!(gid);
+  process.setuid!(uid);
+}
+/** An axon's database: a plain name in the working directory, never a path. */
+const FILE_NAME = /^[A-Za-z0-9_-]+\.sqlite$/;
 
 /**
  * The statement kinds an axon's SQL may be, by leading keyword. An allow-list, not a deny-list: ATTACH, DETACH,
@@ -37,7 +55,7 @@ function stripLead(sql: string): string {
 }
 
 /** Why the statement may not run, or null. Checked on the text first, then on its compiled program. */
-function refusal(db: Database.Database, sql: string, args: unknown[], batch: boolean): string | null {
+function refusal(db: Db, sql: string, args: unknown[], batch: boolean): string | null {
   const keyword = (/^[A-Za-z]+/.exec(sql)?.[0] ?? '').toUpperCase();
   if (TRANSACTION.has(keyword)) return batch ? `${keyword} is not allowed in a batch: the batch is one transaction already` : null;
   if (!ALLOWED.has(keyword)) return `${keyword || 'this kind of'} statements are not allowed on an axon's database (allowed: ${[...ALLOWED, ...TRANSACTION].join(', ')})`;
@@ -56,7 +74,7 @@ function refusal(db: Database.Database, sql: string, args: unknown[], batch: boo
  * A tripwire after each statement: the connection still sees only the axon's file (and its temp store). If
  * not, the whole job fails and none of its rows leave this process.
  */
-function assertConfined(db: Database.Database): void {
+function assertConfined(db: Db): void {
   const n = db.prepare("SELECT count(*) FROM pragma_database_list WHERE name NOT IN ('main', 'temp')").pluck().get();
   if (n !== 0) throw new Error("a statement reached beyond the axon's database; the job was stopped");
 }
@@ -66,13 +84,20 @@ function bindable(v: unknown): unknown {
   return v;
 }
 
+/** What a value takes in the result at least: its base64 for a BLOB, its UTF-8 for text. */
+function cellBytes(v: unknown): number {
+  if (Buffer.isBuffer(v)) return Math.ceil(v.length / 3) * 4;
+  if (typeof v === 'string') return Buffer.byteLength(v);
+  return 0;
+}
+
 function cell(v: unknown): unknown {
   if (Buffer.isBuffer(v)) return v.toString('base64');
   if (typeof v === 'bigint') return v.toString();
   return v;
 }
 
-function step(db: Database.Database, text: string, params: unknown[], job: SqlJob): SqlStepOutcome {
+function step(db: Db, text: string, params: unknown[], job: SqlJob): SqlStepOutcome {
   const started = performance.now();
   try {
     const sql = stripLead(text);
@@ -85,7 +110,7 @@ function step(db: Database.Database, text: string, params: unknown[], job: SqlJo
   }
 }
 
-function execute(db: Database.Database, sql: string, args: unknown[], job: SqlJob, started: number): SqlStepOutcome {
+function execute(db: Db, sql: string, args: unknown[], job: SqlJob, started: number): SqlStepOutcome {
   const stmt = db.prepare(sql);
   if (!stmt.reader) {
     const info = stmt.run(...args);
@@ -97,6 +122,24 @@ function execute(db: Database.Database, sql: string, args: unknown[], job: SqlJo
   let truncated = false;
   for (const raw of stmt.raw(true).iterate(...args) as IterableIterator<unknown[]>) {
     if (rows.length >= job.maxRows) {
+      truncated = true;
+      break;
+    }
+    // Sized before any base64 or JSON copy is made: a value a result cannot hold is refused, a row that does
+    // not fit ends the result, so no conversion works on more than the result's limit.
+    let estimate = 0;
+    for (const [c, v] of raw.entries()) {
+      const n = cellBytes(v);
+      if (n > job.maxBytes) {
+        const what = Buffer.isBuffer(v) ? `a BLOB of ${v.length} bytes (${n} in base64)` : `a text of ${n} bytes`;
+        return {
+          error: `row ${rows.length + 1}, column ${columns[c]?.name ?? c}: ${what} is more than a result may hold (${job.maxBytes} bytes); select a part of it, e.g. with substr()`,
+          tooLarge: true,
+        };
+      }
+      estimate += n;
+    }
+    if (bytes + estimate > job.maxBytes) {
       truncated = true;
       break;
     }
@@ -112,7 +155,14 @@ function execute(db: Database.Database, sql: string, args: unknown[], job: SqlJo
 }
 
 function run(job: SqlJob): SqlJobReply {
-  const db = new Database(job.file);
+  if (!FILE_NAME.test(job.file)) return { id: job.id, failure: 'not an axon database name' };
+  let db: Db;
+  try {
+    // The server creates the file; a missing one was deleted with its axon and is not made again here.
+    db = new Database(job.file, { fileMustExist: true });
+  } catch (err) {
+    return { id: job.id, failure: (err as Error).message };
+  }
   try {
     const pageSize = Number(db.pragma('page_size', { simple: true }));
     db.pragma(`max_page_count = ${Math.ceil(job.maxDbBytes / pageSize)}`);
@@ -147,6 +197,8 @@ function run(job: SqlJob): SqlJobReply {
   }
 }
 
+// Files this process makes (journals) are for the SQL processes' group only.
+process.umask(0o007);
 process.on('message', (job: SqlJob) => {
   let reply: SqlJobReply;
   try {
@@ -156,3 +208,4 @@ process.on('message', (job: SqlJob) => {
   }
   process.send!(reply);
 });
+process.send!({ ready: true } satisfies SqlJobReply);

@@ -81,7 +81,10 @@ export const axonRoutes = resourceModule('RESOURCE_TYPE_AGENTS', (app, opts: { a
 
   app.post('/v1/axons/:id/sql/query', { schema: { params: AxonIdParams, body: SqlQueryBody, response: replies(SqlQueryResultSchema) } }, async (req) => {
     const [outcome] = await axons.query(req.principal.accountId, req.params.id, [{ sql: req.body.sql, params: params(req.body.params, 'body') }], false);
-    if (!outcome || 'error' in outcome) throw ERRORS.invalid(outcome?.error ?? 'the statement gave no result');
+    if (!outcome || 'error' in outcome) {
+      const message = outcome?.error ?? 'the statement gave no result';
+      throw outcome && 'tooLarge' in outcome ? ERRORS.tooLarge(message) : ERRORS.invalid(message);
+    }
     return outcome.success;
   });
 

@@ -1,0 +1,110 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { transformSync } from 'esbuild';
+
+/**
+ * How an axon SQL process is started and what it may reach. It runs as plain JavaScript (its TypeScript
+ * compiled once per server with esbuild, which tsx brings): through tsx a process took about 1 s of CPU to
+ * start, which every statement stopped at its time limit pays again.
+ *
+ * When the server runs as root, each process starts in a mount and network namespace of its own (CONFINE):
+ * the data directory is an empty tmpfs there, the axons directory is bound at /tmp/axons, /tmp, /var/tmp and
+ * /dev/shm are tiny empty tmpfs, there is no network but a loopback that is down; it starts with
+ * no_new_privs and no capability but those to change its ids, and changes them itself before it takes a
+ * job (sql-child.ts) to a uid of its own in the group that alone may open the axons' files. Ids changed
+ * without an exec after leave the process non-dumpable: no other process of that uid (another server's on
+ * the host) can trace it or look into its /proc. So it reaches the axons' databases and what any user of
+ * the host may read, never the server's database, keys, blobs or boxes.
+ */
+
+/** The SQL processes' group; their uids follow it. Below the boxes' host ids (BOX_ID_BASE, 1 000 000) and
+ * above the usual subordinate-id ranges, so no user or box of the host has them. */
+export const SQL_GID = 999_900;
+const MAX_SLOTS = 64;
+
+const CHILD = fileURLToPath(new URL('./sql-child.ts', import.meta.url));
+const SQLITE_MODULE = createRequire(import.meta.url).resolve('better-sqlite3');
+let code: string | undefined;
+
+function childCode(): string {
+  code ??= transformSync(fs.readFileSync(CHILD, 'utf8'), { loader: 'ts', format: 'esm', platform: 'node', target: 'node20' }).code;
+  return code;
+}
+
+/** Whether the processes get ids of their own (only root can give them). */
+export function confined(): boolean {
+  return process.getuid?.() === 0;
+}
+
+/** The uid and gid of the process in `slot`, or none when the server cannot change them. */
+export function sqlIdentity(slot: number): { uid: number; gid: number } | undefined {
+  if (!confined()) return undefined;
+  if (!Number.isInteger(slot) || slot < 0 || slot >= MAX_SLOTS) throw new Error(`axon SQL process slot ${slot} is out of range`);
+  return { uid: SQL_GID + 1 + slot, gid: SQL_GID };
+}
+
+/** The path the axons directory has inside a confined process (SQLite opens files by absolute path). */
+export const CONFINED_DIR = '/tmp/axons';
+
+/**
+ * Run by `unshare -m -n` as root: $1 the axons directory, $2 the data directory, then the command. The
+ * axons directory is held open (fd 9; fd 3 is the IPC channel) while /tmp is replaced, as the data
+ * directory may be under it.
+ */
+const CONFINE = `set -eu
+axons=$1; data=$2; shift 2
+exec 9<"$axons"
+for d in /tmp /var/tmp /dev/shm; do
+  if [ -d "$d" ]; then mount -t tmpfs -o size=64k,mode=0755,nosuid,nodev,noexec tmpfs "$d"; fi
+done
+mkdir ${CONFINED_DIR}
+mount --bind /proc/self/fd/9 ${CONFINED_DIR}
+exec 9<&-
+if [ -d "$data" ]; then mount -t tmpfs -o size=4k,mode=0700 tmpfs "$data"; fi
+cd ${CONFINED_DIR}
+exec setpriv --clear-groups --no-new-privs --inh-caps=-all --bounding-set=-all,+setuid,+setgid -- "$@"
+`;
+
+/**
+ * Starts a process in `dir` (it sends `{ ready: true }` once it can take jobs); its pid is node's, as
+ * unshare, sh and setpriv exec each other. None of the server's environment (its keys) reaches it.
+ */
+export function spawnSqlProcess(dir: string, slot: number, heapMb: number): ChildProcess {
+  const node = [process.execPath, `--max-old-space-size=${heapMb}`, '--input-type=module', '-e', childCode()];
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', DEVBOXD_SQLITE_MODULE: SQLITE_MODULE };
+  const stdio: ['ignore', 'ignore', 'pipe', 'ipc'] = ['ignore', 'ignore', 'pipe', 'ipc'];
+  const id = sqlIdentity(slot);
+  if (!id) return spawn(node[0]!, node.slice(1), { cwd: dir, env, stdio });
+  env.DEVBOXD_SQL_IDS = `${id.uid}:${id.gid}`;
+  const args = ['-m', '-n', '--propagation', 'private', 'sh', '-c', CONFINE, 'sh', dir, path.dirname(dir), ...node];
+  return spawn('unshare', args, { cwd: '/', env, stdio });
+}
+
+/** The axons directory: root's, open to the SQL processes' group; set-group-id, so the journals the
+ * processes make belong to the group too and any of them can roll one back. It must be a real directory
+ * (not a symlink), the data directory's child. */
+export function prepareSqlDir(dir: string): void {
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (!confined()) return;
+  fs.chownSync(dir, 0, SQL_GID);
+  fs.chmodSync(dir, 0o2770);
+}
+
+/** Creates an (empty) database file if it is missing, readable and writable by the SQL processes alone. */
+export function createSqlFile(file: string): void {
+  const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_CREAT | fs.constants.O_NOFOLLOW, 0o660);
+  try {
+    const st = fs.fstatSync(fd);
+    if ((st.mode & 0o777) !== 0o660) fs.fchmodSync(fd, 0o660);
+    if (confined() && st.gid !== SQL_GID) fs.fchownSync(fd, 0, SQL_GID);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+export function removeSqlFiles(file: string): void {
+  for (const suffix of ['', '-journal', '-wal', '-shm']) fs.rmSync(file + suffix, { force: true });
+}

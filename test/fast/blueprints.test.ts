@@ -50,7 +50,6 @@ describe('blueprint requests', () => {
     await bad(post({ name: 'x', dockerfilee: 'FROM a' }), 400, /dockerfilee/);
     await bad(post({ name: 'x', system_setup_commands: 'echo' }), 400, /system_setup_commands/);
     await bad(post({ name: 'x', devbox_capabilities: ['docker_in_docker'] }), 400, /docker_in_docker is not offered/);
-    await bad(post({ name: 'x', code_mounts: [{ repo_name: 'r', repo_owner: 'o' }] }), 400, /code_mounts/);
     await bad(post({ name: 'x', network_policy_id: 'np_1' }), 400, /network_policy_id: no network policy np_1/);
     await bad(post({ name: 'x', launch_parameters: { required_services: ['db'] } }), 400, /required_services: no service named "db" \(the blueprint has none\)/);
     await bad(post({ name: 'x', base_blueprint_id: 'bpt_nope' }), 404, /bpt_nope/);
@@ -146,6 +145,25 @@ describe('blueprint requests', () => {
     await until(d.id, 'shutdown');
     await ok({ method: 'POST', url: `/v1/blueprints/${svc.id}/delete` });
     assert.ok(!f.runtime.layers.has(layer), 'a service layer no blueprint names any more was kept');
+  });
+
+  test('code_mounts: what a devbox code mount refuses is a 400 naming the mount; preview shows them after the setup commands', async () => {
+    const post = (code_mounts: unknown) => ({ method: 'POST' as const, url: '/v1/blueprints', payload: { name: 'code', code_mounts } });
+    const m = { repo_owner: 'acme', repo_name: 'app' };
+    await bad(post([{ ...m, repo_owner: '..' }]), 400, /code_mounts\[0\]\.repo_owner must be/);
+    await bad(post([{ ...m, repo_name: 'a/b' }]), 400, /code_mounts\[0\]\.repo_name must be/);
+    await bad(post([{ ...m, git_ref: '--upload-pack=x' }]), 400, /code_mounts\[0\]\.git_ref must be a branch or tag name/);
+    await bad(post([{ ...m, token: 'two words' }]), 400, /code_mounts\[0\]\.token must be/);
+    await bad(post([m, { ...m, repo_owner: 'other' }]), 400, /code_mounts\[1\]: two code mounts clone into ~\/app/);
+    await bad(post([{ ...m, type: 'code_mount' }]), 400, /type/);
+    await bad(post(Array.from({ length: 21 }, (_, i) => ({ repo_owner: 'acme', repo_name: `r${i}` }))), 400, /code_mounts/);
+    await bad(post('acme/app'), 400, /code_mounts/);
+    const p = await ok<{ dockerfile: string }>({
+      method: 'POST',
+      url: '/v1/blueprints/preview',
+      payload: { name: 'p', system_setup_commands: ['echo hi'], code_mounts: [{ ...m, token: 'secret-token', git_ref: 'v1', install_command: 'npm ci' }, { repo_owner: 'acme', repo_name: 'lib' }] },
+    });
+    assert.equal(p.dockerfile, 'FROM runloop:runloop/starter-x86_64\nRUN echo hi\n# code_mount: acme/app at v1 into ~/app\n#   then in it: npm ci\n# code_mount: acme/lib into ~/lib\n');
   });
 
   test('preview: the Dockerfile the request builds (default image, base blueprint as FROM, setup commands as RUN)', async () => {

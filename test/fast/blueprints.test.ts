@@ -3,12 +3,15 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { buildFastApp, type FastApp } from '../helpers/app.js';
+import { startGitServer, type GitServer } from '../helpers/git-server.js';
 import { ROOT } from '../helpers/server.js';
 import { limitsFor, SERVICE_LIMITS } from '../../src/resources/blueprints/service-sidecars.js';
 
 /** Blueprints through the HTTP API (inject) over the stub runtime: validation, preview, builds and their cache. */
 let f: FastApp;
 let keyB: string;
+/** Serves code mounts' repositories (DEVBOXD_GIT_BASE_URL): a build resolves their refs on the server. */
+let git: GitServer;
 
 type View = { id: string; name: string; status: string; failure_reason: string | null; base_blueprint_id: string | null; parameters: Record<string, unknown> };
 
@@ -35,13 +38,18 @@ async function built(payload: Record<string, unknown>): Promise<View> {
 }
 
 before(async () => {
-  f = await buildFastApp();
+  git = await startGitServer();
+  git.addRepo('acme', 'lib', { 'README.md': 'lib\n' }, { token: 'tok-secret-123', branches: { release: { 'VERSION': '2\n' } } });
+  f = await buildFastApp({ env: { DEVBOXD_GIT_BASE_URL: git.url } });
   const out = execFileSync(process.execPath, [path.join(ROOT, 'bin/devboxd.js'), 'accounts', 'create', 'team-bp'], {
     env: { ...process.env, DEVBOXD_DATA_DIR: f.dataDir },
   }).toString();
   keyB = out.trim().split('\n').at(-1)!;
 });
-after(() => f?.close());
+after(async () => {
+  await f?.close();
+  await git?.close();
+});
 
 describe('blueprint requests', () => {
   test('bad input is a 400 naming the field; what is not offered is refused, never ignored', async () => {
@@ -164,6 +172,40 @@ describe('blueprint requests', () => {
       payload: { name: 'p', system_setup_commands: ['echo hi'], code_mounts: [{ ...m, token: 'secret-token', git_ref: 'v1', install_command: 'npm ci' }, { repo_owner: 'acme', repo_name: 'lib' }] },
     });
     assert.equal(p.dockerfile, 'FROM runloop:runloop/starter-x86_64\nRUN echo hi\n# code_mount: acme/app at v1 into ~/app\n#   then in it: npm ci\n# code_mount: acme/lib into ~/lib\n');
+  });
+
+  test('code_mounts: tokens sealed (re-sealed by rotate-key), in no view and no box; a step per mount, cached by repository, commit and install', async () => {
+    const argvs: string[] = [];
+    const before = f.runtime.run;
+    f.runtime.run = (spec) => (argvs.push(JSON.stringify(spec)), {});
+    try {
+      const mount = { repo_owner: 'acme', repo_name: 'lib', token: 'tok-secret-123', git_ref: 'release', install_command: 'make install' };
+      const b = await built({ name: 'code', code_mounts: [mount] });
+      assert.equal(b.status, 'build_complete', (await logs(b.id)).join('\n'));
+      assert.ok((await logs(b.id)).some((l) => /^#1 code_mount acme\/lib at release into ~\/lib \(commit [0-9a-f]{12}\)$/.test(l)));
+      for (const url of [`/v1/blueprints/${b.id}`, '/v1/blueprints']) assert.ok(!(await f.call({ method: 'GET', url })).body.includes('tok-secret'));
+      assert.deepEqual(b.parameters.code_mounts, [{ repo_owner: 'acme', repo_name: 'lib', git_ref: 'release', install_command: 'make install' }]);
+      // The box got a relay grant, never the token: the clone, the pin to the resolved commit, the install.
+      assert.ok(!argvs.join('\n').includes('tok-secret'));
+      assert.ok(argvs.some((a) => a.includes('GIT_CONFIG_VALUE_0') && a.includes('/git/acme/lib')));
+      assert.ok(argvs.some((a) => a.includes('"reset","-q","--hard"')));
+      assert.ok(argvs.some((a) => a.includes('make install')));
+      const stored = async () => (await f.deps.store.db.query<{ parameters: string }>('SELECT parameters FROM blueprints WHERE id = ?', [b.id])).rows[0]!.parameters;
+      assert.ok(!(await stored()).includes('tok-secret'));
+      const keyOf = async () => (JSON.parse(await stored()) as { code_mounts: { token_sealed: string }[] }).code_mounts[0]!.token_sealed.split('.')[1];
+      const first = await keyOf();
+      execFileSync(process.execPath, [path.join(ROOT, 'bin/devboxd.js'), 'secrets', 'rotate-key'], { env: { ...process.env, DEVBOXD_DATA_DIR: f.dataDir } });
+      assert.notEqual(await keyOf(), first, 'the token is still under the old key');
+      // The same repository, commit and install: cached (the re-sealed token still opens); another install or ref: built.
+      const again = await built({ name: 'code', code_mounts: [mount] });
+      assert.ok((await logs(again.id)).some((l) => /^#1 CACHED code_mount acme\/lib/.test(l)), (await logs(again.id)).join('\n'));
+      for (const other of [{ ...mount, install_command: 'make' }, { ...mount, git_ref: 'main' }]) {
+        const o = await built({ name: 'code', code_mounts: [other] });
+        assert.ok((await logs(o.id)).some((l) => /^#1 code_mount acme\/lib/.test(l)), (await logs(o.id)).join('\n'));
+      }
+    } finally {
+      f.runtime.run = before;
+    }
   });
 
   test('preview: the Dockerfile the request builds (default image, base blueprint as FROM, setup commands as RUN)', async () => {

@@ -10,7 +10,7 @@ import { StepFailed } from './step-sandbox.js';
 export const REFS_MAX_BYTES = 64 * 1024 * 1024;
 
 /** The commit `ref` (a branch, else a tag, as `git clone --branch`; null: HEAD) names in the repository at `url`. */
-export async function resolveRef(url: string, token: string | null, ref: string | null, signal: AbortSignal, what: string): Promise<string> {
+export async function resolveRef(url: string, token: string | null, ref: string | null, signal: AbortSignal, what: string, maxBytes = REFS_MAX_BYTES): Promise<string> {
   const headers: Record<string, string> = { 'user-agent': 'git/devboxd' };
   if (token) headers.authorization = `Basic ${Buffer.from(`x-access-token:${token}`).toString('base64')}`;
   let res: Response;
@@ -30,7 +30,7 @@ export async function resolveRef(url: string, token: string | null, ref: string 
   let total = 0;
   for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
     total += chunk.length;
-    if (total > REFS_MAX_BYTES) throw new StepFailed(`${what}: the repository advertises more than ${REFS_MAX_BYTES} bytes of refs`);
+    if (total > maxBytes) throw new StepFailed(`${what}: the repository advertises more than ${maxBytes} bytes of refs`);
     buf = Buffer.concat([buf, chunk]);
     let at = 0;
     while (buf.length - at >= 4) {

@@ -76,7 +76,7 @@ export function openCodeMount(m: CodeMountSpec, blueprintId: string, sealer: Pic
   };
 }
 
-/** A mount as views show it: whether it has a token, never the token. */
+/** A mount as views show it: without its token (sealed or not). */
 export function codeMountView(m: CodeMountSpec): CodeMountSpec {
   const { token: _t, token_sealed: _s, ...rest } = m as StoredCodeMount;
   return rest;

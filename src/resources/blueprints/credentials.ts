@@ -1,8 +1,8 @@
 /**
  * A service's image credentials are kept sealed (AES-GCM under the master key, like secret values) inside
  * the blueprint's stored parameters: `{username, password_sealed}`, opened only for the pull (code mounts'
- * tokens likewise: `token_sealed`, code-mounts.ts). `secrets
- * rotate-key` re-seals them with the rest (resealBlueprintCredentialsPage).
+ * tokens likewise: `token_sealed`, code-mounts.ts). `secrets rotate-key` re-seals them with the rest
+ * (resealBlueprintCredentialsPage).
  */
 import type { SqlExecutor } from '../../platform/store/sql/executor.js';
 import type { ResealPage } from '../mcp-configs/reseal.js';

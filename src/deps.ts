@@ -233,6 +233,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     reveal: async (accountId, name) => (await secrets.reveal(accountId, name)).value,
     secretExists: async (accountId, ref) => (await secrets.resolve(accountId, ref)) !== undefined,
     sealer,
+    code: repositories.buildClones,
     network: {
       egressOf: async (accountId, id) => (await networkPolicies.policies.get(accountId, id))?.egress,
       attach: (id, e) => egress.attachSandbox(id, e),

@@ -6,11 +6,15 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type Runloop from '@runloop/api-client';
 import type { Devbox } from '@runloop/api-client/sdk/devbox';
+import { startGitServer, type GitServer } from '../helpers/git-server.js';
 import { ROOT, sharedTestDatabase, startTestServer, type TestServer } from '../helpers/server.js';
 import { uploadContext } from '../helpers/tree.js';
 
 let server: TestServer;
 let api: Runloop;
+/** Serves the repositories of the code mounts' tests (DEVBOXD_GIT_BASE_URL). */
+let git: GitServer;
+const TOKEN = 'ghp_blueprintCodeMountToken123';
 const boxes: Devbox[] = [];
 
 // On PostgreSQL (DEVBOXD_TEST_DATABASE) the operator CLI needs the server's database too.
@@ -19,12 +23,15 @@ const cliEnv = () => ({ ...process.env, DEVBOXD_DATA_DIR: server.dataDir, ...(db
 
 before(async () => {
   if (process.env.DEVBOXD_TEST_DATABASE === 'postgres') db = await sharedTestDatabase();
-  server = await startTestServer(db ? { DEVBOXD_DATABASE_URL: db.url } : {});
+  git = await startGitServer();
+  git.addRepo('acme', 'tool', { 'README.md': 'main\n' }, { token: TOKEN, branches: { release: { 'VERSION': 'v2\n' } } });
+  server = await startTestServer({ DEVBOXD_GIT_BASE_URL: git.url, ...(db ? { DEVBOXD_DATABASE_URL: db.url } : {}) });
   api = server.client({ maxRetries: 0 });
 });
 after(async () => {
   for (const b of boxes) await b.shutdown().catch(() => undefined);
   await server?.stop();
+  await git?.close();
   await db?.release();
 });
 
@@ -192,6 +199,48 @@ describe('blueprints: Dockerfile builds without Docker', () => {
     await api.blueprints.delete(first.id);
     assert.equal((await refusal(api.blueprints.retrieve(first.id))).status, 404);
     assert.equal((await refusal(server.sdk().devbox.create({ blueprint_id: first.id }))).status, 404);
+  });
+});
+
+describe('code mounts', () => {
+  const mount = { repo_owner: 'acme', repo_name: 'tool', token: TOKEN, git_ref: 'release', install_command: 'printf "installed by $MODE on " > .installed && git rev-parse --abbrev-ref HEAD >> .installed' };
+
+  test('a private repository is cloned at its ref into the image through the relay, its install run; a devbox finds it', async () => {
+    const b = await build({ name: 'with-code', dockerfile: 'FROM runloop:runloop/starter-x86_64\nENV MODE=build', code_mounts: [mount] });
+    const logs = await logText(b.id);
+    assert.equal(b.status, 'build_complete', logs.join('\n'));
+    assert.ok(logs.some((l) => /^#2 code_mount acme\/tool at release into ~\/tool \(commit [0-9a-f]{12}\)$/.test(l)), logs.join('\n'));
+    // The token went upstream (the git server takes no other request), and shows in no view nor log.
+    assert.ok(!JSON.stringify(b.parameters).includes(TOKEN) && !logs.join('\n').includes(TOKEN));
+    assert.deepEqual((b.parameters as { code_mounts: unknown[] }).code_mounts, [{ ...mount, token: undefined }].map(({ token: _t, ...m }) => m));
+    const served = git.requests.length;
+    const box = await server.sdk().devbox.create({ blueprint_id: b.id, launch_parameters: { custom_disk_size: 1 } });
+    boxes.push(box);
+    assert.equal(await sh(box, 'cat ~/tool/VERSION'), 'v2');
+    assert.equal(await sh(box, 'cat ~/tool/.installed'), 'installed by build on release');
+    assert.equal(await sh(box, 'stat -c %U ~/tool/VERSION'), 'user');
+    assert.equal(await sh(box, 'git -C ~/tool remote get-url origin'), `${git.url}/acme/tool`);
+    assert.equal(await sh(box, `grep -r -l -F ${TOKEN} ~ /etc /tmp 2>/dev/null | wc -l`), '0');
+    assert.equal(git.requests.length, served, 'the devbox did not clone again');
+    // A rebuild resolves the ref again (on the server, no box) and takes the clone from the cache.
+    const again = await build({ name: 'with-code', dockerfile: 'FROM runloop:runloop/starter-x86_64\nENV MODE=build', code_mounts: [mount] });
+    assert.ok((await logText(again.id)).some((l) => /^#2 CACHED code_mount acme\/tool/.test(l)));
+  });
+
+  test('a repository the server lacks, a refused token or a failing install fails the build naming the repository', async () => {
+    const cases: [Record<string, unknown>, RegExp][] = [
+      [{ repo_owner: 'acme', repo_name: 'nope' }, /code mount acme\/nope: the git server has no such repository/],
+      [{ ...mount, token: 'wrong' }, /code mount acme\/tool: the git server refused the credentials \(HTTP 401\)/],
+      [{ ...mount, git_ref: 'no-such-branch' }, /code mount acme\/tool: the repository has no branch or tag no-such-branch/],
+      [{ ...mount, install_command: 'echo broken >&2; exit 3' }, /code mount acme\/tool: the install command exited with code 3/],
+    ];
+    for (const [m, why] of cases) {
+      const b = await build({ name: 'bad-code', code_mounts: [m as { repo_owner: string; repo_name: string }] });
+      const logs = await logText(b.id);
+      assert.equal(b.status, 'failed');
+      assert.match(logs.at(-1)!, why, logs.join('\n'));
+      assert.ok(!logs.join('\n').includes(TOKEN));
+    }
   });
 });
 

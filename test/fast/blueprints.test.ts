@@ -3,12 +3,15 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { buildFastApp, type FastApp } from '../helpers/app.js';
+import { startGitServer, type GitServer } from '../helpers/git-server.js';
 import { ROOT } from '../helpers/server.js';
 import { limitsFor, SERVICE_LIMITS } from '../../src/resources/blueprints/service-sidecars.js';
 
 /** Blueprints through the HTTP API (inject) over the stub runtime: validation, preview, builds and their cache. */
 let f: FastApp;
 let keyB: string;
+/** Serves code mounts' repositories (DEVBOXD_GIT_BASE_URL): a build resolves their refs on the server. */
+let git: GitServer;
 
 type View = { id: string; name: string; status: string; failure_reason: string | null; base_blueprint_id: string | null; parameters: Record<string, unknown> };
 
@@ -35,13 +38,18 @@ async function built(payload: Record<string, unknown>): Promise<View> {
 }
 
 before(async () => {
-  f = await buildFastApp();
+  git = await startGitServer();
+  git.addRepo('acme', 'lib', { 'README.md': 'lib\n' }, { token: 'tok-secret-123', branches: { release: { 'VERSION': '2\n' } } });
+  f = await buildFastApp({ env: { DEVBOXD_GIT_BASE_URL: git.url } });
   const out = execFileSync(process.execPath, [path.join(ROOT, 'bin/devboxd.js'), 'accounts', 'create', 'team-bp'], {
     env: { ...process.env, DEVBOXD_DATA_DIR: f.dataDir },
   }).toString();
   keyB = out.trim().split('\n').at(-1)!;
 });
-after(() => f?.close());
+after(async () => {
+  await f?.close();
+  await git?.close();
+});
 
 describe('blueprint requests', () => {
   test('bad input is a 400 naming the field; what is not offered is refused, never ignored', async () => {
@@ -50,7 +58,6 @@ describe('blueprint requests', () => {
     await bad(post({ name: 'x', dockerfilee: 'FROM a' }), 400, /dockerfilee/);
     await bad(post({ name: 'x', system_setup_commands: 'echo' }), 400, /system_setup_commands/);
     await bad(post({ name: 'x', devbox_capabilities: ['docker_in_docker'] }), 400, /docker_in_docker is not offered/);
-    await bad(post({ name: 'x', code_mounts: [{ repo_name: 'r', repo_owner: 'o' }] }), 400, /code_mounts/);
     await bad(post({ name: 'x', network_policy_id: 'np_1' }), 400, /network_policy_id: no network policy np_1/);
     await bad(post({ name: 'x', launch_parameters: { required_services: ['db'] } }), 400, /required_services: no service named "db" \(the blueprint has none\)/);
     await bad(post({ name: 'x', base_blueprint_id: 'bpt_nope' }), 404, /bpt_nope/);
@@ -146,6 +153,59 @@ describe('blueprint requests', () => {
     await until(d.id, 'shutdown');
     await ok({ method: 'POST', url: `/v1/blueprints/${svc.id}/delete` });
     assert.ok(!f.runtime.layers.has(layer), 'a service layer no blueprint names any more was kept');
+  });
+
+  test('code_mounts: what a devbox code mount refuses is a 400 naming the mount; preview shows them after the setup commands', async () => {
+    const post = (code_mounts: unknown) => ({ method: 'POST' as const, url: '/v1/blueprints', payload: { name: 'code', code_mounts } });
+    const m = { repo_owner: 'acme', repo_name: 'app' };
+    await bad(post([{ ...m, repo_owner: '..' }]), 400, /code_mounts\[0\]\.repo_owner must be/);
+    await bad(post([{ ...m, repo_name: 'a/b' }]), 400, /code_mounts\[0\]\.repo_name must be/);
+    await bad(post([{ ...m, git_ref: '--upload-pack=x' }]), 400, /code_mounts\[0\]\.git_ref must be a branch or tag name/);
+    await bad(post([{ ...m, token: 'two words' }]), 400, /code_mounts\[0\]\.token must be/);
+    await bad(post([m, { ...m, repo_owner: 'other' }]), 400, /code_mounts\[1\]: two code mounts clone into ~\/app/);
+    await bad(post([{ ...m, type: 'code_mount' }]), 400, /type/);
+    await bad(post(Array.from({ length: 21 }, (_, i) => ({ repo_owner: 'acme', repo_name: `r${i}` }))), 400, /code_mounts/);
+    await bad(post('acme/app'), 400, /code_mounts/);
+    const p = await ok<{ dockerfile: string }>({
+      method: 'POST',
+      url: '/v1/blueprints/preview',
+      payload: { name: 'p', system_setup_commands: ['echo hi'], code_mounts: [{ ...m, token: 'secret-token', git_ref: 'v1', install_command: 'npm ci' }, { repo_owner: 'acme', repo_name: 'lib' }] },
+    });
+    assert.equal(p.dockerfile, 'FROM runloop:runloop/starter-x86_64\nRUN echo hi\n# code_mount: acme/app at v1 into ~/app\n#   then in it: npm ci\n# code_mount: acme/lib into ~/lib\n');
+  });
+
+  test('code_mounts: tokens sealed (re-sealed by rotate-key), in no view and no box; a step per mount, cached by repository, commit and install', async () => {
+    const argvs: string[] = [];
+    const before = f.runtime.run;
+    f.runtime.run = (spec) => (argvs.push(JSON.stringify(spec)), {});
+    try {
+      const mount = { repo_owner: 'acme', repo_name: 'lib', token: 'tok-secret-123', git_ref: 'release', install_command: 'make install' };
+      const b = await built({ name: 'code', code_mounts: [mount] });
+      assert.equal(b.status, 'build_complete', (await logs(b.id)).join('\n'));
+      assert.ok((await logs(b.id)).some((l) => /^#1 code_mount acme\/lib at release into ~\/lib \(commit [0-9a-f]{12}\)$/.test(l)));
+      for (const url of [`/v1/blueprints/${b.id}`, '/v1/blueprints']) assert.ok(!(await f.call({ method: 'GET', url })).body.includes('tok-secret'));
+      assert.deepEqual(b.parameters.code_mounts, [{ repo_owner: 'acme', repo_name: 'lib', git_ref: 'release', install_command: 'make install' }]);
+      // The box got a relay grant, never the token: the clone, the pin to the resolved commit, the install.
+      assert.ok(!argvs.join('\n').includes('tok-secret'));
+      assert.ok(argvs.some((a) => a.includes('GIT_CONFIG_VALUE_0') && a.includes('/git/acme/lib')));
+      assert.ok(argvs.some((a) => a.includes('"reset","-q","--hard"')));
+      assert.ok(argvs.some((a) => a.includes('make install')));
+      const stored = async () => (await f.deps.store.db.query<{ parameters: string }>('SELECT parameters FROM blueprints WHERE id = ?', [b.id])).rows[0]!.parameters;
+      assert.ok(!(await stored()).includes('tok-secret'));
+      const keyOf = async () => (JSON.parse(await stored()) as { code_mounts: { token_sealed: string }[] }).code_mounts[0]!.token_sealed.split('.')[1];
+      const first = await keyOf();
+      execFileSync(process.execPath, [path.join(ROOT, 'bin/devboxd.js'), 'secrets', 'rotate-key'], { env: { ...process.env, DEVBOXD_DATA_DIR: f.dataDir } });
+      assert.notEqual(await keyOf(), first, 'the token is still under the old key');
+      // The same repository, commit and install: cached (the re-sealed token still opens); another install or ref: built.
+      const again = await built({ name: 'code', code_mounts: [mount] });
+      assert.ok((await logs(again.id)).some((l) => /^#1 CACHED code_mount acme\/lib/.test(l)), (await logs(again.id)).join('\n'));
+      for (const other of [{ ...mount, install_command: 'make' }, { ...mount, git_ref: 'main' }]) {
+        const o = await built({ name: 'code', code_mounts: [other] });
+        assert.ok((await logs(o.id)).some((l) => /^#1 code_mount acme\/lib/.test(l)), (await logs(o.id)).join('\n'));
+      }
+    } finally {
+      f.runtime.run = before;
+    }
   });
 
   test('preview: the Dockerfile the request builds (default image, base blueprint as FROM, setup commands as RUN)', async () => {

@@ -10,6 +10,7 @@ import type { BuildNetwork } from './build-runner.js';
 import { dockerfileOf } from './preview.js';
 import type { Sealer } from '../secrets/sealer.js';
 import { sealServices } from './credentials.js';
+import { checkCodeMounts, sealCodeMounts } from './code-mounts.js';
 import { checkServices } from './services.js';
 import type { SqlBlueprintStore } from './sql-blueprint-store.js';
 import { EMPTY_IMAGE, type Blueprint, type BlueprintFilters, type BuildLogLine, type BuildParameters } from './types.js';
@@ -61,7 +62,11 @@ export class BlueprintService {
       status: 'queued',
       failureReason: null,
       failureMessage: null,
-      parameters: params.services ? { ...params, services: sealServices(params.services, id, this.sealer) } : params,
+      parameters: {
+        ...params,
+        ...(params.services ? { services: sealServices(params.services, id, this.sealer) } : {}),
+        ...(params.code_mounts ? { code_mounts: sealCodeMounts(params.code_mounts, id, this.sealer) } : {}),
+      },
       metadata: params.metadata ?? {},
       isPublic: false,
       baseBlueprintId: base?.id ?? null,
@@ -91,7 +96,7 @@ export class BlueprintService {
   }
 
   private async check(accountId: string, params: BuildParameters): Promise<void> {
-    if (params.code_mounts?.length) throw ERRORS.invalid('code_mounts are not supported on this server yet');
+    checkCodeMounts(params.code_mounts ?? []);
     checkServices(params.services ?? [], params.launch_parameters?.required_services);
     if (params.base_blueprint_id && params.base_blueprint_name) throw ERRORS.invalid('give base_blueprint_id or base_blueprint_name, not both');
     // The build's boxes get the devbox size the blueprint's launch parameters ask for: refused as for a devbox.

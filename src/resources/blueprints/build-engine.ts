@@ -7,7 +7,8 @@ import { createHash } from 'node:crypto';
 import { posix } from 'node:path';
 import type { ResourceLimits, RuntimeDriver, SandboxUser } from '../../runtime/driver.js';
 import type { ContextArchive } from './build-context.js';
-import { applyInstruction, SUPPORTED, type BuildInputs, type BuildState, type LayerStep } from './build-steps.js';
+import { DEFAULT_USER } from '../devboxes/create-input.js';
+import { applyInstruction, SUPPORTED, type BuildInputs, type BuildState, type CodeStep, type LayerStep } from './build-steps.js';
 import { DockerfileError, expand, parseDockerfile, splitWords, type Instruction } from './dockerfile.js';
 import { COPY_SCRIPT } from './copy-script.js';
 import { digestOf } from './context-index.js';
@@ -29,6 +30,8 @@ export interface BuildRequest {
   /** Written after the Dockerfile's steps, before the setup commands. */
   fileMounts: Record<string, string>;
   setupCommands: string[];
+  /** Cloned after the setup commands, each a step of its own. */
+  codeMounts: CodeStep[];
   inputs: BuildInputs;
   limits: ResourceLimits;
   context: ContextArchive | null;
@@ -111,15 +114,21 @@ export class BuildEngine {
       plan.push({ ins: { keyword: 'FILE', args: path, json: null, line: 0 }, label: `file_mount ${path} (${Buffer.byteLength(contents)} bytes)` });
     }
     for (const cmd of req.setupCommands) plan.push({ ins: { keyword: 'RUN', args: cmd, json: null, line: 0 }, label: `RUN ${cmd}` });
+    for (const [i, c] of req.codeMounts.entries()) {
+      plan.push({ ins: { keyword: 'CODE', args: String(i), json: null, line: 0 }, label: `code_mount ${c.repo}${c.ref ? ` at ${c.ref}` : ''} into ~/${c.dir}` });
+    }
 
     let built = 0;
     let cached = 0;
-    for (const [n, { ins, label }] of plan.entries()) {
+    for (const [n, { ins, label: what }] of plan.entries()) {
       if (signal.aborted) throw new StepFailed('the build was stopped');
       const step: LayerStep | null =
         ins.keyword === 'FILE'
           ? fileStep(ins.args, req.fileMounts[ins.args]!, state.image.workdir)
-          : applyInstruction(ins, state, inputs);
+          : ins.keyword === 'CODE'
+            ? await codeStep(req.codeMounts[Number(ins.args)]!, state, inputs, signal)
+            : applyInstruction(ins, state, inputs);
+      const label = step?.kind === 'code' ? `${what} (commit ${step.commit.slice(0, 12)})` : what;
       const tag = `#${n + 1}`;
       if (!step) {
         log.info(`${tag} ${label}`);
@@ -136,8 +145,8 @@ export class BuildEngine {
       }
       log.info(`${tag} ${label}`);
       const started = Date.now();
-      const user = step.kind === 'run' && step.user ? await this.userOf(boxes, req, state.layers, step.user) : ROOT;
-      const layer = await boxes.run(`${req.runId}-${n + 1}`, state.layers, req.limits, (box) => this.runStep(box, step, req, label), true, user);
+      const user = await this.stepUser(boxes, req, state, step);
+      const layer = await boxes.run(`${req.runId}-${n + 1}`, state.layers, req.limits, (box) => this.runStep(box, step, req, label, signal), true, user);
       await this.cache.put(key, layer!);
       state.layers.unshift(layer!);
       built++;
@@ -147,8 +156,16 @@ export class BuildEngine {
     return { layers: state.layers, image: state.image, baseBlueprintId: base.blueprintId, built, cached };
   }
 
-  private async runStep(box: StepBox, step: LayerStep, req: BuildRequest, label: string): Promise<void> {
+  /** RUN as its USER; a code mount as the image's user (whom devboxes from it run as), else the default user; the rest as root. */
+  private async stepUser(boxes: StepSandboxes, req: BuildRequest, state: BuildState, step: LayerStep): Promise<SandboxUser> {
+    if (step.kind === 'run' && step.user) return this.userOf(boxes, req, state.layers, step.user);
+    if (step.kind !== 'code') return ROOT;
+    return state.image.user ? this.userOf(boxes, req, state.layers, state.image.user.name) : DEFAULT_USER;
+  }
+
+  private async runStep(box: StepBox, step: LayerStep, req: BuildRequest, label: string, signal: AbortSignal): Promise<void> {
     let code: number | null;
+    if (step.kind === 'code') return this.runCode(box, step, signal);
     if (step.kind === 'run') code = await box.exec(step.argv, { env: step.env, cwd: step.cwd });
     else if (step.kind === 'mkdir') code = await box.exec(['mkdir', '-p', '--', step.path], {});
     else if (step.kind === 'file') code = await box.exec(['sh', '-c', 'mkdir -p -- "$(dirname -- "$1")" && cat > "$1"', 'sh', step.path], { stdin: step.contents });
@@ -160,6 +177,23 @@ export class BuildEngine {
     if (code === 0) return;
     if (await box.oomKilled()) throw new StepFailed(`${label}: killed by the build's memory limit`, 'out_of_memory');
     throw new StepFailed(`${label}: exited with ${code === null ? 'a signal' : `code ${code}`}`);
+  }
+
+  /** Clones the repository, pins it at the resolved commit, runs its install command in it (output to the log). */
+  private async runCode(box: StepBox, step: Extract<LayerStep, { kind: 'code' }>, signal: AbortSignal): Promise<void> {
+    const { mount } = step;
+    const at = `code mount ${mount.repo}`;
+    const why = await mount.clone(box, signal);
+    if (why) throw new StepFailed(`${at}: ${why}`);
+    // The ref may have moved since it was resolved: the layer holds the commit its cache key names.
+    if ((await box.exec(['git', '-C', mount.dir, 'reset', '-q', '--hard', step.commit], {})) !== 0) {
+      throw new StepFailed(`${at}: ${mount.ref ?? 'the default branch'} moved during the build (commit ${step.commit} is gone); build again`);
+    }
+    if (!step.install) return;
+    const code = await box.exec(['bash', '-c', `cd -- "$1" && ${step.install}`, 'bash', mount.dir], { env: step.env });
+    if (code === 0) return;
+    if (await box.oomKilled()) throw new StepFailed(`${at}: the install command was killed by the build's memory limit`, 'out_of_memory');
+    throw new StepFailed(`${at}: the install command exited with ${code === null ? 'a signal' : `code ${code}`}`);
   }
 
   /**
@@ -191,4 +225,15 @@ export const sha256 = (s: string): string => createHash('sha256').update(s).dige
 function fileStep(path: string, contents: string, workdir: string | null): LayerStep {
   const abs = posix.resolve(workdir ?? '/', path);
   return { kind: 'file', path: abs, contents, key: ['FILE', abs, sha256(contents)] };
+}
+
+/**
+ * A code mount's step: its ref resolved to a commit now. The cache key holds the repository, the commit, the
+ * install command, the user and the environment the install sees (secrets by digest), never the token.
+ */
+async function codeStep(mount: CodeStep, s: BuildState, inputs: BuildInputs, signal: AbortSignal): Promise<LayerStep> {
+  const { commit, install } = await mount.prepare(signal);
+  const env = { ...s.args, ...s.image.env };
+  const user = s.image.user?.name ?? DEFAULT_USER.name;
+  return { kind: 'code', mount, commit, install, env: { ...s.args, ...inputs.secrets, ...s.image.env }, key: ['CODE', mount.repo, mount.dir, commit, install, user, env, inputs.secretDigest] };
 }

@@ -8,6 +8,9 @@ import { resolveLimits, type HostCapacity } from '../devboxes/resources.js';
 import type { BuildContextSource, ContextArchive } from './build-context.js';
 import { sha256, type BaseImage, type BuildEngine } from './build-engine.js';
 import { BuildLogWriter } from './build-log.js';
+import { codeSteps, type CodeClones } from './code-mounts.js';
+import type { Sealer } from '../secrets/sealer.js';
+import type { CodeStep } from './build-steps.js';
 import { isDefaultImage } from './blueprint-service.js';
 import { DockerfileError } from './dockerfile.js';
 import { DEFAULT_FROM, dockerfileToBuild } from './preview.js';
@@ -29,6 +32,9 @@ export interface BuildRunnerOptions {
   reveal(accountId: string, secret: string): Promise<string>;
   /** What the build's boxes reach: `network_policy_id`'s policy, or a box's default without one. */
   network?: BuildNetwork;
+  /** Clones code mounts (the repositories module); opens their sealed tokens. */
+  code?: CodeClones;
+  sealer?: Pick<Sealer, 'open'>;
 }
 
 /** The network policies' part in builds (src/resources/network-policies). */
@@ -95,7 +101,12 @@ export class BuildRunner {
       let context: ContextArchive | null = null;
       const secrets: Record<string, string> = {};
       let egress: Egress | null = null;
+      let code: CodeStep[] = [];
       try {
+        if (p.code_mounts?.length) {
+          if (!this.opts.code || !this.opts.sealer) throw ERRORS.invalid('code_mounts: this server has no repositories module');
+          code = codeSteps(b.accountId, b.id, p.code_mounts, this.opts.code, this.opts.sealer);
+        }
         if (p.network_policy_id) {
           egress = (await this.opts.network?.egressOf(b.accountId, p.network_policy_id)) ?? null;
           if (!egress) throw ERRORS.invalid(`network_policy_id: no network policy ${p.network_policy_id}`);
@@ -113,6 +124,7 @@ export class BuildRunner {
           dockerfile: dockerfileToBuild(p, b.baseBlueprintId),
           fileMounts: p.file_mounts ?? {},
           setupCommands: p.system_setup_commands ?? [],
+          codeMounts: code,
           inputs: { buildArgs: p.build_args ?? {}, secrets, secretDigest: sha256(JSON.stringify(Object.entries(secrets).sort())) },
           limits: resolveLimits((p.launch_parameters ?? {}) as Parameters<typeof resolveLimits>[0], this.opts.host),
           context,

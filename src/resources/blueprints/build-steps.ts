@@ -5,6 +5,7 @@
  */
 import { posix } from 'node:path';
 import { DockerfileError, expand, parsePairs, splitWords, type Instruction } from './dockerfile.js';
+import type { StepBox } from './step-sandbox.js';
 import type { ImageConfig } from './types.js';
 
 export interface BuildState {
@@ -20,7 +21,21 @@ export type LayerStep =
   | { kind: 'run'; argv: string[]; env: Record<string, string>; user: string | null; cwd: string; key: unknown }
   | { kind: 'copy'; sources: string[]; dest: string; chown: string | null; chmod: string | null; key: unknown }
   | { kind: 'mkdir'; path: string; key: unknown }
-  | { kind: 'file'; path: string; contents: string; key: unknown };
+  | { kind: 'file'; path: string; contents: string; key: unknown }
+  | { kind: 'code'; mount: CodeStep; commit: string; install: string | null; env: Record<string, string>; key: unknown };
+
+/** A blueprint's code mount as a build step (made by the build runner, which reaches the repositories). */
+export interface CodeStep {
+  /** `owner/name`, what the log and failures name. */
+  repo: string;
+  /** The directory under the user's home (the repository's name). */
+  dir: string;
+  ref: string | null;
+  /** The commit the ref names now and the install command (the mount's, else the repository's manifest's). */
+  prepare(signal: AbortSignal): Promise<{ commit: string; install: string | null }>;
+  /** Clones into `~/<dir>` of the step box's user; resolves null, or why it failed. */
+  clone(box: StepBox, signal: AbortSignal): Promise<string | null>;
+}
 
 /** Instructions this builder runs; any other fails the build, naming it. */
 export const SUPPORTED = new Set(['FROM', 'RUN', 'ENV', 'ARG', 'WORKDIR', 'USER', 'COPY', 'ADD', 'LABEL', 'EXPOSE', 'ENTRYPOINT', 'CMD', 'SHELL']);

@@ -9,6 +9,7 @@ import { ObjectContextSource, type ObjectReader } from './build-context.js';
 import { BuildEngine } from './build-engine.js';
 import { BuildRunner, type BuildNetwork } from './build-runner.js';
 import { BlueprintService } from './blueprint-service.js';
+import type { CodeClones } from './code-mounts.js';
 import { blueprintResolver } from './devbox-extensions.js';
 import { SqlBlueprintStore } from './sql-blueprint-store.js';
 
@@ -40,8 +41,10 @@ export function buildBlueprints(deps: {
   network?: BuildNetwork;
   /** Storage objects: build contexts are read from them. */
   objects: () => ObjectReader;
-  /** Seals the services' image passwords. */
+  /** Seals the services' image passwords and code mounts' tokens. */
   sealer: Pick<Sealer, 'seal' | 'open'>;
+  /** Clones code mounts into images (the repositories module). */
+  code?: CodeClones;
   log: Logger;
 }): BlueprintsModule {
   const store = new SqlBlueprintStore(deps.store.db);
@@ -60,6 +63,8 @@ export function buildBlueprints(deps: {
     timeoutMs: deps.timeoutMs,
     reveal: deps.reveal,
     network: deps.network,
+    code: deps.code,
+    sealer: deps.sealer,
   });
   const service = new BlueprintService(store, deps.jobs, contexts, deps.network, deps.secretExists, deps.runtime, deps.host, deps.node, deps.log, deps.sealer, deps.accountBuilds);
   return { service, runner, store, resolver: blueprintResolver(() => store) };

@@ -26,6 +26,9 @@ export class StepFailed extends Error {
 }
 
 export interface StepBox {
+  /** The box's sandbox id and the sandbox (what a code mount's clone runs in). */
+  readonly id: string;
+  readonly sandbox: Sandbox;
   /** Runs a command to its end; resolves its exit code (null: killed by a signal). */
   exec(argv: string[], opts: { env?: Record<string, string>; cwd?: string; stdin?: Readable | string; out?: string[] }): Promise<number | null>;
   /** Whether the box's memory limit killed a process. */
@@ -57,7 +60,7 @@ export class StepSandboxes {
     this.live.set(sandboxId, sandbox);
     try {
       await this.network?.attach(sandboxId);
-      await work(this.box(sandbox, user.uid === 0));
+      await work(this.box(sandboxId, sandbox, user.uid === 0));
       if (!capture) return null;
       const layer = newId('bpl');
       // stop: the processes are over; the writable layer itself becomes the layer, uncopied.
@@ -76,8 +79,10 @@ export class StepSandboxes {
   }
 
   /** Commands run as the box's user: root (with a container's capabilities), or the step's USER (none). */
-  private box(sandbox: Sandbox, root: boolean): StepBox {
+  private box(id: string, sandbox: Sandbox, root: boolean): StepBox {
     return {
+      id,
+      sandbox,
       exec: async (argv, opts) => {
         const p = sandbox.spawn({ argv, env: opts.env, cwd: opts.cwd, asRoot: root });
         const done = Promise.all([this.pump(p.stdout, 'stdout', opts.out), this.pump(p.stderr, 'stderr')]);

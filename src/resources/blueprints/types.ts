@@ -1,4 +1,5 @@
 import type { LaunchParameters } from '../devboxes/types.js';
+import type { CodeMountSpec } from './code-mounts.js';
 import type { ServiceSpec } from './services.js';
 
 export const BLUEPRINT_STATUSES = ['queued', 'provisioning', 'building', 'build_complete', 'failed'] as const;
@@ -22,7 +23,7 @@ export interface BuildParameters {
   metadata?: Record<string, string> | null;
   secrets?: Record<string, string> | null;
   network_policy_id?: string | null;
-  code_mounts?: unknown[] | null;
+  code_mounts?: CodeMountSpec[] | null;
   services?: ServiceSpec[] | null;
 }
 

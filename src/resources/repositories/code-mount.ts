@@ -40,19 +40,6 @@ export function codeMountExtensions(deps: {
     return undefined;
   };
 
-  /** The clone's token and install command: the mount's, else what the account's connection holds. */
-  const plan = async (accountId: string, m: CodeMount) => {
-    const conn = await deps.store.byName(accountId, m.repoOwner, m.repoName);
-    const token = m.token ?? (conn ? deps.repos().tokenOf(conn) : null);
-    if (m.installCommand !== null) return { token, install: m.installCommand || null };
-    const manifest = conn && (await deps.store.latestManifest(conn.id))?.manifest;
-    const steps = (manifest?.workspaces ?? [])
-      .map((w) => ({ path: w.path ?? '', cmds: w.dev_commands?.install?.length ? w.dev_commands.install : (w.workspace_setup_commands ?? []) }))
-      .filter((w) => w.cmds.length && !w.path.split('/').includes('..'))
-      .map((w) => `(cd -- '${(w.path || '.').replaceAll("'", "'\\''")}' && ${w.cmds.join(' && ')})`);
-    return { token, install: steps.length ? steps.join(' && ') : null };
-  };
-
   const bootStep: BootStep = {
     name: 'code mounts',
     applies: (ctx) => !ctx.resuming && ctx.codeMounts.length > 0,
@@ -61,7 +48,7 @@ export function codeMountExtensions(deps: {
       const late = () => new Error(`code mounts took longer than ${Math.round(deps.timeoutMs / 1000)} s (DEVBOXD_CODE_MOUNT_TIMEOUT)`);
       for (const m of codeMounts) {
         const repo = `${m.repoOwner}/${m.repoName}`;
-        const { token, install } = await plan(devbox.accountId, m);
+        const { token, install } = await codeMountPlan(deps.store, deps.repos(), devbox.accountId, m);
         const { run, grant } = await cloneInBox(
           sandbox,
           deps.relay,
@@ -82,4 +69,21 @@ export function codeMountExtensions(deps: {
     },
   };
   return { resolver, bootStep };
+}
+
+/**
+ * A code mount's clone token and install command: the mount's, else what the account's connection holds
+ * (its token; the install commands of its latest manifest, each workspace's in its path). Blueprint builds
+ * plan their code mounts the same way.
+ */
+export async function codeMountPlan(store: SqlRepositoryStore, repos: RepositoryService, accountId: string, m: CodeMount): Promise<{ token: string | null; install: string | null }> {
+  const conn = await store.byName(accountId, m.repoOwner, m.repoName);
+  const token = m.token ?? (conn ? repos.tokenOf(conn) : null);
+  if (m.installCommand !== null) return { token, install: m.installCommand || null };
+  const manifest = conn && (await store.latestManifest(conn.id))?.manifest;
+  const steps = (manifest?.workspaces ?? [])
+    .map((w) => ({ path: w.path ?? '', cmds: w.dev_commands?.install?.length ? w.dev_commands.install : (w.workspace_setup_commands ?? []) }))
+    .filter((w) => w.cmds.length && !w.path.split('/').includes('..'))
+    .map((w) => `(cd -- '${(w.path || '.').replaceAll("'", "'\\''")}' && ${w.cmds.join(' && ')})`);
+  return { token, install: steps.length ? steps.join(' && ') : null };
 }

@@ -5,6 +5,7 @@ import type { JobRunner } from '../../platform/jobs/job-runner.js';
 import type { Store } from '../../platform/store/types.js';
 import type { ResourceLimits, RuntimeDriver } from '../../runtime/driver.js';
 import type { Sealer } from '../secrets/sealer.js';
+import { buildClones } from './build-clone.js';
 import { codeMountExtensions } from './code-mount.js';
 import type { RepositoryConfig } from './config.js';
 import { GitRelay } from './git-relay.js';
@@ -16,6 +17,7 @@ export { REPOSITORIES_SCHEMA } from './schema.js';
 export { repositoryRoutes } from './routes/index.js';
 export { GIT_PREFIX } from './git-relay.js';
 export { INSPECT_JOB } from './repository-service.js';
+export type { BuildClones } from './build-clone.js';
 
 /** Inspections that may wait for a slot; past it an inspection's job fails and retries later. */
 const INSPECTION_QUEUE = 10_000;
@@ -26,6 +28,8 @@ export interface RepositoriesModule {
   /** The box service that fetches repositories for boxes (GIT_PREFIX). */
   relay: GitRelay;
   codeMounts: ReturnType<typeof codeMountExtensions>;
+  /** What blueprint builds clone their code mounts with. */
+  buildClones: ReturnType<typeof buildClones>;
 }
 
 /** The repositories module, built in the composition root; the job runner reaches `runner` by a thunk. */
@@ -57,5 +61,6 @@ export function buildRepositories(deps: {
     log: deps.log,
   });
   const codeMounts = codeMountExtensions({ store, repos: () => service, relay, servicesPort: deps.servicesPort, timeoutMs: deps.config.codeMountTimeoutSeconds * 1000 });
-  return { service, runner, relay, codeMounts };
+  const clones = buildClones({ store, repos: () => service, relay, boxServices: deps.boxServices, servicesPort: deps.servicesPort });
+  return { service, runner, relay, codeMounts, buildClones: clones };
 }

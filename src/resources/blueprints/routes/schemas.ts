@@ -2,6 +2,7 @@ import { Type, type Static } from 'typebox';
 import { ERRORS } from '../../../platform/errors.js';
 import { ArgString, Body, EnvironmentMap, Int, LIMITS, Metadata, Opt, OrNull, pageSchema, PageQuerySchema, StringEnum, StringMap, Text } from '../../../platform/http/schemas/common.js';
 import { LaunchParametersSchema } from '../../devboxes/routes/schemas.js';
+import { codeMountView, MAX_CODE_MOUNTS } from '../code-mounts.js';
 import { MAX_SERVICES, SERVICE_NAME, serviceView, servicesOf } from '../services.js';
 import { BLUEPRINT_STATUSES, type Blueprint, type BuildLogLine, type BuildParameters } from '../types.js';
 
@@ -35,7 +36,18 @@ export const BuildBody = Body({
     }),
   ),
   network_policy_id: Opt(Type.String({ maxLength: 200 })),
-  code_mounts: Later,
+  code_mounts: Opt(
+    Type.Array(
+      Body({
+        repo_name: Type.String({ minLength: 1, maxLength: 100 }),
+        repo_owner: Type.String({ minLength: 1, maxLength: 100 }),
+        token: Opt(Type.String({ maxLength: 4096 })),
+        git_ref: Opt(Type.String({ maxLength: 255 })),
+        install_command: Opt(ArgString({ maxLength: 100_000 })),
+      }),
+      { maxItems: MAX_CODE_MOUNTS },
+    ),
+  ),
   services: Opt(
     Type.Array(
       Body({
@@ -108,8 +120,7 @@ export function toParams(b: BuildBodyWire): BuildParameters {
         : 'devbox_capabilities is not supported on this server',
     );
   }
-  if (!isEmpty(b.code_mounts)) badRequest('code_mounts are not supported on this server yet');
-  const { devbox_capabilities: _c, code_mounts: _m, ...rest } = b;
+  const { devbox_capabilities: _c, ...rest } = b;
   return Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== null && v !== undefined)) as unknown as BuildParameters;
 }
 
@@ -128,8 +139,12 @@ export const toView = (b: Blueprint) => ({
   base_blueprint_id: b.baseBlueprintId,
   is_public: b.isPublic,
   metadata: b.metadata,
-  // Image credentials are for pulls only: neither echo shows them.
-  parameters: { ...b.parameters, ...(b.parameters.services ? { services: servicesOf(b).map(serviceView) } : {}) } as unknown as Record<string, unknown>,
+  // Image credentials and repository tokens are for the build only: neither echo shows them.
+  parameters: {
+    ...b.parameters,
+    ...(b.parameters.services ? { services: servicesOf(b).map(serviceView) } : {}),
+    ...(b.parameters.code_mounts ? { code_mounts: b.parameters.code_mounts.map(codeMountView) } : {}),
+  } as unknown as Record<string, unknown>,
   containerized_services: servicesOf(b).map(serviceView),
   devbox_capabilities: [] as string[],
 });

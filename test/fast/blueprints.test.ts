@@ -4,6 +4,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { buildFastApp, type FastApp } from '../helpers/app.js';
 import { ROOT } from '../helpers/server.js';
+import { blueprintsSealedUnder } from '../../src/resources/blueprints/credentials.js';
 import { limitsFor, SERVICE_LIMITS } from '../../src/resources/blueprints/service-sidecars.js';
 
 /** Blueprints through the HTTP API (inject) over the stub runtime: validation, preview, builds and their cache. */
@@ -113,6 +114,23 @@ describe('blueprint requests', () => {
       assert.ok(['provisioning', 'initializing'].includes(v.status), v.status);
       await new Promise((r) => setTimeout(r, 10));
     }
+  });
+
+  test('a key prune counts only sealed service passwords, not tenant text that looks like one (review L4)', async () => {
+    const sealedOf = async (id: string) => {
+      const { rows } = await f.deps.store.db.query<{ parameters: string }>('SELECT parameters FROM blueprints WHERE id = ?', [id]);
+      return (JSON.parse(rows[0]!.parameters) as { services: { credentials: { password_sealed: string } }[] }).services[0]!.credentials.password_sealed;
+    };
+    const real = await create({ name: 'sealed', services: [{ name: 'db', image: 'pg:16', credentials: { username: 'u', password: 'p' } }] });
+    const key = (await sealedOf(real.id)).split('.')[1]!;
+    const before = await blueprintsSealedUnder(f.deps.store.db, key);
+    assert.ok(before >= 1);
+    // Its own env entry named like a sealed password, under that key and under a key id a LIKE '_' would match.
+    const lookalike = `v1.${key}.x`;
+    const wild = `v1.${key.slice(0, -1)}_.x`;
+    await create({ name: 'fake', services: [{ name: 'db', image: 'pg:16', env: { password_sealed: lookalike } }, { name: 'c', image: 'redis', credentials: { username: 'u', password: 'p' }, env: { password_sealed: wild } }] });
+    assert.equal(await blueprintsSealedUnder(f.deps.store.db, key), before + 1, 'tenant text counted as a sealed password');
+    assert.equal(await blueprintsSealedUnder(f.deps.store.db, `${key.slice(0, -1)}_`), 0);
   });
 
   test("services share the box's size: together no more CPU, memory or pids than the box; each disk at most the box's", () => {

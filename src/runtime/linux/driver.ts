@@ -23,7 +23,7 @@ import { limitDirty } from './iolimit.js';
 import { BaseImage } from './image.js';
 import { LivenessWatcher } from './liveness.js';
 import type { RuntimeLogger } from './logger.js';
-import { BOX_ID_BASE, DataPaths, isSafeId, native } from './paths.js';
+import { BOX_ID_BASE, DataPaths, isSafeId, native, sandboxesOf } from './paths.js';
 import { isAlive, pidExists, procInfo } from './proc.js';
 import { cleanHostname, seedResolver, seedUpper } from './rootfs.js';
 import { IdRanges } from './idranges.js';
@@ -363,8 +363,8 @@ export class LinuxDriver implements RuntimeDriver {
       return [];
     }
     // Every box directory counts, whether its init runs, died (killed, or stopped by a suspend the server
-    // did not live to finish) or was never recorded (the server died mid-create). Sidecars go with their box.
-    return ids.filter((id) => isSafeId(id) && !id.includes('--'));
+    // did not live to finish) or was never recorded (the server died mid-create). Sidecars count as their box.
+    return sandboxesOf(ids);
   }
 
   async linkServices(id: string, port: number, socketPath: string): Promise<void> {

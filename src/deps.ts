@@ -123,6 +123,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
       registry: {
         defaultRegistry: config.registry.defaultRegistry,
         insecure: config.registry.insecure,
+        allow: config.registry.allow,
         limits: { maxLayerBytes: config.registry.maxLayerBytes, maxUnpackedBytes: config.registry.maxUnpackedBytes },
       },
     });

@@ -53,6 +53,8 @@ export interface RegistryConfig {
   defaultRegistry?: string;
   /** Registries (`host` or `host:port`) reached over plain http (DEVBOXD_REGISTRY_INSECURE). */
   insecure?: string[];
+  /** Registries images may be pulled from (DEVBOXD_REGISTRY_ALLOW); empty or absent: any (see RegistryOptions.allow). */
+  allow?: string[];
   limits?: LayerLimits;
   /** Connect and idle timeouts of registry requests. */
   connectTimeoutMs?: number;
@@ -98,8 +100,8 @@ export class LinuxDriver implements RuntimeDriver {
 
   constructor(opts: LinuxDriverOptions) {
     const reg = opts.registry ?? {};
-    this.registry = new RegistryClient({ insecure: reg.insecure ?? [], connectTimeoutMs: reg.connectTimeoutMs, idleTimeoutMs: reg.idleTimeoutMs });
     this.defaultRegistry = reg.defaultRegistry || DOCKER_HUB;
+    this.registry = new RegistryClient({ insecure: reg.insecure ?? [], allow: reg.allow, defaultRegistry: this.defaultRegistry, connectTimeoutMs: reg.connectTimeoutMs, idleTimeoutMs: reg.idleTimeoutMs });
     this.egress = opts.egress ? new Egress(opts.egress, opts.logger) : undefined;
     this.paths = new DataPaths(opts.dataDir);
     this.imageDir = opts.imageDir;

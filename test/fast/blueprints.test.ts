@@ -166,6 +166,27 @@ describe('blueprint requests', () => {
     assert.ok(!f.runtime.layers.has(layer), 'a service layer no blueprint names any more was kept');
   });
 
+  test("a service that ends while its box runs is not restarted, and the box's devbox log says so with its output's end (review L1)", async () => {
+    f.runtime.images.set('reg.example/crashy:1', { digest: `sha256:${'c'.repeat(64)}`, layers: [`oci-sha256-${'d'.repeat(64)}`], config: { env: [], cmd: ['crashy'] } });
+    const was = f.runtime.run;
+    f.runtime.run = (spec) => (spec.argv[0] === 'crashy' ? { exitCode: 3, stderr: 'FATAL: lost its data dir' } : was(spec));
+    try {
+      const svc = await built({ name: 'svc-crashy', services: [{ name: 'crashy', image: 'reg.example/crashy:1' }] });
+      const d = await ok<{ id: string }>({ method: 'POST', url: '/v1/devboxes', payload: { blueprint_id: svc.id, launch_parameters: { required_services: ['crashy'] } } });
+      const want = /^service crashy \(reg\.example\/crashy:1\) exited with status 3 while the box runs; it is not restarted: FATAL: lost its data dir$/;
+      for (let i = 0; ; i++) {
+        const { logs: entries } = await ok<{ logs: { message: string | null; level: string }[] }>({ method: 'GET', url: `/v1/devboxes/${d.id}/logs` });
+        if (entries.some((e) => want.test(e.message ?? '') && e.level === 'error')) break;
+        assert.ok(i < 500, `no log entry about the service: ${JSON.stringify(entries)}`);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      assert.equal((await ok<{ status: string }>({ method: 'GET', url: `/v1/devboxes/${d.id}` })).status, 'running', 'the box keeps running');
+      await ok({ method: 'POST', url: `/v1/devboxes/${d.id}/shutdown` });
+    } finally {
+      f.runtime.run = was;
+    }
+  });
+
   test('preview: the Dockerfile the request builds (default image, base blueprint as FROM, setup commands as RUN)', async () => {
     const p = await ok<{ dockerfile: string }>({ method: 'POST', url: '/v1/blueprints/preview', payload: { name: 'p', system_setup_commands: ['apt-get update', 'echo hi'] } });
     assert.equal(p.dockerfile, 'FROM runloop:runloop/starter-x86_64\nRUN apt-get update\nRUN echo hi\n');

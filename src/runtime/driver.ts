@@ -177,6 +177,11 @@ export interface PullOptions {
   signal?: AbortSignal;
   /** Human-readable progress, one line at a time (resolving, each layer fetched or cached). */
   onProgress?: (line: string) => void;
+  /**
+   * Called with each layer's id once it is in the layer store (fetched or already there), before the next
+   * one: the caller records it as in use then, so a pull that fails later leaves no layer nobody owns.
+   */
+  onLayer?: (layerId: string) => Promise<void>;
 }
 
 /** What an image's config says about how its processes run (OCI image config `config`). */

@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import { buildFastApp, type FastApp } from '../helpers/app.js';
 import { ROOT } from '../helpers/server.js';
 import { blueprintsSealedUnder } from '../../src/resources/blueprints/credentials.js';
-import { limitsFor, SERVICE_LIMITS } from '../../src/resources/blueprints/service-sidecars.js';
+import { limitsFor, MAX_BLUEPRINT_SERVICE_LAYERS, SERVICE_LIMITS } from '../../src/resources/blueprints/service-sidecars.js';
 
 /** Blueprints through the HTTP API (inject) over the stub runtime: validation, preview, builds and their cache. */
 let f: FastApp;
@@ -185,6 +185,36 @@ describe('blueprint requests', () => {
     } finally {
       f.runtime.run = was;
     }
+  });
+
+  test("a blueprint's service layers on a server are bounded: past MAX_BLUEPRINT_SERVICE_LAYERS (a tag moving at every pull) no pull is made (review M2)", async () => {
+    f.runtime.images.set('reg.example/moving:latest', { digest: `sha256:${'e'.repeat(64)}`, layers: [`oci-sha256-${'f'.repeat(64)}`], config: { env: [], cmd: ['moving'] } });
+    const svc = await built({ name: 'svc-moving', services: [{ name: 'm', image: 'reg.example/moving:latest' }] });
+    const boot = async () => {
+      const d = await ok<{ id: string }>({ method: 'POST', url: '/v1/devboxes', payload: { blueprint_id: svc.id, launch_parameters: { required_services: ['m'] } } });
+      for (let i = 0; ; i++) {
+        const v = await ok<{ status: string; state_transitions: { failure_reason?: string }[] }>({ method: 'GET', url: `/v1/devboxes/${d.id}` });
+        if (v.status === 'running' || v.status === 'failure') return { id: d.id, status: v.status, why: v.state_transitions.at(-1)?.failure_reason ?? '' };
+        assert.ok(i < 1000, v.status);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    };
+    const first = await boot();
+    assert.equal(first.status, 'running', first.why);
+    await ok({ method: 'POST', url: `/v1/devboxes/${first.id}/shutdown` });
+    // Layers of earlier pulls of a moving tag, up to the bound.
+    const db = f.deps.store.db;
+    const { rows } = await db.query<{ node: string }>('SELECT node FROM blueprint_service_layers WHERE blueprint_id = ?', [svc.id]);
+    for (let i = 1; i < MAX_BLUEPRINT_SERVICE_LAYERS; i++) {
+      await db.query('INSERT INTO blueprint_service_layers (blueprint_id, node, layer_id) VALUES (?, ?, ?)', [svc.id, rows[0]!.node, `oci-sha256-${i.toString(16).padStart(64, '0')}`]);
+    }
+    const pulls = f.runtime.pulls.length;
+    const second = await boot();
+    assert.equal(second.status, 'failure');
+    assert.match(second.why, /service m \(reg\.example\/moving:latest\): the blueprint's service images hold 1016 layers on this server already \(at most 1016/);
+    assert.equal(f.runtime.pulls.length, pulls, 'a pull was made past the bound');
+    await ok({ method: 'POST', url: `/v1/blueprints/${svc.id}/delete` });
+    assert.equal((await db.query('SELECT layer_id FROM blueprint_service_layers WHERE blueprint_id = ?', [svc.id])).rows.length, 0);
   });
 
   test('preview: the Dockerfile the request builds (default image, base blueprint as FROM, setup commands as RUN)', async () => {

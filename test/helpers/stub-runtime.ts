@@ -95,7 +95,10 @@ export class StubRuntime implements RuntimeDriver {
     this.pulls.push({ ref, auth: opts?.auth });
     const image = this.images.get(ref);
     if (!image) throw new SandboxError('not_found', `image ${ref} not found`);
-    for (const layer of image.layers) this.layers.add(layer);
+    for (const layer of image.layers) {
+      this.layers.add(layer);
+      await opts?.onLayer?.(layer);
+    }
     return image;
   }
 

@@ -13,9 +13,10 @@ import type { Logger } from '../../lib/logger.js';
 import { sidecarId, SandboxError, type ImageConfig, type ResourceLimits, type RuntimeDriver, type Sandbox, type SandboxUser } from '../../runtime/driver.js';
 import type { BootContext, BootStep } from '../devboxes/extensions.js';
 import type { Devbox } from '../devboxes/types.js';
+import { MAX_IMAGE_LAYERS } from '../../runtime/oci/pull.js';
 import type { Sealer } from '../secrets/sealer.js';
 import { openCredentials } from './credentials.js';
-import { servicePorts, servicesOf, type ServiceSpec } from './services.js';
+import { MAX_SERVICES, servicePorts, servicesOf, type ServiceSpec } from './services.js';
 import type { SqlBlueprintStore } from './sql-blueprint-store.js';
 
 const GIB = 1024 ** 3;
@@ -26,6 +27,11 @@ const TAIL_BYTES = 2048;
 const POLL_MS = 200;
 /** Service image pulls waiting for a slot, host-wide; beyond it a box's service fails at once. */
 export const SERVICE_PULL_QUEUE = 256;
+/**
+ * Service layers one blueprint may hold on a server: as many as its services could stand on at once. A tag
+ * that moves at every pull would otherwise add layers at every boot for as long as the blueprint lives.
+ */
+export const MAX_BLUEPRINT_SERVICE_LAYERS = MAX_SERVICES * MAX_IMAGE_LAYERS;
 
 const required = (d: Devbox): string[] => (Array.isArray(d.launchParameters.required_services) ? (d.launchParameters.required_services as string[]) : []);
 
@@ -76,14 +82,18 @@ export function serviceBootStep(deps: Deps): BootStep {
 /** `signal` stops this boot's start of the service; `boxSignal` fires once the box stops (ends or suspends). */
 async function startService(deps: Deps, d: Devbox, blueprintId: string, s: ServiceSpec, id: string, deadline: number, signal: AbortSignal, boxSignal: AbortSignal): Promise<void> {
   const what = `service ${s.name} (${s.image})`;
+  const held = (await deps.store().serviceLayers(blueprintId, deps.node)).length;
+  if (held >= MAX_BLUEPRINT_SERVICE_LAYERS) {
+    throw new Error(`${what}: the blueprint's service images hold ${held} layers on this server already (at most ${MAX_BLUEPRINT_SERVICE_LAYERS}: does a tag move at every pull?); create the blueprint again with images pinned by digest, and delete this one to free them`);
+  }
   const release = await deps.pulls.enter(signal);
   if (!release) throw new Error(`${what}: ${signal.aborted ? 'no image pull slot was free before the deadline (DEVBOXD_SERVICE_READY_TIMEOUT) or the box ended' : 'too many service image pulls are waiting; try again later'}`);
   let image;
   try {
-    image = await deps.runtime.pullImage(s.image, { auth: openCredentials(s, blueprintId, deps.sealer), signal });
-    // Recorded before a sidecar stands on them: in use while the blueprint is (another blueprint's delete
-    // keeps them), freed when no blueprint names them.
-    await deps.store().addServiceLayers(blueprintId, deps.node, image.layers);
+    // Each layer recorded as it lands, before a sidecar stands on it (and kept by a pull that fails later): in
+    // use while the blueprint is (another blueprint's delete keeps it), freed when no blueprint names it.
+    const onLayer = (layer: string) => deps.store().addServiceLayers(blueprintId, deps.node, [layer]);
+    image = await deps.runtime.pullImage(s.image, { auth: openCredentials(s, blueprintId, deps.sealer), signal, onLayer });
   } catch (err) {
     throw new Error(`${what}: pulling the image failed: ${(err as Error).message}`);
   } finally {

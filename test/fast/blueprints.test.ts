@@ -381,3 +381,38 @@ describe('builds per account', () => {
     assert.equal((await post('three')).statusCode, 200);
   });
 });
+
+describe('service readiness deadline', () => {
+  let h: FastApp;
+  before(async () => {
+    h = await buildFastApp({ env: { DEVBOXD_SERVICE_READY_TIMEOUT: '1' } });
+  });
+  after(() => h?.close());
+
+  test('a service not listening on its port within DEVBOXD_SERVICE_READY_TIMEOUT fails the box saying which port, with its output', async () => {
+    h.runtime.images.set('reg.example/quiet:1', { digest: `sha256:${'1'.repeat(64)}`, layers: [`oci-sha256-${'2'.repeat(64)}`], config: { env: [], cmd: ['quiet'] } });
+    // Runs (hangs) and prints, but never listens (stub sandboxes listen on nothing).
+    h.runtime.run = (spec) => (spec.argv[0] === 'quiet' ? { stdout: 'starting up', hang: true } : {});
+    const get = async <T>(url: string) => (await h.call({ method: 'GET', url })).json<T>();
+    const post = async <T>(url: string, payload: unknown) => {
+      const r = await h.call({ method: 'POST', url, payload });
+      assert.equal(r.statusCode, 200, r.body);
+      return r.json<T>();
+    };
+    const b = await post<View>('/v1/blueprints', { name: 'svc-quiet', services: [{ name: 'q', image: 'reg.example/quiet:1', port_mappings: ['15432'] }] });
+    while ((await get<View>(`/v1/blueprints/${b.id}`)).status !== 'build_complete') await new Promise((r) => setTimeout(r, 10));
+    const started = Date.now();
+    const d = await post<{ id: string }>('/v1/devboxes', { blueprint_id: b.id, launch_parameters: { required_services: ['q'] } });
+    for (;;) {
+      const v = await get<{ status: string; failure_reason: string | null; state_transitions: { failure_reason?: string }[] }>(`/v1/devboxes/${d.id}`);
+      if (v.status === 'failure') {
+        assert.equal(v.failure_reason, 'execution_failed');
+        assert.match(v.state_transitions.at(-1)?.failure_reason ?? '', /^service q \(reg\.example\/quiet:1\) did not listen on port 15432 in time \(DEVBOXD_SERVICE_READY_TIMEOUT\)/);
+        break;
+      }
+      assert.ok(Date.now() - started < 10_000 && ['provisioning', 'initializing'].includes(v.status), v.status);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.ok(Date.now() - started >= 1000, 'failed before the deadline');
+  });
+});

@@ -116,8 +116,9 @@ export class StubRuntime implements RuntimeDriver {
         return { memoryBytes: 0, memoryLimitBytes: 0, cpuMicros: 0, oomKills: 0, diskBytes: 0, pids: 1 };
       },
       startDetached(spec: SpawnSpec) {
+        // Exits as a spawned process would (at once, later with `delayMs`, never with `hang`).
         const r = stub.run(spec);
-        return { exited: Promise.resolve({ exitCode: r.exitCode ?? 0, signal: null }), logTail: async () => `${r.stdout ?? ''}${r.stderr ?? ''}` };
+        return { exited: stub.process(spec).exited, logTail: async () => `${r.stdout ?? ''}${r.stderr ?? ''}` };
       },
       async listeningPorts() {
         return new Set<number>();

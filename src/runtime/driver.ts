@@ -39,9 +39,9 @@ export interface SandboxSpec {
   /**
    * Id of a running sandbox whose network namespace this one shares (a service sidecar: each reaches the
    * other on localhost); every other namespace is its own. The id is `<that id>--<suffix>`: the sidecar goes
-   * with that sandbox in `remove`, and `listSandboxes` lists it as that sandbox (its
-   * box's id, even once the box's own traces are gone). It gets no network link of its own:
-   * what it reaches is what the other sandbox's egress rules allow.
+   * with that sandbox in `remove`, and `listSandboxes` lists it as that sandbox (even once that one's own
+   * traces are gone). It gets no network link of its own: what it reaches is what the other sandbox's egress
+   * rules allow.
    */
   joinNetworkOf?: string;
 }

@@ -394,7 +394,7 @@ describe('service readiness deadline', () => {
     // Runs (hangs) and prints, but never listens (stub sandboxes listen on nothing).
     h.runtime.run = (spec) => (spec.argv[0] === 'quiet' ? { stdout: 'starting up', hang: true } : {});
     const get = async <T>(url: string) => (await h.call({ method: 'GET', url })).json<T>();
-    const post = async <T>(url: string, payload: unknown) => {
+    const post = async <T>(url: string, payload: Record<string, unknown>) => {
       const r = await h.call({ method: 'POST', url, payload });
       assert.equal(r.statusCode, 200, r.body);
       return r.json<T>();

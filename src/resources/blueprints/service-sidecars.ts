@@ -5,8 +5,9 @@
  * USER with its ENV and the service's env. The box turns `running` once every service listens on the ports
  * of its `port_mappings`; one that exits first, or does not listen within the deadline, fails the box with
  * the reason and the end of its output. One that ends later, while the box runs, is not restarted: the box's
- * devbox log says so (with its memory limit when the kernel killed it for memory). Sidecars go with the box's sandbox (the runtime removes them with it:
- * shutdown, failure, suspend); a resumed box starts its services afresh.
+ * devbox log says so (with its memory limit when the kernel killed it for memory). Sidecars go with the
+ * box's sandbox (the runtime removes them with it: shutdown, failure, suspend); a resumed box starts its
+ * services afresh.
  */
 import type { Gate } from '../../lib/gate.js';
 import type { Logger } from '../../lib/logger.js';

@@ -113,6 +113,11 @@ export interface RegistrySettings {
   defaultRegistry: string;
   /** DEVBOXD_REGISTRY_INSECURE: comma-separated `host` or `host:port` reached over plain http. */
   insecure: string[];
+  /**
+   * DEVBOXD_REGISTRY_ALLOW: comma-separated `host` or `host:port` that blueprint FROM and service images may be
+   * pulled from, beside the default and the insecure registries; empty: any https registry.
+   */
+  allow: string[];
   /** DEVBOXD_REGISTRY_MAX_LAYER_BYTES: largest layer blob (compressed) pulled. */
   maxLayerBytes: number;
   /** DEVBOXD_REGISTRY_MAX_UNPACKED_BYTES: largest layer once decompressed. */
@@ -124,11 +129,15 @@ const REGISTRY_HOST = /^[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(:[0-9]{1,5
 function loadRegistry(env: NodeJS.ProcessEnv): RegistrySettings {
   const defaultRegistry = (env.DEVBOXD_REGISTRY_DEFAULT || 'docker.io').trim();
   if (!REGISTRY_HOST.test(defaultRegistry)) throw new ConfigError(`DEVBOXD_REGISTRY_DEFAULT must be host or host:port, got "${defaultRegistry}"`);
-  const insecure = (env.DEVBOXD_REGISTRY_INSECURE ?? '').split(',').map((h) => h.trim()).filter(Boolean);
-  for (const h of insecure) if (!REGISTRY_HOST.test(h)) throw new ConfigError(`DEVBOXD_REGISTRY_INSECURE entries must be host or host:port, got "${h}"`);
+  const hosts = (name: string) => {
+    const list = (env[name] ?? '').split(',').map((h) => h.trim()).filter(Boolean);
+    for (const h of list) if (!REGISTRY_HOST.test(h)) throw new ConfigError(`${name} entries must be host or host:port, got "${h}"`);
+    return list;
+  };
   return {
     defaultRegistry,
-    insecure,
+    insecure: hosts('DEVBOXD_REGISTRY_INSECURE'),
+    allow: hosts('DEVBOXD_REGISTRY_ALLOW'),
     maxLayerBytes: int('DEVBOXD_REGISTRY_MAX_LAYER_BYTES', env.DEVBOXD_REGISTRY_MAX_LAYER_BYTES, 8 * 1024 * MiB, MiB, 2 ** 50),
     maxUnpackedBytes: int('DEVBOXD_REGISTRY_MAX_UNPACKED_BYTES', env.DEVBOXD_REGISTRY_MAX_UNPACKED_BYTES, 32 * 1024 * MiB, MiB, 2 ** 50),
   };

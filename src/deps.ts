@@ -123,6 +123,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
       registry: {
         defaultRegistry: config.registry.defaultRegistry,
         insecure: config.registry.insecure,
+        allow: config.registry.allow,
         limits: { maxLayerBytes: config.registry.maxLayerBytes, maxUnpackedBytes: config.registry.maxUnpackedBytes },
       },
     });
@@ -199,6 +200,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     readyTimeoutMs: config.serviceReadyTimeoutSeconds * 1000,
     node,
     pulls: new Gate(config.servicePulls, SERVICE_PULL_QUEUE),
+    report: (devboxId, message) => devboxLog.write({ devboxId, timestampMs: Date.now(), level: 'error', source: 'entrypoint', message }),
     log: logger.child({ component: 'services' }),
   });
   const axons = buildAxons({

@@ -39,8 +39,9 @@ export interface SandboxSpec {
   /**
    * Id of a running sandbox whose network namespace this one shares (a service sidecar: each reaches the
    * other on localhost); every other namespace is its own. The id is `<that id>--<suffix>`: the sidecar goes
-   * with that sandbox in `remove`, and `listSandboxes` does not list it. It gets no network link of its own:
-   * what it reaches is what the other sandbox's egress rules allow.
+   * with that sandbox in `remove`, and `listSandboxes` lists it as that sandbox (even once that one's own
+   * traces are gone). It gets no network link of its own: what it reaches is what the other sandbox's egress
+   * rules allow.
    */
   joinNetworkOf?: string;
 }
@@ -176,6 +177,11 @@ export interface PullOptions {
   signal?: AbortSignal;
   /** Human-readable progress, one line at a time (resolving, each layer fetched or cached). */
   onProgress?: (line: string) => void;
+  /**
+   * Called with each layer's id once it is in the layer store (fetched or already there), before the next
+   * one: the caller records it as in use then, so a pull that fails later leaves no layer nobody owns.
+   */
+  onLayer?: (layerId: string) => Promise<void>;
 }
 
 /** What an image's config says about how its processes run (OCI image config `config`). */

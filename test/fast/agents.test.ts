@@ -99,6 +99,9 @@ for (const db of ['sqlite', 'postgres'] as const) describe(`on ${db}`, () => {
       await refused({ name: 'x', source: { type: 'npm', npm: { package_name: 'a', registry_url: 'ftp://r.test' } } }, /registry_url must be an http\(s\) URL/);
       await refused({ name: 'x', source: { type: 'npm', npm: { package_name: 'a', npm_version: '--global' } } }, /npm_version "--global" is not a version/);
       await refused({ name: 'x', source: { type: 'pip', pip: { package_name: '-e.' } } }, /not a Python package name/);
+      // Nothing that an installer or git would read as an option (review L1): a leading '-' in a name, a scope or a user@host's user.
+      for (const name of ['-g', '--foo', '@-x/y']) await refused({ name: 'x', source: { type: 'npm', npm: { package_name: name } } }, /not an npm package name/);
+      await refused({ name: 'x', source: { type: 'git', git: { repository: '-u@h:;touch${IFS}/x' } } }, /repository must be/);
       await refused({ name: 'x', source: { type: 'git', git: { repository: 'file:///etc' } } }, /repository must be an http\(s\):\/\/, git:\/\/, ssh:\/\/ or user@host:path URL/);
       await refused({ name: 'x', source: { type: 'git', git: { repository: 'ext::sh -c id' } } }, /repository must be/);
       await refused({ name: 'x', source: { type: 'git', git: { repository: 'https://g.test/a', ref: '--upload-pack=x' } } }, /ref "--upload-pack=x" is not a branch/);

@@ -5,7 +5,8 @@ import { after, before, describe, test } from 'node:test';
 import { buildFastApp, type FastApp } from '../helpers/app.js';
 import { startGitServer, type GitServer } from '../helpers/git-server.js';
 import { ROOT } from '../helpers/server.js';
-import { limitsFor, SERVICE_LIMITS } from '../../src/resources/blueprints/service-sidecars.js';
+import { blueprintsSealedUnder } from '../../src/resources/blueprints/credentials.js';
+import { limitsFor, MAX_BLUEPRINT_SERVICE_LAYERS, SERVICE_LIMITS } from '../../src/resources/blueprints/service-sidecars.js';
 
 /** Blueprints through the HTTP API (inject) over the stub runtime: validation, preview, builds and their cache. */
 let f: FastApp;
@@ -122,6 +123,23 @@ describe('blueprint requests', () => {
     }
   });
 
+  test('a key prune counts only sealed service passwords, not tenant text that looks like one (review L4)', async () => {
+    const sealedOf = async (id: string) => {
+      const { rows } = await f.deps.store.db.query<{ parameters: string }>('SELECT parameters FROM blueprints WHERE id = ?', [id]);
+      return (JSON.parse(rows[0]!.parameters) as { services: { credentials: { password_sealed: string } }[] }).services[0]!.credentials.password_sealed;
+    };
+    const real = await create({ name: 'sealed', services: [{ name: 'db', image: 'pg:16', credentials: { username: 'u', password: 'p' } }] });
+    const key = (await sealedOf(real.id)).split('.')[1]!;
+    const before = await blueprintsSealedUnder(f.deps.store.db, key);
+    assert.ok(before >= 1);
+    // Its own env entry named like a sealed password, under that key and under a key id a LIKE '_' would match.
+    const lookalike = `v1.${key}.x`;
+    const wild = `v1.${key.slice(0, -1)}_.x`;
+    await create({ name: 'fake', services: [{ name: 'db', image: 'pg:16', env: { password_sealed: lookalike } }, { name: 'c', image: 'redis', credentials: { username: 'u', password: 'p' }, env: { password_sealed: wild } }] });
+    assert.equal(await blueprintsSealedUnder(f.deps.store.db, key), before + 1, 'tenant text counted as a sealed password');
+    assert.equal(await blueprintsSealedUnder(f.deps.store.db, `${key.slice(0, -1)}_`), 0);
+  });
+
   test("services share the box's size: together no more CPU, memory or pids than the box; each disk at most the box's", () => {
     const GIB = 1024 ** 3;
     const small = { cpuCores: 1, memoryBytes: 2 * GIB, diskBytes: 2 * GIB, pids: 1024 };
@@ -206,6 +224,57 @@ describe('blueprint requests', () => {
     } finally {
       f.runtime.run = before;
     }
+  });
+
+  test("a service that ends while its box runs is not restarted, and the box's devbox log says so with its output's end (review L1)", async () => {
+    f.runtime.images.set('reg.example/crashy:1', { digest: `sha256:${'c'.repeat(64)}`, layers: [`oci-sha256-${'d'.repeat(64)}`], config: { env: [], cmd: ['crashy'] } });
+    const was = f.runtime.run;
+    f.runtime.run = (spec) => (spec.argv[0] === 'crashy' ? { exitCode: 3, stderr: 'FATAL: lost its data dir' } : was(spec));
+    try {
+      const svc = await built({ name: 'svc-crashy', services: [{ name: 'crashy', image: 'reg.example/crashy:1' }] });
+      const d = await ok<{ id: string }>({ method: 'POST', url: '/v1/devboxes', payload: { blueprint_id: svc.id, launch_parameters: { required_services: ['crashy'] } } });
+      const want = /^service crashy \(reg\.example\/crashy:1\) exited with status 3 while the box runs; it is not restarted: FATAL: lost its data dir$/;
+      for (let i = 0; ; i++) {
+        const { logs: entries } = await ok<{ logs: { message: string | null; level: string }[] }>({ method: 'GET', url: `/v1/devboxes/${d.id}/logs` });
+        if (entries.some((e) => want.test(e.message ?? '') && e.level === 'error')) break;
+        assert.ok(i < 500, `no log entry about the service: ${JSON.stringify(entries)}`);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      assert.equal((await ok<{ status: string }>({ method: 'GET', url: `/v1/devboxes/${d.id}` })).status, 'running', 'the box keeps running');
+      await ok({ method: 'POST', url: `/v1/devboxes/${d.id}/shutdown` });
+    } finally {
+      f.runtime.run = was;
+    }
+  });
+
+  test("a blueprint's service layers on a server are bounded: past MAX_BLUEPRINT_SERVICE_LAYERS (a tag moving at every pull) no pull is made (review M2)", async () => {
+    f.runtime.images.set('reg.example/moving:latest', { digest: `sha256:${'e'.repeat(64)}`, layers: [`oci-sha256-${'f'.repeat(64)}`], config: { env: [], cmd: ['moving'] } });
+    const svc = await built({ name: 'svc-moving', services: [{ name: 'm', image: 'reg.example/moving:latest' }] });
+    const boot = async () => {
+      const d = await ok<{ id: string }>({ method: 'POST', url: '/v1/devboxes', payload: { blueprint_id: svc.id, launch_parameters: { required_services: ['m'] } } });
+      for (let i = 0; ; i++) {
+        const v = await ok<{ status: string; state_transitions: { failure_reason?: string }[] }>({ method: 'GET', url: `/v1/devboxes/${d.id}` });
+        if (v.status === 'running' || v.status === 'failure') return { id: d.id, status: v.status, why: v.state_transitions.at(-1)?.failure_reason ?? '' };
+        assert.ok(i < 1000, v.status);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    };
+    const first = await boot();
+    assert.equal(first.status, 'running', first.why);
+    await ok({ method: 'POST', url: `/v1/devboxes/${first.id}/shutdown` });
+    // Layers of earlier pulls of a moving tag, up to the bound.
+    const db = f.deps.store.db;
+    const { rows } = await db.query<{ node: string }>('SELECT node FROM blueprint_service_layers WHERE blueprint_id = ?', [svc.id]);
+    for (let i = 1; i < MAX_BLUEPRINT_SERVICE_LAYERS; i++) {
+      await db.query('INSERT INTO blueprint_service_layers (blueprint_id, node, layer_id) VALUES (?, ?, ?)', [svc.id, rows[0]!.node, `oci-sha256-${i.toString(16).padStart(64, '0')}`]);
+    }
+    const pulls = f.runtime.pulls.length;
+    const second = await boot();
+    assert.equal(second.status, 'failure');
+    assert.match(second.why, /service m \(reg\.example\/moving:latest\): the blueprint's service images hold 1016 layers on this server already \(at most 1016/);
+    assert.equal(f.runtime.pulls.length, pulls, 'a pull was made past the bound');
+    await ok({ method: 'POST', url: `/v1/blueprints/${svc.id}/delete` });
+    assert.equal((await db.query('SELECT layer_id FROM blueprint_service_layers WHERE blueprint_id = ?', [svc.id])).rows.length, 0);
   });
 
   test('preview: the Dockerfile the request builds (default image, base blueprint as FROM, setup commands as RUN)', async () => {
@@ -370,5 +439,40 @@ describe('builds per account', () => {
       for (let i = 0; i < 200 && (await g.call({ method: 'GET', url: `/v1/blueprints/${id}` })).json<View>().status !== 'build_complete'; i++) await new Promise((r) => setTimeout(r, 20));
     }
     assert.equal((await post('three')).statusCode, 200);
+  });
+});
+
+describe('service readiness deadline', () => {
+  let h: FastApp;
+  before(async () => {
+    h = await buildFastApp({ env: { DEVBOXD_SERVICE_READY_TIMEOUT: '1' } });
+  });
+  after(() => h?.close());
+
+  test('a service not listening on its port within DEVBOXD_SERVICE_READY_TIMEOUT fails the box saying which port, with its output', async () => {
+    h.runtime.images.set('reg.example/quiet:1', { digest: `sha256:${'1'.repeat(64)}`, layers: [`oci-sha256-${'2'.repeat(64)}`], config: { env: [], cmd: ['quiet'] } });
+    // Runs (hangs) and prints, but never listens (stub sandboxes listen on nothing).
+    h.runtime.run = (spec) => (spec.argv[0] === 'quiet' ? { stdout: 'starting up', hang: true } : {});
+    const get = async <T>(url: string) => (await h.call({ method: 'GET', url })).json<T>();
+    const post = async <T>(url: string, payload: Record<string, unknown>) => {
+      const r = await h.call({ method: 'POST', url, payload });
+      assert.equal(r.statusCode, 200, r.body);
+      return r.json<T>();
+    };
+    const b = await post<View>('/v1/blueprints', { name: 'svc-quiet', services: [{ name: 'q', image: 'reg.example/quiet:1', port_mappings: ['15432'] }] });
+    while ((await get<View>(`/v1/blueprints/${b.id}`)).status !== 'build_complete') await new Promise((r) => setTimeout(r, 10));
+    const started = Date.now();
+    const d = await post<{ id: string }>('/v1/devboxes', { blueprint_id: b.id, launch_parameters: { required_services: ['q'] } });
+    for (;;) {
+      const v = await get<{ status: string; failure_reason: string | null; state_transitions: { failure_reason?: string }[] }>(`/v1/devboxes/${d.id}`);
+      if (v.status === 'failure') {
+        assert.equal(v.failure_reason, 'execution_failed');
+        assert.match(v.state_transitions.at(-1)?.failure_reason ?? '', /^service q \(reg\.example\/quiet:1\) did not listen on port 15432 in time \(DEVBOXD_SERVICE_READY_TIMEOUT\)/);
+        break;
+      }
+      assert.ok(Date.now() - started < 10_000 && ['provisioning', 'initializing'].includes(v.status), v.status);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.ok(Date.now() - started >= 1000, 'failed before the deadline');
   });
 });

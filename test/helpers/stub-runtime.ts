@@ -95,7 +95,10 @@ export class StubRuntime implements RuntimeDriver {
     this.pulls.push({ ref, auth: opts?.auth });
     const image = this.images.get(ref);
     if (!image) throw new SandboxError('not_found', `image ${ref} not found`);
-    for (const layer of image.layers) this.layers.add(layer);
+    for (const layer of image.layers) {
+      this.layers.add(layer);
+      await opts?.onLayer?.(layer);
+    }
     return image;
   }
 
@@ -113,8 +116,9 @@ export class StubRuntime implements RuntimeDriver {
         return { memoryBytes: 0, memoryLimitBytes: 0, cpuMicros: 0, oomKills: 0, diskBytes: 0, pids: 1 };
       },
       startDetached(spec: SpawnSpec) {
+        // Exits as a spawned process would (at once, later with `delayMs`, never with `hang`).
         const r = stub.run(spec);
-        return { exited: Promise.resolve({ exitCode: r.exitCode ?? 0, signal: null }), logTail: async () => `${r.stdout ?? ''}${r.stderr ?? ''}` };
+        return { exited: stub.process(spec).exited, logTail: async () => `${r.stdout ?? ''}${r.stderr ?? ''}` };
       },
       async listeningPorts() {
         return new Set<number>();

@@ -163,3 +163,20 @@ describe('other toolchains and what surrounds the code', () => {
     assert.equal(out.truncated, true);
   });
 });
+
+describe('survey output from a hostile box (review L3)', () => {
+  const survey = (o: Record<string, unknown>) => JSON.stringify({ commit: 'c', paths: [], files: {}, toml: {}, truncated: false, ...o });
+  test("past the script's own bounds it is malformed, not read: paths, path length, unlisted files, file and total text, unread TOML", () => {
+    assert.equal(parseSurvey(survey({ paths: ['a'], files: { a: 'x' } })).files.a, 'x');
+    const refused: [Record<string, unknown>, RegExp][] = [
+      [{ paths: Array.from({ length: 20001 }, (_, i) => `f${i}`) }, /20001 paths/],
+      [{ paths: ['a'.repeat(4097)] }, /path over 4096/],
+      [{ files: { 'package.json': '{}' } }, /does not list/],
+      [{ paths: ['a'], files: { a: ' '.repeat(256 * 1024 + 1) } }, /over 262144/],
+      [{ paths: Array.from({ length: 17 }, (_, i) => `f${i}`), files: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`f${i}`, ' '.repeat(256 * 1024)])) }, /at most 4194304/],
+      [{ paths: ['a'], toml: { b: {} } }, /did not read/],
+      [{ paths: ['a'], files: { a: '' }, toml: { constructor: {} } }, /did not read/],
+    ];
+    for (const [o, why] of refused) assert.throws(() => parseSurvey(survey(o)), why);
+  });
+});

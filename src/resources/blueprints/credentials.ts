@@ -37,16 +37,20 @@ export function openCredentials(s: ServiceSpec, blueprintId: string, sealer: Pic
   return { username: c.username, password: sealer.open(c.password_sealed, aadOf(blueprintId, s.name)) };
 }
 
+/** Up to `limit` blueprints after `after` (by id) whose parameters may hold a sealed password or token (the caller parses them). */
+const withCredentials = (db: SqlExecutor, after: string, limit: number) =>
+  db.query<{ id: string; parameters: string }>(
+    "SELECT id, parameters FROM blueprints WHERE (parameters LIKE '%\"password_sealed\"%' OR parameters LIKE '%\"token_sealed\"%') AND id > ? ORDER BY id LIMIT ?",
+    [after, limit],
+  );
+
 /**
  * Re-seals, for `secrets rotate-key`, up to `limit` blueprints' service passwords and code mount tokens not yet
  * under `keyId` (after the cursor `after`). Each write applies only over the text it read; a password or token
  * that does not open is left (the service's pull, or the build, says so).
  */
 export async function resealBlueprintCredentialsPage(db: SqlExecutor, sealer: Seals, keyId: string, after: string, limit: number): Promise<ResealPage> {
-  const { rows } = await db.query<{ id: string; parameters: string }>(
-    "SELECT id, parameters FROM blueprints WHERE (parameters LIKE '%\"password_sealed\"%' OR parameters LIKE '%\"token_sealed\"%') AND id > ? ORDER BY id LIMIT ?",
-    [after, limit],
-  );
+  const { rows } = await withCredentials(db, after, limit);
   let n = 0;
   for (const r of rows) {
     const params = JSON.parse(r.parameters) as { services?: ServiceSpec[]; code_mounts?: CodeMountSpec[] };
@@ -76,11 +80,27 @@ export async function resealBlueprintCredentialsPage(db: SqlExecutor, sealer: Se
   return { n, last: rows.length < limit ? undefined : rows.at(-1)!.id };
 }
 
-/** How many blueprints hold a service password sealed under `keyId` (a key a prune would drop). */
+/**
+ * How many blueprints hold a service password or code mount token sealed under `keyId` (a key a prune would drop). Each candidate's
+ * parameters are parsed, as the reseal page does: a LIKE over the JSON would also count a tenant's own text
+ * that looks like a sealed password (a service `env` entry `"password_sealed": "v1.<key>."`) and so block the
+ * prune, and a `_` in the key id would be a wildcard.
+ */
 export async function blueprintsSealedUnder(db: SqlExecutor, keyId: string): Promise<number> {
-  const { rows } = await db.query<{ n: number }>('SELECT COUNT(*) AS n FROM blueprints WHERE parameters LIKE ? OR parameters LIKE ?', [
-    `%"password_sealed":"v1.${keyId}.%`,
-    `%"token_sealed":"v1.${keyId}.%`,
-  ]);
-  return Number(rows[0]?.n ?? 0);
+  const PAGE = 500;
+  let n = 0;
+  for (let after = ''; ; ) {
+    const { rows } = await withCredentials(db, after, PAGE);
+    for (const r of rows) if (sealedValues(r.parameters).some((v) => v.startsWith(`v1.${keyId}.`))) n++;
+    if (rows.length < PAGE) return n;
+    after = rows.at(-1)!.id;
+  }
+}
+
+/** The sealed values of a blueprint (parameters as stored): its services' passwords and code mounts' tokens. */
+function sealedValues(parameters: string): string[] {
+  const p = JSON.parse(parameters) as { services?: ServiceSpec[]; code_mounts?: { token_sealed?: unknown }[] };
+  const passwords = (p.services ?? []).map((s) => (s.credentials as unknown as StoredCredentials | null | undefined)?.password_sealed);
+  const tokens = (p.code_mounts ?? []).map((m) => m.token_sealed);
+  return [...passwords, ...tokens].filter((v): v is string => typeof v === 'string');
 }

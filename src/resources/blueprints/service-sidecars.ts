@@ -4,17 +4,20 @@
  * every other namespace its own, its own cgroup (SERVICE_LIMITS), running the image's ENTRYPOINT/CMD as its
  * USER with its ENV and the service's env. The box turns `running` once every service listens on the ports
  * of its `port_mappings`; one that exits first, or does not listen within the deadline, fails the box with
- * the reason and the end of its output. Sidecars go with the box's sandbox (the runtime removes them with it:
- * shutdown, failure, suspend); a resumed box starts its services afresh.
+ * the reason and the end of its output. One that ends later, while the box runs, is not restarted: the box's
+ * devbox log says so (with its memory limit when the kernel killed it for memory). Sidecars go with the
+ * box's sandbox (the runtime removes them with it: shutdown, failure, suspend); a resumed box starts its
+ * services afresh.
  */
 import type { Gate } from '../../lib/gate.js';
 import type { Logger } from '../../lib/logger.js';
 import { sidecarId, SandboxError, type ImageConfig, type ResourceLimits, type RuntimeDriver, type Sandbox, type SandboxUser } from '../../runtime/driver.js';
 import type { BootContext, BootStep } from '../devboxes/extensions.js';
 import type { Devbox } from '../devboxes/types.js';
+import { MAX_IMAGE_LAYERS } from '../../runtime/oci/pull.js';
 import type { Sealer } from '../secrets/sealer.js';
 import { openCredentials } from './credentials.js';
-import { servicePorts, servicesOf, type ServiceSpec } from './services.js';
+import { MAX_SERVICES, servicePorts, servicesOf, type ServiceSpec } from './services.js';
 import type { SqlBlueprintStore } from './sql-blueprint-store.js';
 
 const GIB = 1024 ** 3;
@@ -25,6 +28,11 @@ const TAIL_BYTES = 2048;
 const POLL_MS = 200;
 /** Service image pulls waiting for a slot, host-wide; beyond it a box's service fails at once. */
 export const SERVICE_PULL_QUEUE = 256;
+/**
+ * Service layers one blueprint may hold on a server: as many as its services could stand on at once. A tag
+ * that moves at every pull would otherwise add layers at every boot for as long as the blueprint lives.
+ */
+export const MAX_BLUEPRINT_SERVICE_LAYERS = MAX_SERVICES * MAX_IMAGE_LAYERS;
 
 const required = (d: Devbox): string[] => (Array.isArray(d.launchParameters.required_services) ? (d.launchParameters.required_services as string[]) : []);
 
@@ -38,6 +46,8 @@ interface Deps {
   node: string;
   /** Bounds the service image pulls running at once, host-wide (DEVBOXD_SERVICE_PULLS); more wait in its queue. */
   pulls: Gate;
+  /** Tells the box's owner, in its devbox log, that a service ended while the box runs. */
+  report: (devboxId: string, message: string) => void;
   log: Logger;
 }
 
@@ -62,7 +72,7 @@ export function serviceBootStep(deps: Deps): BootStep {
       const stop = new AbortController();
       const signal = AbortSignal.any([ctx.signal, stop.signal, AbortSignal.timeout(deps.readyTimeoutMs)]);
       try {
-        await Promise.all(picked.map((i) => startService(deps, d, b.id, all[i]!, sidecarId(d.id, `svc${i}`), deadline, signal)));
+        await Promise.all(picked.map((i) => startService(deps, d, b.id, all[i]!, sidecarId(d.id, `svc${i}`), deadline, signal, ctx.signal)));
       } finally {
         stop.abort();
       }
@@ -70,16 +80,21 @@ export function serviceBootStep(deps: Deps): BootStep {
   };
 }
 
-async function startService(deps: Deps, d: Devbox, blueprintId: string, s: ServiceSpec, id: string, deadline: number, signal: AbortSignal): Promise<void> {
+/** `signal` stops this boot's start of the service; `boxSignal` fires once the box stops (ends or suspends). */
+async function startService(deps: Deps, d: Devbox, blueprintId: string, s: ServiceSpec, id: string, deadline: number, signal: AbortSignal, boxSignal: AbortSignal): Promise<void> {
   const what = `service ${s.name} (${s.image})`;
+  const held = (await deps.store().serviceLayers(blueprintId, deps.node)).length;
+  if (held >= MAX_BLUEPRINT_SERVICE_LAYERS) {
+    throw new Error(`${what}: the blueprint's service images hold ${held} layers on this server already (at most ${MAX_BLUEPRINT_SERVICE_LAYERS}: does a tag move at every pull?); create the blueprint again with images pinned by digest, and delete this one to free them`);
+  }
   const release = await deps.pulls.enter(signal);
   if (!release) throw new Error(`${what}: ${signal.aborted ? 'no image pull slot was free before the deadline (DEVBOXD_SERVICE_READY_TIMEOUT) or the box ended' : 'too many service image pulls are waiting; try again later'}`);
   let image;
   try {
-    image = await deps.runtime.pullImage(s.image, { auth: openCredentials(s, blueprintId, deps.sealer), signal });
-    // Recorded before a sidecar stands on them: in use while the blueprint is (another blueprint's delete
-    // keeps them), freed when no blueprint names them.
-    await deps.store().addServiceLayers(blueprintId, deps.node, image.layers);
+    // Each layer recorded as it lands, before a sidecar stands on it (and kept by a pull that fails later): in
+    // use while the blueprint is (another blueprint's delete keeps it), freed when no blueprint names it.
+    const onLayer = (layer: string) => deps.store().addServiceLayers(blueprintId, deps.node, [layer]);
+    image = await deps.runtime.pullImage(s.image, { auth: openCredentials(s, blueprintId, deps.sealer), signal, onLayer });
   } catch (err) {
     throw new Error(`${what}: pulling the image failed: ${(err as Error).message}`);
   } finally {
@@ -90,22 +105,34 @@ async function startService(deps: Deps, d: Devbox, blueprintId: string, s: Servi
   const user = imageUser(image.config.user);
   if (signal.aborted && Date.now() <= deadline) throw new Error(`${what}: not started (the box ended or another service failed)`);
   let sandbox: Sandbox;
+  const limits = limitsFor(d.sandbox.limits, required(d).length);
   try {
-    sandbox = await deps.runtime.create({ id, hostname: s.name, layers: image.layers, limits: limitsFor(d.sandbox.limits, required(d).length), user, joinNetworkOf: d.id });
+    sandbox = await deps.runtime.create({ id, hostname: s.name, layers: image.layers, limits, user, joinNetworkOf: d.id });
   } catch (err) {
     throw new Error(`${what}: ${err instanceof SandboxError ? err.message : `the sandbox did not start: ${(err as Error).message}`}`);
   }
   // Detached: the service's output goes to a log on its own disk, and it outlives a server restart.
   const proc = sandbox.startDetached({ argv, env: { ...envOf(image.config), ...(s.env ?? {}) }, cwd: image.config.workingDir || '/', asRoot: user.uid === 0 });
   let exited: string | null = null;
-  void proc.exited.then((e) => {
-    exited = e.signal ? `signal ${e.signal}` : `status ${e.exitCode}`;
-    deps.log.info({ devbox: d.id, service: s.name, exit: exited }, 'service ended');
-  });
+  let ready = false;
   const tail = async () => {
     const t = (await proc.logTail(TAIL_BYTES).catch(() => '')).trim();
     return t ? `: ${t}` : '';
   };
+  // An end before the service was ready fails the box (below). One after it (or between the last check and
+  // `ready`) is reported, unless the box has stopped, which stopped the service.
+  const reportEnd = async () => {
+    if (!ready || !exited || boxSignal.aborted) return;
+    const oom = ((await sandbox.stats().catch(() => null))?.oomKills ?? 0) > 0;
+    const why = oom ? `was killed for exceeding its memory limit of ${limits.memoryBytes} bytes (its share of the box's memory)` : `exited with ${exited}`;
+    deps.log.warn({ devbox: d.id, service: s.name, exit: exited, oom }, 'service ended while its box runs');
+    deps.report(d.id, `${what} ${why} while the box runs; it is not restarted${await tail()}`);
+  };
+  void proc.exited.then((e) => {
+    exited = e.signal ? `signal ${e.signal}` : `status ${e.exitCode}`;
+    deps.log.info({ devbox: d.id, service: s.name, exit: exited }, 'service ended');
+    return reportEnd();
+  });
   const ports = servicePorts(s, s.name);
   for (;;) {
     if (signal.aborted && Date.now() <= deadline) throw new Error(`${what}: stopped before it was ready (the box ended or another service failed)`);
@@ -123,7 +150,9 @@ async function startService(deps: Deps, d: Devbox, blueprintId: string, s: Servi
     }
     await new Promise((r) => setTimeout(r, POLL_MS));
   }
+  ready = true;
   deps.log.info({ devbox: d.id, service: s.name, ports }, 'service ready');
+  void reportEnd();
 }
 
 /** The image's USER as a sandbox user: `name` or `uid`, with any `:group` (the user's own group is used). */

@@ -84,6 +84,8 @@ export async function codeMountPlan(store: SqlRepositoryStore, repos: Repository
   const steps = (manifest?.workspaces ?? [])
     .map((w) => ({ path: w.path ?? '', cmds: w.dev_commands?.install?.length ? w.dev_commands.install : (w.workspace_setup_commands ?? []) }))
     .filter((w) => w.cmds.length && !w.path.split('/').includes('..'))
+    // The path is quoted; the commands are not: they are shell commands by design (the account's own user
+    // manifest, or what its repository's inspection derived), run as the box user in the account's own box.
     .map((w) => `(cd -- '${(w.path || '.').replaceAll("'", "'\\''")}' && ${w.cmds.join(' && ')})`);
   return { token, install: steps.length ? steps.join(' && ') : null };
 }

@@ -23,7 +23,7 @@ import { limitDirty } from './iolimit.js';
 import { BaseImage } from './image.js';
 import { LivenessWatcher } from './liveness.js';
 import type { RuntimeLogger } from './logger.js';
-import { BOX_ID_BASE, DataPaths, isSafeId, native } from './paths.js';
+import { BOX_ID_BASE, DataPaths, isSafeId, native, sandboxesOf } from './paths.js';
 import { isAlive, pidExists, procInfo } from './proc.js';
 import { cleanHostname, seedResolver, seedUpper } from './rootfs.js';
 import { IdRanges } from './idranges.js';
@@ -53,6 +53,8 @@ export interface RegistryConfig {
   defaultRegistry?: string;
   /** Registries (`host` or `host:port`) reached over plain http (DEVBOXD_REGISTRY_INSECURE). */
   insecure?: string[];
+  /** Registries images may be pulled from (DEVBOXD_REGISTRY_ALLOW); empty or absent: any (see RegistryOptions.allow). */
+  allow?: string[];
   limits?: LayerLimits;
   /** Connect and idle timeouts of registry requests. */
   connectTimeoutMs?: number;
@@ -98,8 +100,8 @@ export class LinuxDriver implements RuntimeDriver {
 
   constructor(opts: LinuxDriverOptions) {
     const reg = opts.registry ?? {};
-    this.registry = new RegistryClient({ insecure: reg.insecure ?? [], connectTimeoutMs: reg.connectTimeoutMs, idleTimeoutMs: reg.idleTimeoutMs });
     this.defaultRegistry = reg.defaultRegistry || DOCKER_HUB;
+    this.registry = new RegistryClient({ insecure: reg.insecure ?? [], allow: reg.allow, defaultRegistry: this.defaultRegistry, connectTimeoutMs: reg.connectTimeoutMs, idleTimeoutMs: reg.idleTimeoutMs });
     this.egress = opts.egress ? new Egress(opts.egress, opts.logger) : undefined;
     this.paths = new DataPaths(opts.dataDir);
     this.imageDir = opts.imageDir;
@@ -363,8 +365,8 @@ export class LinuxDriver implements RuntimeDriver {
       return [];
     }
     // Every box directory counts, whether its init runs, died (killed, or stopped by a suspend the server
-    // did not live to finish) or was never recorded (the server died mid-create). Sidecars go with their box.
-    return ids.filter((id) => isSafeId(id) && !id.includes('--'));
+    // did not live to finish) or was never recorded (the server died mid-create). Sidecars count as their box.
+    return sandboxesOf(ids);
   }
 
   async linkServices(id: string, port: number, socketPath: string): Promise<void> {

@@ -72,3 +72,12 @@ export class DataPaths {
 export function isSafeId(id: string): boolean {
   return /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/.test(id);
 }
+
+/**
+ * The sandboxes the box directories `names` stand for, each once: a box by its own id, a sidecar
+ * (`<box>--<name>`) by its box's, since it goes with that box. So a sidecar whose box directory is already
+ * gone (the server died between the box's teardown and its sidecars') is still found, and removed with it.
+ */
+export function sandboxesOf(names: string[]): string[] {
+  return [...new Set(names.filter(isSafeId).map((n) => n.split('--')[0]!))];
+}

@@ -59,6 +59,7 @@ export async function pullImage(client: RegistryClient, sink: LayerSink, default
       const desc = layers[i]!;
       const started = Date.now();
       const { id, fetched } = await sink.ensure(desc, () => session.blob(desc), opts.signal);
+      await opts.onLayer?.(id);
       progress(fetched ? `layer ${desc.digest}: fetched ${desc.size} bytes in ${Date.now() - started} ms` : `layer ${desc.digest}: cached`);
       ids[i] = id;
     }

@@ -11,11 +11,19 @@ import type { Readable } from 'node:stream';
 import { Agent, request, type Dispatcher } from 'undici';
 import { SandboxError, type RegistryAuth } from '../driver.js';
 import { MANIFEST_ACCEPT, type Descriptor } from './manifest.js';
-import { apiHost } from './reference.js';
+import { apiHost, DOCKER_HUB } from './reference.js';
 
 export interface RegistryOptions {
   /** Registries (`host` or `host:port`) reached over plain http (DEVBOXD_REGISTRY_INSECURE). */
   insecure: string[];
+  /**
+   * Registries (`host` or `host:port`) images may be pulled from (DEVBOXD_REGISTRY_ALLOW), beside the default
+   * one and the insecure ones (a host without a port: any of its ports); empty: any. Only the registry a
+   * reference names is checked: what it redirects to (blob storage, its token realm) follows from it.
+   */
+  allow?: string[];
+  /** The registry of references that name none: always allowed. */
+  defaultRegistry?: string;
   /** No connection within this long fails the request. */
   connectTimeoutMs?: number;
   /** No response head, or a silence inside a body, of this long fails the request. */
@@ -59,10 +67,15 @@ export async function readBounded(body: Readable, max: number, what: string): Pr
 export class RegistryClient {
   private readonly agent: Agent;
   private readonly insecure: Set<string>;
+  /** Null: any registry. */
+  private readonly allow: Set<string> | null;
   private readonly tokens = new Map<string, { value: string; expires: number }>();
 
   constructor(opts: RegistryOptions) {
     this.insecure = new Set(opts.insecure.map((h) => h.toLowerCase()));
+    // Docker Hub by any of its names is the host its API answers on, as sessions name it.
+    const named = (h: string) => (h.toLowerCase() === 'index.docker.io' ? apiHost(DOCKER_HUB) : apiHost(h.toLowerCase()));
+    this.allow = opts.allow?.length ? new Set([...opts.allow, ...opts.insecure, ...(opts.defaultRegistry ? [opts.defaultRegistry] : [])].map(named)) : null;
     const idle = opts.idleTimeoutMs ?? 60_000;
     this.agent = new Agent({ connect: { timeout: opts.connectTimeoutMs ?? 30_000 }, headersTimeout: idle, bodyTimeout: idle });
   }
@@ -79,7 +92,15 @@ export class RegistryClient {
     return `${insecure ? 'http' : 'https'}://${host}`;
   }
 
+  /**
+   * A session with one repository of `registry`, refused (before any request) when the registry is not one
+   * this server pulls from: a tenant's FROM or service image must not make the server probe other hosts.
+   */
   session(registry: string, repository: string, auth?: RegistryAuth, signal?: AbortSignal): RegistrySession {
+    const host = apiHost(registry).toLowerCase();
+    if (this.allow && !this.allow.has(host) && !this.allow.has(host.replace(/:\d+$/, ''))) {
+      throw new SandboxError('failed', `registry ${registry} is not one this server pulls images from (DEVBOXD_REGISTRY_ALLOW)`);
+    }
     return new RegistrySession(this, registry, repository, auth, signal);
   }
 

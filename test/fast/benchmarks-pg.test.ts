@@ -83,3 +83,22 @@ test('the built-in benchmark seed is idempotent: a second server start on the da
   const pub = await ok<{ total_count: number }>('GET', '/v1/benchmarks/list_public?search=starter');
   assert.equal(pub.total_count, 1);
 });
+
+test('DEVBOXD_BENCHMARK_ACCOUNT_MAX_RUNNING holds under concurrent start_run calls on two servers of one database', async () => {
+  const url = await pg.database();
+  const env = { DEVBOXD_DATABASE_URL: url, DEVBOXD_BENCHMARK_ACCOUNT_MAX_RUNNING: '2' };
+  const [g, h] = [await buildFastApp({ env }), await buildFastApp({ env })];
+  try {
+    const contract = { scoring_function_parameters: [{ name: 'c', weight: 1, scorer: { type: 'command_scorer', command: 'true' } }] };
+    const s = await g.call({ method: 'POST', url: '/v1/scenarios', payload: { name: 'lim', input_context: { problem_statement: 'p' }, scoring_contract: contract } });
+    const b = await g.call({ method: 'POST', url: '/v1/benchmarks', payload: { name: 'lim bench', scenario_ids: [(s.json() as { id: string }).id] } });
+    const benchmark_id = (b.json() as { id: string }).id;
+    const starts = await Promise.all(Array.from({ length: 12 }, (_, i) => (i % 2 ? g : h).call({ method: 'POST', url: '/v1/benchmarks/start_run', payload: { benchmark_id } })));
+    const codes = starts.map((r) => r.statusCode).sort();
+    assert.deepEqual([codes.filter((c) => c === 200).length, codes.filter((c) => c === 409).length], [2, 10], codes.join(','));
+    const { rows } = await g.deps.store.db.query<{ n: string }>("SELECT COUNT(*) AS n FROM benchmark_runs WHERE state = 'running'");
+    assert.equal(Number(rows[0]!.n), 2);
+  } finally {
+    await Promise.all([g.close(), h.close()]);
+  }
+});

@@ -85,7 +85,9 @@ export class BenchmarkRunService {
       failureReason: null,
     };
     const job = await this.store.transaction(async (tx) => {
-      // Counted again with the insert: two starts at once do not both pass the limit.
+      // Counted again with the insert, under a lock on the account's runs: READ COMMITTED alone lets two starts
+      // (two servers) both count below the limit. SQLite runs one transaction at a time already.
+      if (tx.db.dialect === 'postgres') await tx.db.query('SELECT pg_advisory_xact_lock(hashtext(?))', [`benchmark_runs:${accountId}`]);
       const runs = new SqlBenchmarkRunStore(tx.db);
       await this.refuseOverLimit(runs, accountId);
       await runs.insert(run);

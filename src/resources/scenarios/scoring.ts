@@ -137,7 +137,7 @@ async function runJob(jobs: BoxJobs, ctx: ScoringContext, p: Program, timeoutMs:
     tailBytes(job.output('stdout'), bytes.stdout, SCORER_OUTPUT_MAX_BYTES),
     tailBytes(job.output('stderr'), bytes.stderr, SCORER_OUTPUT_MAX_BYTES),
   ]);
-  const noWd = p.workdir !== null && exitStatus === NO_WORKDIR && lastLine(err.text, err.whole) === noWorkdir(p.workdir);
+  const noWd = p.workdir !== null && exitStatus === NO_WORKDIR && lastLine(err.text, err.whole) === noWorkdir(p.workdir).trim();
   return { exitStatus, timedOut, started: job.started, output: keptOutput(out.text, err.text), lastStdoutLine: lastLine(out.text, out.whole), noWorkdir: noWd };
 }
 

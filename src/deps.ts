@@ -277,6 +277,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     resume: (accountId, id) => suspend.resume(accountId, id),
     liveDevboxIds: async () => (await devboxStore.listByStatus(DEVBOX_STATUSES.filter((s) => !TERMINAL.has(s)))).map((d) => d.id),
     jobs: () => jobs,
+    openJobs: () => store.jobs.listOpen(node),
     secretExists: async (accountId, ref) => (await secrets.resolve(accountId, ref)) !== undefined,
     runListeners: [(r) => benchmarks.runChanged(r)],
     benchmarkScenarioIds: (accountId, id) => benchmarks.scenarioIdsOf(accountId, id),

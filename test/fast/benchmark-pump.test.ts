@@ -11,7 +11,7 @@ import { buildFastApp, type FastApp } from '../helpers/app.js';
  */
 let f: FastApp;
 before(async () => {
-  f = await buildFastApp({ env: { DEVBOXD_BENCHMARK_CONCURRENCY: '2' } });
+  f = await buildFastApp({ env: { DEVBOXD_BENCHMARK_CONCURRENCY: '2', DEVBOXD_BENCHMARK_LEASE_SEC: '1' } });
 });
 after(() => f?.close());
 
@@ -76,5 +76,21 @@ test('a 409 refusal of a scenario start (a quota) waits for a slot: the run goes
   const run = await ok<{ id: string }>('POST', '/v1/benchmarks/start_run', { benchmark_id: b });
   await until(async () => (await runsOf(run.id)).length === 1);
   assert.equal((await ok<{ state: string }>('GET', `/v1/benchmark_runs/${run.id}`)).state, 'running');
+  assert.equal((await ok<{ state: string }>('POST', `/v1/benchmark_runs/${run.id}/cancel`)).state, 'canceled');
+});
+
+test('a run left by a server under another name (its lease lapsed) is taken over and goes on (SQLite: a restart renamed)', async () => {
+  const b = await bench('lease-', 3);
+  injectStart(async () => undefined);
+  const run = await ok<{ id: string }>('POST', '/v1/benchmarks/start_run', { benchmark_id: b });
+  await until(async () => (await runsOf(run.id)).length === 2);
+  // As the server that started it would have left it: its node gone, its lease lapsed, one scenario run ended unnoticed.
+  const db = f.deps.store.db;
+  await db.query("UPDATE benchmark_runs SET node = 'gone-node', lease_until_ms = 0 WHERE id = ?", [run.id]);
+  const [first] = await runsOf(run.id);
+  await db.query("UPDATE scenario_runs SET state = 'canceled', end_time_ms = ? WHERE id = ?", [Date.now(), first!.id]);
+  await until(async () => (await runsOf(run.id)).length === 3);
+  const { rows } = await db.query<{ node: string }>('SELECT node FROM benchmark_runs WHERE id = ?', [run.id]);
+  assert.equal(rows[0]!.node, f.deps.node);
   assert.equal((await ok<{ state: string }>('POST', `/v1/benchmark_runs/${run.id}/cancel`)).state, 'canceled');
 });

@@ -83,3 +83,52 @@ test('the built-in benchmark seed is idempotent: a second server start on the da
   const pub = await ok<{ total_count: number }>('GET', '/v1/benchmarks/list_public?search=starter');
   assert.equal(pub.total_count, 1);
 });
+
+test('DEVBOXD_BENCHMARK_ACCOUNT_MAX_RUNNING holds under concurrent start_run calls on two servers of one database', async () => {
+  const url = await pg.database();
+  const env = { DEVBOXD_DATABASE_URL: url, DEVBOXD_BENCHMARK_ACCOUNT_MAX_RUNNING: '2' };
+  const [g, h] = [await buildFastApp({ env }), await buildFastApp({ env })];
+  try {
+    const contract = { scoring_function_parameters: [{ name: 'c', weight: 1, scorer: { type: 'command_scorer', command: 'true' } }] };
+    const s = await g.call({ method: 'POST', url: '/v1/scenarios', payload: { name: 'lim', input_context: { problem_statement: 'p' }, scoring_contract: contract } });
+    const b = await g.call({ method: 'POST', url: '/v1/benchmarks', payload: { name: 'lim bench', scenario_ids: [(s.json() as { id: string }).id] } });
+    const benchmark_id = (b.json() as { id: string }).id;
+    const starts = await Promise.all(Array.from({ length: 12 }, (_, i) => (i % 2 ? g : h).call({ method: 'POST', url: '/v1/benchmarks/start_run', payload: { benchmark_id } })));
+    const codes = starts.map((r) => r.statusCode).sort();
+    assert.deepEqual([codes.filter((c) => c === 200).length, codes.filter((c) => c === 409).length], [2, 10], codes.join(','));
+    const { rows } = await g.deps.store.db.query<{ n: string }>("SELECT COUNT(*) AS n FROM benchmark_runs WHERE state = 'running'");
+    assert.equal(Number(rows[0]!.n), 2);
+  } finally {
+    await Promise.all([g.close(), h.close()]);
+  }
+});
+
+test('a running run whose server is gone is taken over once its lease lapses, and ends; a live server keeps its runs', async () => {
+  const url = await pg.database();
+  const env = (node: string) => ({ DEVBOXD_DATABASE_URL: url, DEVBOXD_NODE_NAME: node, DEVBOXD_BENCHMARK_LEASE_SEC: '1' });
+  const a = await buildFastApp({ env: env('node-a') });
+  const b = await buildFastApp({ env: env('node-b') });
+  let aClosed = false;
+  try {
+    const contract = { scoring_function_parameters: [{ name: 'c', weight: 1, scorer: { type: 'command_scorer', command: 'true' } }] };
+    const s = await a.call({ method: 'POST', url: '/v1/scenarios', payload: { name: 'gone', input_context: { problem_statement: 'p' }, scoring_contract: contract } });
+    const bm = await a.call({ method: 'POST', url: '/v1/benchmarks', payload: { name: 'gone bench', scenario_ids: [(s.json() as { id: string }).id] } });
+    const run = (await a.call({ method: 'POST', url: '/v1/benchmarks/start_run', payload: { benchmark_id: (bm.json() as { id: string }).id } })).json() as { id: string };
+    const db = b.deps.store.db;
+    const row = async () => (await db.query<{ node: string; state: string }>('SELECT node, state FROM benchmark_runs WHERE id = ?', [run.id])).rows[0]!;
+    const scenarioRuns = async () => (await db.query<{ id: string }>('SELECT id FROM scenario_runs WHERE benchmark_run_id = ?', [run.id])).rows;
+    for (let i = 0; i < 100 && (await scenarioRuns()).length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.equal((await scenarioRuns()).length, 1);
+    // Past two leases while node-a lives: it renews, node-b leaves the run alone.
+    await new Promise((r) => setTimeout(r, 2500));
+    assert.deepEqual(await row(), { node: 'node-a', state: 'running' });
+    // node-a goes for good; its scenario run ends while no server pumps the benchmark run (a crash between the two).
+    await a.close();
+    aClosed = true;
+    await db.query("UPDATE scenario_runs SET state = 'canceled', end_time_ms = ? WHERE benchmark_run_id = ?", [Date.now(), run.id]);
+    for (let i = 0; i < 100 && (await row()).state === 'running'; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual(await row(), { node: 'node-b', state: 'completed' });
+  } finally {
+    await Promise.all([aClosed ? undefined : a.close(), b.close()]);
+  }
+});

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import type { JobRunner } from '../../src/platform/jobs/job-runner.js';
+import { SCORE_JOB } from '../../src/resources/scenarios/index.js';
 import { buildFastApp, type FastApp } from '../helpers/app.js';
 
 /** Scenario runs on stub boxes (inject): scoring a run whose devbox its owner suspended resumes the box. */
@@ -63,5 +65,29 @@ describe('scenario runs', () => {
     await until(() => status(canceled.devbox_id), (st) => st === 'shutdown', 'the canceled run box shut down');
     assert.equal((await ok<{ state: string }>({ method: 'GET', url: `/v1/scenarios/runs/${scored.id}` })).state, 'completed');
     await until(() => status(scored.devbox_id), (st) => st === 'shutdown', 'the completed run box shut down');
+  });
+
+  test('after a restart every cut scoring job starts at once, not four at a time behind long scorers', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let scoring = 0;
+    f.runtime.run = (spec) => (spec.argv.join(' ').includes('slow-scorer') ? (scoring++, { hang: true, until: gate, stdout: '1\n' }) : {});
+    const contract = { scoring_function_parameters: [{ name: 'slow', weight: 1, scorer: { type: 'bash_script_scorer', bash_script: 'echo slow-scorer; echo 1' } }] };
+    const s = await ok<{ id: string }>({ method: 'POST', url: '/v1/scenarios', payload: { name: 'slow', input_context: { problem_statement: 'p' }, scoring_contract: contract } });
+    // What a restart leaves: six runs scoring, their jobs open and not running (the job runner's own, reached as the service has it).
+    const jobs = (f.deps.scenarios.runs as unknown as { deps: { jobs: () => JobRunner } }).deps.jobs();
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const run = await ok<{ id: string; devbox_id: string }>({ method: 'POST', url: '/v1/scenarios/start_run', payload: { scenario_id: s.id } });
+      await until(() => ok<{ status: string }>({ method: 'GET', url: `/v1/devboxes/${run.devbox_id}` }), (d) => d.status === 'running', 'devbox running');
+      assert.ok(await f.deps.scenarios.runs.runs.transition(run.id, ['running'], 'scoring', {}));
+      await jobs.add(SCORE_JOB, run.id);
+      ids.push(run.id);
+    }
+    await jobs.resume();
+    await f.deps.scenarios.reconcile();
+    await until(async () => scoring, (n) => n === 6, 'six scorers running at once');
+    release();
+    for (const id of ids) await until(() => ok<{ state: string }>({ method: 'GET', url: `/v1/scenarios/runs/${id}` }), (r) => r.state === 'scored', 'the run scored');
   });
 });

@@ -71,6 +71,17 @@ describe('scoring functions', () => {
     assert.deepEqual([r.functions[0]!.state, r.score], ['complete', 1], r.functions[0]!.output);
   });
 
+  test('a test that exits 97 scores 0 (complete); a missing working directory is an error', async () => {
+    const wd = await mkdtemp(path.join(os.tmpdir(), 'scoring-wd-'));
+    const env = { environment: { workingDirectory: wd } } as never;
+    const failing = await score({ type: 'test_based_scorer', test_command: 'echo failing >&2; exit 97', test_files: [] }, env);
+    assert.deepEqual([failing.functions[0]!.state, failing.score], ['complete', 0], failing.functions[0]!.output);
+    await rm(wd, { recursive: true, force: true });
+    const missing = await score({ type: 'command_scorer', command: 'true' }, env);
+    assert.equal(missing.functions[0]!.state, 'error');
+    assert.match(missing.functions[0]!.output, /working directory .* does not exist/);
+  });
+
   test('a scorer that could not start is an error, not a score of 0', async () => {
     const broken = { id: devbox.id, spawn: () => { throw new Error('no such box'); } } as unknown as typeof sandbox;
     const r = await scoreRun(jobs, run, scenarioOf({ type: 'command_scorer', command: 'true' }), { devbox, sandbox: broken, env: {}, customScorer: async () => undefined });

@@ -96,6 +96,10 @@ describe('scenarios', () => {
     assert.deepEqual(seenByB.scenarios.filter((s) => !s.name.startsWith('starter-')).map((s) => s.id), [pub.id]);
     assert.equal((await ok<Json>({ method: 'GET', url: `/v1/scenarios/${pub.id}`, key: keyB })).is_public, true);
     await bad({ method: 'POST', url: `/v1/scenarios/${pub.id}`, key: keyB, payload: { name: 'mine' } }, 404, /not found/);
+    // Other accounts start public scenarios: an environment of the owner's snapshot would be a 404 to them.
+    const fromSnapshot = { name: 'public-snap', inputContext: { problem_statement: 'p' }, scoringFunctions: CONTRACT.scoring_function_parameters, environment: { snapshotId: 'snp_x' } };
+    await assert.rejects(f.deps.scenarios.scenarios.create(me.id, fromSnapshot, { isPublic: true }), /public scenario public-snap .* snapshot/);
+    await assert.rejects(f.deps.scenarios.scenarios.update(me.id, pub.id, { environment: { snapshotId: 'snp_x' } }), /snapshot/);
   });
 
   test("another account's scenarios, scorers and runs are 404; its lists are its own", async () => {

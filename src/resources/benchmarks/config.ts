@@ -6,6 +6,11 @@ export interface BenchmarkConfig {
   accountMaxBenchmarks: number;
   /** DEVBOXD_BENCHMARK_ACCOUNT_MAX_RUNNING: most benchmark runs of an account running at once; a start past it gets 409. */
   accountMaxRunning: number;
+  /**
+   * DEVBOXD_BENCHMARK_LEASE_SEC: how long a running run stays its server's without a renewal (renewed every
+   * third of it); past it, any server takes the run over and drives it to its end.
+   */
+  leaseSec: number;
 }
 
 export function loadBenchmarkConfig(int: (name: string, def: number, min: number, max: number) => number): BenchmarkConfig {
@@ -13,5 +18,6 @@ export function loadBenchmarkConfig(int: (name: string, def: number, min: number
     concurrency: int('DEVBOXD_BENCHMARK_CONCURRENCY', 8, 1, 1000),
     accountMaxBenchmarks: int('DEVBOXD_BENCHMARK_ACCOUNT_MAX_BENCHMARKS', 10_000, 1, 100_000_000),
     accountMaxRunning: int('DEVBOXD_BENCHMARK_ACCOUNT_MAX_RUNNING', 4, 1, 10_000),
+    leaseSec: int('DEVBOXD_BENCHMARK_LEASE_SEC', 60, 1, 3600),
   };
 }

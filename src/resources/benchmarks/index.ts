@@ -43,7 +43,7 @@ export function buildBenchmarks(deps: {
   log: Logger;
 }): BenchmarksModule {
   const service = new BenchmarkService(deps.store, deps.scenarios, deps.config.accountMaxBenchmarks, deps.log);
-  const runs = new BenchmarkRunService(deps.store, service, deps.scenarios, deps.scenarioRuns, deps.jobs, { node: deps.node, concurrency: deps.config.concurrency, accountMaxRunning: deps.config.accountMaxRunning }, deps.log);
+  const runs = new BenchmarkRunService(deps.store, service, deps.scenarios, deps.scenarioRuns, deps.jobs, { node: deps.node, concurrency: deps.config.concurrency, accountMaxRunning: deps.config.accountMaxRunning, leaseMs: deps.config.leaseSec * 1000 }, deps.log);
   return {
     service,
     runs,

@@ -6,6 +6,7 @@ import type { Page, PageQuery, Store } from '../../platform/store/types.js';
 import { RUN_TERMINAL, type ScenarioRun } from '../scenarios/types.js';
 import type { BenchmarkService } from './benchmark-service.js';
 import type { ScenarioRunsPort, ScenariosPort } from './ports.js';
+import { RunLeases } from './run-lease.js';
 import { SqlBenchmarkRunStore } from './sql-run-store.js';
 import type { BenchmarkRun, BenchmarkRunListFilter, RunProfile } from './types.js';
 
@@ -32,6 +33,7 @@ export interface StartBenchmarkRunInput {
  */
 export class BenchmarkRunService {
   readonly runs: SqlBenchmarkRunStore;
+  private readonly leases: RunLeases;
   /** The pump of each run now going in this process; `again` asks it for one more pass. */
   private readonly pumps = new Map<string, Pump>();
   private stopped = false;
@@ -42,10 +44,11 @@ export class BenchmarkRunService {
     private readonly scenarios: () => ScenariosPort,
     private readonly scenarioRuns: () => ScenarioRunsPort,
     private readonly jobs: () => JobRunner,
-    private readonly opts: { node: string; concurrency: number; accountMaxRunning: number },
+    private readonly opts: { node: string; concurrency: number; accountMaxRunning: number; leaseMs: number },
     private readonly log: Logger,
   ) {
     this.runs = new SqlBenchmarkRunStore(store.db);
+    this.leases = new RunLeases(this.runs, opts.node, opts.leaseMs, (id) => void this.wake(id), log);
   }
 
   /**
@@ -85,10 +88,12 @@ export class BenchmarkRunService {
       failureReason: null,
     };
     const job = await this.store.transaction(async (tx) => {
-      // Counted again with the insert: two starts at once do not both pass the limit.
+      // Counted again with the insert, under a lock on the account's runs: READ COMMITTED alone lets two starts
+      // (two servers) both count below the limit. SQLite runs one transaction at a time already.
+      if (tx.db.dialect === 'postgres') await tx.db.query('SELECT pg_advisory_xact_lock(hashtext(?))', [`benchmark_runs:${accountId}`]);
       const runs = new SqlBenchmarkRunStore(tx.db);
       await this.refuseOverLimit(runs, accountId);
-      await runs.insert(run);
+      await runs.insert(run, this.leases.until());
       return this.jobs().add(RUN_JOB, run.id, tx.jobs);
     });
     this.jobs().start(job);
@@ -177,13 +182,18 @@ export class BenchmarkRunService {
     if (run?.state === 'running') await this.fail(run, `its scenario runs could not start: ${error}`);
   }
 
-  /** At start, after the jobs resumed: a pass over every running run of this node (ends missed while down). */
+  /**
+   * At start, after the jobs resumed: a pass over every running run of this node (ends missed while down);
+   * then the leases: runs of servers gone for longer than the lease are taken over (now and as they lapse).
+   */
   async reconcile(): Promise<void> {
     for (const id of await this.runs.openOn(this.opts.node)) void this.wake(id);
+    await this.leases.start();
   }
 
   stop(): void {
     this.stopped = true;
+    this.leases.stop();
   }
 
   /**

@@ -42,8 +42,16 @@ const tables = (id: string, big: string) => [
    CREATE INDEX benchmark_runs_open ON benchmark_runs (node, state);`,
 ];
 
+/**
+ * v2: a running run's lease. Its server renews it; once it lapses (the server gone, renamed, or down longer
+ * than the lease) any server takes the run over. Rows from v1 start lapsed: the next sweep claims them.
+ */
+const lease = (big: string) => `
+  ALTER TABLE benchmark_runs ADD COLUMN lease_until_ms ${big} NOT NULL DEFAULT 0;
+  CREATE INDEX benchmark_runs_lease ON benchmark_runs (state, lease_until_ms);`;
+
 export const BENCHMARKS_SCHEMA: ModuleSchema = {
   module: 'benchmarks',
-  sqlite: tables('TEXT', 'INTEGER'),
-  postgres: tables('TEXT COLLATE "C"', 'BIGINT'),
+  sqlite: [...tables('TEXT', 'INTEGER'), lease('INTEGER')],
+  postgres: [...tables('TEXT COLLATE "C"', 'BIGINT'), lease('BIGINT')],
 };

@@ -40,13 +40,37 @@ const fromRow = (r: Row): BenchmarkRun => ({
 export class SqlBenchmarkRunStore {
   constructor(private readonly db: SqlExecutor) {}
 
-  async insert(r: BenchmarkRun): Promise<void> {
+  /** A new run, leased to its node until `leaseUntilMs`. */
+  async insert(r: BenchmarkRun, leaseUntilMs: number): Promise<void> {
     await this.db.query(
       `INSERT INTO benchmark_runs (id, account_id, benchmark_id, node, name, state, metadata, profile, scenario_ids, score, start_time_ms,
-         end_time_ms, failure_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         end_time_ms, failure_reason, lease_until_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       [r.id, r.accountId, r.benchmarkId, r.node, r.name, r.state, JSON.stringify(r.metadata), JSON.stringify(r.profile), JSON.stringify(r.scenarioIds),
-        r.score, r.startTimeMs, r.endTimeMs, r.failureReason],
+        r.score, r.startTimeMs, r.endTimeMs, r.failureReason, leaseUntilMs],
     );
+  }
+
+  /** Extends the lease of every running run of `node`. */
+  async renew(node: string, leaseUntilMs: number): Promise<void> {
+    await this.db.query("UPDATE benchmark_runs SET lease_until_ms = ? WHERE node = ? AND state = 'running'", [leaseUntilMs, node]);
+  }
+
+  /** Ids of running runs whose lease lapsed before `nowMs` (at most `limit`, the longest lapsed first). */
+  async lapsed(nowMs: number, limit: number): Promise<string[]> {
+    const { rows } = await this.db.query<{ id: string }>(
+      "SELECT id FROM benchmark_runs WHERE state = 'running' AND lease_until_ms < ? ORDER BY lease_until_ms, id LIMIT ?",
+      [nowMs, limit],
+    );
+    return rows.map((r) => r.id);
+  }
+
+  /** Makes a lapsed run `node`'s, once: false when it ended or another server claimed it first. */
+  async claim(id: string, node: string, nowMs: number, leaseUntilMs: number): Promise<boolean> {
+    const { rowCount } = await this.db.query(
+      "UPDATE benchmark_runs SET node = ?, lease_until_ms = ? WHERE id = ? AND state = 'running' AND lease_until_ms < ?",
+      [node, leaseUntilMs, id, nowMs],
+    );
+    return rowCount > 0;
   }
 
   async get(accountId: string, id: string): Promise<BenchmarkRun | undefined> {

@@ -1,5 +1,6 @@
 import type { Logger } from '../../lib/logger.js';
 import type { JobKind, JobRunner } from '../../platform/jobs/job-runner.js';
+import type { Job } from '../../platform/jobs/types.js';
 import type { Store } from '../../platform/store/types.js';
 import type { Sandbox } from '../../runtime/driver.js';
 import type { DevboxService } from '../devboxes/devbox-service.js';
@@ -42,6 +43,8 @@ export function buildScenarios(deps: {
   /** Ids of the devboxes not ended (start-up reconcile). */
   liveDevboxIds(): Promise<string[]>;
   jobs: () => JobRunner;
+  /** This node's open durable jobs (the start-up reconcile starts the cut scoring jobs). */
+  openJobs(): Promise<Job[]>;
   secretExists(accountId: string, ref: string): Promise<boolean>;
   /** Told of every committed run state change (benchmark runs). */
   runListeners: RunListener[];
@@ -55,6 +58,6 @@ export function buildScenarios(deps: {
   // The devbox service is built after the lifecycle this module listens to: reached by a thunk.
   const devboxes = deps.devboxes;
   const runs = new ScenarioRunService({ store: deps.store, scenarios, devboxes, jobs: deps.jobs, secretExists: deps.secretExists, listeners: deps.runListeners, log: deps.log });
-  const progress = new RunProgress({ service: runs, scenarios: scenarioStore, scorers, devboxes, devboxById: deps.devboxById, sandboxOf: deps.sandboxOf, boxJobs: deps.boxJobs, resume: deps.resume, liveDevboxIds: deps.liveDevboxIds, log: deps.log });
+  const progress = new RunProgress({ service: runs, scenarios: scenarioStore, scorers, devboxes, devboxById: deps.devboxById, sandboxOf: deps.sandboxOf, boxJobs: deps.boxJobs, resume: deps.resume, liveDevboxIds: deps.liveDevboxIds, jobs: deps.jobs, openJobs: deps.openJobs, log: deps.log });
   return { scorers, scenarios, runs, jobs: { [SCORE_JOB]: progress.job }, onStopped: progress.onStopped, reconcile: () => progress.reconcile() };
 }

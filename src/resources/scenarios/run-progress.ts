@@ -1,11 +1,11 @@
 import type { Logger } from '../../lib/logger.js';
-import type { JobKind } from '../../platform/jobs/job-runner.js';
+import type { JobKind, JobRunner } from '../../platform/jobs/job-runner.js';
 import type { Job } from '../../platform/jobs/types.js';
 import type { Sandbox } from '../../runtime/driver.js';
 import type { DevboxService } from '../devboxes/devbox-service.js';
 import type { Devbox } from '../devboxes/types.js';
 import type { BoxJobs } from '../executions/box-jobs.js';
-import type { ScenarioRunService } from './run-service.js';
+import { SCORE_JOB, type ScenarioRunService } from './run-service.js';
 import type { ScorerService } from './scorer-service.js';
 import { scoreRun } from './scoring.js';
 import type { SqlScenarioStore } from './sql-scenario-store.js';
@@ -29,6 +29,9 @@ export interface RunProgressDeps {
   resume(accountId: string, id: string): Promise<unknown>;
   /** Ids of the devboxes not ended (start-up reconcile: a run's box that outlived its run goes). */
   liveDevboxIds(): Promise<string[]>;
+  jobs: () => JobRunner;
+  /** This node's open durable jobs (start-up reconcile: its cut scoring jobs all start at once). */
+  openJobs(): Promise<Job[]>;
   log: Logger;
 }
 
@@ -64,6 +67,14 @@ export class RunProgress {
       if (r && RUN_TERMINAL.has(r.state)) await service.shutdownBox(r);
     }
     this.readyNow();
+    // The job runner resumes a background kind a few jobs at a time; a scoring job holds its worker up to the
+    // boot wait plus its scenario's scorer_timeout_sec (a day at most), so one tenant's long scorers would
+    // hold back everyone's scoring after a restart. Each works in its own run's box, bounded by its own
+    // timeout, as they did before the restart: all start now (a job a worker claimed first is skipped).
+    const now = Date.now();
+    for (const job of await this.deps.openJobs()) {
+      if (job.kind === SCORE_JOB && job.state === 'pending' && job.runAfterMs <= now) this.deps.jobs().start(job);
+    }
   }
 
   /** The devbox lifecycle's stop listener. */

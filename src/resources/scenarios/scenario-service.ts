@@ -67,6 +67,7 @@ export class ScenarioService {
       createTimeMs: now,
       updateTimeMs: now,
     };
+    runnableByOthers(s);
     await this.store.insert(s);
     return s;
   }
@@ -102,6 +103,7 @@ export class ScenarioService {
       validationType: input.validationType != null ? validation(input.validationType) : s.validationType,
       updateTimeMs: Date.now(),
     };
+    runnableByOthers(next);
     if (!(await this.store.replace(next))) throw ERRORS.badState(`scenario ${id} is archived and cannot be updated`);
     return next;
   }
@@ -132,6 +134,17 @@ export class ScenarioService {
     const s = await this.store.getById(id);
     if (!s || s.accountId !== accountId) throw ERRORS.notFound('scenario', id);
     return s;
+  }
+}
+
+/**
+ * A public scenario is started by other accounts, and a snapshot is its own account's only (the devbox
+ * resolver would answer them 404 "snapshot"): a public scenario's environment is a blueprint (a public one)
+ * or the default image, never a snapshot.
+ */
+function runnableByOthers(s: Scenario): void {
+  if (s.isPublic && s.environment?.snapshotId) {
+    throw ERRORS.invalid(`environment_parameters.snapshot_id: public scenario ${s.name} would be started by other accounts, which cannot start from a snapshot of its owner`);
   }
 }
 

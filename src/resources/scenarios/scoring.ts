@@ -7,8 +7,9 @@ import type { Scenario, ScenarioRun, Scorer, ScoringContractResult, ScoringFunct
 
 /** Output kept per scoring function (its last bytes): shown on every read of the run. */
 export const SCORER_OUTPUT_MAX_BYTES = 8 * 1024;
-/** Exit status the script prefix uses when the working directory is missing. */
+/** Exit status the script prefix uses when the working directory is missing (with `noWorkdir` as stderr's last line). */
 const NO_WORKDIR = 97;
+const noWorkdir = (workdir: string) => `devboxd: working directory ${workdir} does not exist`;
 
 /** What scoring needs of the platform: the box's process environment and its custom scorers. */
 export interface ScoringContext {
@@ -53,6 +54,8 @@ interface Program {
   env: Record<string, string>;
   /** Text written to the process's stdin, then EOF (a script too large for one argument). */
   stdin?: string;
+  /** The scenario's working directory, which the script enters first. */
+  workdir: string | null;
 }
 
 interface JobOutcome {
@@ -62,6 +65,8 @@ interface JobOutcome {
   started: boolean;
   output: string;
   lastStdoutLine: string | null;
+  /** The script's prologue found no working directory (its exit status and message, not a test's own 97). */
+  noWorkdir: boolean;
 }
 
 const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
@@ -69,21 +74,20 @@ const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
 /** A bash prologue that enters the scenario's working directory (relative paths from home). */
 function enter(workdir: string | null): string {
   if (!workdir) return '';
-  const wd = quote(workdir);
-  return `cd -- ${wd} 2>/dev/null || { printf 'devboxd: working directory %s does not exist\\n' ${wd} >&2; exit ${NO_WORKDIR}; }\n`;
+  return `cd -- ${quote(workdir)} 2>/dev/null || { printf '%s\\n' ${quote(noWorkdir(workdir))} >&2; exit ${NO_WORKDIR}; }\n`;
 }
 
 async function programOf(s: Scorer, scenario: Scenario, run: ScenarioRun, ctx: ScoringContext): Promise<Program | string> {
-  const wd = scenario.environment?.workingDirectory ?? null;
+  const wd = scenario.environment?.workingDirectory || null;
   const env = { ...ctx.env, RUNLOOP_SCENARIO_ID: scenario.id, RUNLOOP_SCENARIO_RUN_ID: run.id };
-  const bash = (kind: Program['kind'], script: string, extra: Record<string, string> = {}): Program => ({ kind, argv: ['bash', '-c', enter(wd) + script], env: { ...env, ...extra } });
+  const bash = (kind: Program['kind'], script: string, extra: Record<string, string> = {}): Program => ({ kind, argv: ['bash', '-c', enter(wd) + script], env: { ...env, ...extra }, workdir: wd });
   switch (s.type) {
     case 'bash_script_scorer':
       return bash('score', s.bash_script);
     case 'command_scorer':
       return bash('exit', s.command);
     case 'python_script_scorer':
-      return { kind: 'score', argv: ['bash', '-c', `${enter(wd)}exec python3 -c "$1"`, 'devboxd-scorer', s.python_script], env };
+      return { kind: 'score', argv: ['bash', '-c', `${enter(wd)}exec python3 -c "$1"`, 'devboxd-scorer', s.python_script], env, workdir: wd };
     case 'test_based_scorer': {
       // Each file travels base64-encoded: no quoting of its contents can go wrong. Files and command together
       // can pass the kernel's 128 KiB per argument, so the script goes through stdin (read whole, then run
@@ -91,7 +95,7 @@ async function programOf(s: Scorer, scenario: Scenario, run: ScenarioRun, ctx: S
       const writes = s.test_files
         .map((f) => `mkdir -p -- "$(dirname -- ${quote(f.file_path)})" && printf %s ${quote(Buffer.from(f.file_contents).toString('base64'))} | base64 -d > ${quote(f.file_path)} || exit 1\n`)
         .join('');
-      return { kind: 'exit', argv: ['bash', '-c', 'eval "$(cat)" </dev/null'], env, stdin: enter(wd) + writes + s.test_command };
+      return { kind: 'exit', argv: ['bash', '-c', 'eval "$(cat)" </dev/null'], env, stdin: enter(wd) + writes + s.test_command, workdir: wd };
     }
     case 'custom_scorer': {
       // A public scenario's custom scorers are its owner's.
@@ -133,7 +137,8 @@ async function runJob(jobs: BoxJobs, ctx: ScoringContext, p: Program, timeoutMs:
     tailBytes(job.output('stdout'), bytes.stdout, SCORER_OUTPUT_MAX_BYTES),
     tailBytes(job.output('stderr'), bytes.stderr, SCORER_OUTPUT_MAX_BYTES),
   ]);
-  return { exitStatus, timedOut, started: job.started, output: keptOutput(out.text, err.text), lastStdoutLine: lastLine(out.text, out.whole) };
+  const noWd = p.workdir !== null && exitStatus === NO_WORKDIR && lastLine(err.text, err.whole) === noWorkdir(p.workdir).trim();
+  return { exitStatus, timedOut, started: job.started, output: keptOutput(out.text, err.text), lastStdoutLine: lastLine(out.text, out.whole), noWorkdir: noWd };
 }
 
 /** The last non-blank line of a stdout tail; null when there is none or it may be cut (it starts before the tail). */
@@ -162,7 +167,8 @@ function judge(kind: Program['kind'], o: JobOutcome, timeoutMs: number): Omit<Sc
   if (!o.started) return error('devboxd: the scorer could not start');
   if (kind === 'exit') {
     if (o.exitStatus === null) return error('devboxd: the scorer was killed (no exit status)');
-    if (o.exitStatus === NO_WORKDIR) return error(`devboxd: exit status ${NO_WORKDIR}`);
+    // A test's own exit 97 is a failing test; only the prologue's (its message last on stderr) is an error.
+    if (o.noWorkdir) return error(`devboxd: exit status ${NO_WORKDIR}`);
     return { score: o.exitStatus === 0 ? 1 : 0, state: 'complete', output: o.output };
   }
   if (o.exitStatus !== 0) return error(`devboxd: the scorer exited with status ${o.exitStatus ?? 'unknown (killed)'}`);

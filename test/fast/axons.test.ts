@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { Subscription } from '../../src/resources/axons/subscription.js';
+import { Subscription, type PageBound } from '../../src/resources/axons/subscription.js';
 import type { AxonEvent } from '../../src/resources/axons/types.js';
 import { buildFastApp, type FastApp } from '../helpers/app.js';
 
@@ -237,8 +237,8 @@ describe('broker_mount and the axon_event resume trigger at create', () => {
 
 describe('subscription', () => {
   const ev = (sequence: number): AxonEvent => ({ axonId: 'a', sequence, eventType: 't', origin: 'USER_EVENT', payload: '{}', source: 's', timestampMs: 0 });
-  const storeOf = (events: AxonEvent[]) => async (_id: string, after: number, limit: number, upTo?: number) =>
-    events.filter((e) => e.sequence > after && (upTo === undefined || e.sequence <= upTo)).slice(0, limit);
+  const storeOf = (events: AxonEvent[]) => async (_id: string, after: number, page: PageBound, upTo?: number) =>
+    events.filter((e) => e.sequence > after && (upTo === undefined || e.sequence <= upTo)).slice(0, page.events);
 
   test('backlog then live, an event both stored and queued handed out once, a gap filled from the store', async () => {
     const stored = [1, 2, 3, 4, 5, 6, 7].map(ev);

@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { Subscription, type PageBound } from '../../src/resources/axons/subscription.js';
+import { PAGE, Subscription, type PageBound } from '../../src/resources/axons/subscription.js';
 import type { AxonEvent } from '../../src/resources/axons/types.js';
 import { buildFastApp, type FastApp } from '../helpers/app.js';
+import { ADMIN_KEY } from '../helpers/server.js';
 
 /**
  * Axons through the HTTP API (inject): CRUD and metadata semantics, soft delete, list filters and paging,
@@ -31,7 +33,8 @@ const publish = (id: string, payload = '{}', more: Record<string, unknown> = {})
 const sql = (id: string, body: Record<string, unknown>) => f.call({ method: 'POST', url: `/v1/axons/${id}/sql/query`, payload: body });
 
 before(async () => {
-  f = await buildFastApp();
+  // Streams whose client does not read are cut after 1 s (inject's never stall: only the socket test sees it).
+  f = await buildFastApp({ env: { DEVBOXD_AXON_STREAM_STALL_SECONDS: '1' } });
 });
 after(async () => {
   await f?.close();
@@ -216,6 +219,64 @@ describe('SQL', () => {
     assert.ok(fs.existsSync(file));
     await ok({ method: 'DELETE', url: `/v1/axons/${a.id}` });
     assert.ok(!fs.existsSync(file));
+  });
+});
+
+describe('streams', () => {
+  const until = async (what: string, cond: () => boolean, ms = 10_000) => {
+    const deadline = Date.now() + ms;
+    while (!cond()) {
+      assert.ok(Date.now() < deadline, `timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+  /** A raw connection that asks for the stream and never reads a byte of the answer. */
+  const stalledClient = (port: number, id: string) => {
+    const sock = net.connect(port, '127.0.0.1');
+    sock.pause();
+    sock.on('error', () => undefined);
+    sock.write(`GET /v1/axons/${id}/subscribe/sse?after_sequence=0 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${ADMIN_KEY}\r\n\r\n`);
+    return sock;
+  };
+
+  test('a backlog page holds about 1 MiB of payload (one event at least), not a count of events', async () => {
+    const a = await create();
+    for (let i = 0; i < 8; i++) await publish(a.id, 'x'.repeat(200 * 1024));
+    const read = (after: number, page = PAGE) => f.deps.axons.service.axons.eventsAfter(a.id, after, page).then((es) => es.map((e) => e.sequence));
+    assert.deepEqual(await read(0), [1, 2, 3, 4, 5], '5 × 200 KiB fit in 1 MiB, a sixth does not');
+    assert.deepEqual(await read(5), [6, 7, 8]);
+    assert.deepEqual(await read(0, { events: 10, bytes: 1 }), [1], 'one event even past the bound');
+    assert.deepEqual(await read(0, { events: 2, bytes: PAGE.bytes }), [1, 2]);
+  });
+
+  test('after_sequence past the last sequence is a 400 naming it (a live stream would skip events up to it)', async () => {
+    const a = await create();
+    await publish(a.id);
+    await bad({ method: 'GET', url: `/v1/axons/${a.id}/subscribe/sse?after_sequence=2` }, 400, /after_sequence 2 is past the last sequence .*\(1\)/);
+    await bad({ method: 'GET', url: `/v1/axons/${a.id}/subscribe/sse`, headers: { 'last-event-id': '5' } }, 400, /past the last sequence/);
+  });
+
+  test('a subscriber that never reads is cut off after the stall time and its slot freed; a delete frees it at once', async () => {
+    const hub = f.deps.axons.hub;
+    const a = await create();
+    // 12 events of 256 KiB of control characters are 18 MiB of JSON (each escaped as \u0001): more than the
+    // socket buffers take, so the writer waits for a drain that never comes.
+    for (let i = 0; i < 12; i++) await publish(a.id, '\u0001'.repeat(256 * 1024));
+    await f.app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = f.app.server.address() as net.AddressInfo;
+    const stalled = stalledClient(port, a.id);
+    await until('the stream to start', () => hub.subscriberCount(a.id) === 1);
+    const started = Date.now();
+    await until('the stalled stream to be cut', () => hub.subscriberCount(a.id) === 0);
+    assert.ok(Date.now() - started >= 500, 'cut by the stall timer, not at once');
+    stalled.destroy();
+
+    const b = await create();
+    const other = stalledClient(port, b.id);
+    await until('the second stream to start', () => hub.subscriberCount(b.id) === 1);
+    await ok({ method: 'DELETE', url: `/v1/axons/${b.id}` });
+    assert.equal(hub.subscriberCount(b.id), 0, 'a deleted axon frees its streams’ slots at once');
+    other.destroy();
   });
 });
 

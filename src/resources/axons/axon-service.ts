@@ -130,9 +130,21 @@ export class AxonService {
     return this.axons.eventsDescending(id, limit, before, withTotal);
   }
 
+  /**
+   * A stream from after `afterSequence`, which must be a sequence this axon handed out (or 0): one past the
+   * last would silently skip every live event up to it. The SDK resumes from the last event it got.
+   */
   async subscribe(accountId: string, id: string, afterSequence: number): Promise<Subscription> {
-    await this.active(accountId, id);
+    const a = await this.active(accountId, id);
+    if (afterSequence > a.lastSequence) {
+      throw ERRORS.invalid(`after_sequence ${afterSequence} is past the last sequence of axon ${id} (${a.lastSequence}); resume after an event it sent`);
+    }
     return this.hub.subscribe(id, afterSequence, accountId);
+  }
+
+  /** How long an SSE stream may wait on a client that does not read. */
+  get streamStallMs(): number {
+    return this.config.streamStallSeconds * 1000;
   }
 
   unsubscribe(sub: Subscription): void {

@@ -3,6 +3,8 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { Broker } from '../../src/resources/axons/broker.js';
+import { createLogger } from '../../src/lib/logger.js';
 import { PAGE, Subscription, type PageBound } from '../../src/resources/axons/subscription.js';
 import type { AxonEvent } from '../../src/resources/axons/types.js';
 import { buildFastApp, type FastApp } from '../helpers/app.js';
@@ -293,6 +295,41 @@ describe('broker_mount and the axon_event resume trigger at create', () => {
     await bad(boxWith({ launch_parameters: { lifecycle: { resume_triggers: { axon_event: true } } } }), 400, /axon_event needs a broker_mount/);
     const box = await ok<{ id: string }>(boxWith({ mounts: [mount], launch_parameters: { lifecycle: { resume_triggers: { axon_event: true } } } }));
     assert.deepEqual((await f.deps.axons.mounts.store.ofDevbox(box.id)).map((m) => [m.axonId, m.agentBinary, m.launchArgs]), [[a.id, 'python3', ['agent.py']]]);
+  });
+
+  test('an agent that exits at once is started again a few times, then left stopped; the box log says each exit and why it stopped', async () => {
+    const a = await create();
+    let spawned = 0;
+    f.runtime.run = (spec) => (spec.argv[0] === 'no-such-agent' ? (spawned++, { exitCode: 127, stderr: 'no-such-agent: not found' }) : {});
+    try {
+      const box = await ok<{ id: string; account_id?: string }>({ method: 'POST', url: '/v1/devboxes', payload: { mounts: [{ type: 'broker_mount', axon_id: a.id, agent_binary: 'no-such-agent' }] } });
+      const me = (await ok<{ id: string }>({ method: 'GET', url: '/v1/accounts/me' })).id;
+      const running = await f.deps.devboxes.waitForStatus(me, box.id, ['running'], 10_000);
+      assert.equal(running?.status, 'running');
+      // The server's own feed (1 s doubling) stops; one with short waits takes its place.
+      f.deps.axons.broker.onStopped(box.id);
+      spawned = 0;
+      const timing = { backoffMinMs: 10, backoffMaxMs: 40, healthyRunMs: 60_000, quickExitsMax: 5 };
+      const broker = new Broker(f.deps.axons.mounts.store, f.deps.axons.hub, async () => ({}), () => true, createLogger('silent'), (e) => void f.deps.store.logs.append([e]), timing);
+      await broker.start(running!, f.runtime.boxes.get(box.id)!);
+      type Logs = { logs: { level: string; message: string | null; cmd: string | null; exit_code?: number | null }[] };
+      const logs = async () => (await ok<Logs>({ method: 'GET', url: `/v1/devboxes/${box.id}/logs` })).logs.filter((l) => /broker agent/.test(l.message ?? ''));
+      const deadline = Date.now() + 10_000;
+      while (!(await logs()).some((l) => l.level === 'error')) {
+        assert.ok(Date.now() < deadline, 'the broker did not give up');
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      const entries = await logs();
+      assert.deepEqual(entries.map((l) => l.level), ['warn', 'warn', 'warn', 'warn', 'error']);
+      assert.match(entries[0]!.message!, /exited with code 127; starting it again/);
+      assert.match(entries[4]!.message!, new RegExp(`axon ${a.id} exited with code 127, 5 times in a row .*not started again`));
+      assert.equal(entries[4]!.cmd, 'no-such-agent');
+      await new Promise((r) => setTimeout(r, 100));
+      assert.equal(spawned, 5, 'nothing started after giving up');
+      broker.close();
+    } finally {
+      f.runtime.run = () => ({});
+    }
   });
 });
 

@@ -65,16 +65,21 @@ export function sseRoute(app: Api, axons: AxonService, errors: typeof ERROR_RESP
       else sse.signal.addEventListener('abort', () => axons.unsubscribe(sub), { once: true });
       try {
         for await (const batch of sub.batches()) {
+          // Corked: a batch's events leave in one write while they fit under the high-water mark.
+          res.cork();
           for (const e of batch) {
             const written = sse.dataAll([toEventView(e)], [String(e.sequence)]);
             if (res.writableNeedDrain) {
+              res.uncork();
               // Destroying the response aborts the signal, which ends the wait for a drain.
               const stalled = setTimeout(() => res.destroy(), stallMs);
               await written;
               clearTimeout(stalled);
+              res.cork();
             }
             if (sub.endReason || res.destroyed) break;
           }
+          res.uncork();
         }
       } catch (err) {
         req.log.error({ err }, 'axon stream failed');

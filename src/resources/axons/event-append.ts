@@ -17,8 +17,8 @@ export interface Retention {
   accountBytes: number;
 }
 
-/** Oldest events looked at per read when retention drops some (by the (axon_id, sequence, bytes) index). */
-const DROP_PAGE = 64;
+/** Most of the oldest events looked at per read when retention drops some by bytes. */
+const DROP_PAGE_MAX = 256;
 
 const byLockOrder = (a: AppendItem, b: AppendItem) =>
   a.accountId < b.accountId ? -1 : a.accountId > b.accountId ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
@@ -97,24 +97,32 @@ async function appendOne(tx: SqlExecutor, { accountId, id, event: e }: AppendIte
 }
 
 /**
- * The oldest events that go: those at or below `countUpTo` (past the count kept) and then as many as free
- * `bytesOver` (payload past the bytes kept). Read from the index, oldest first, without the payloads.
+ * The oldest events that go: those at or below `countUpTo` (past the count kept), then as many more as free
+ * `bytesOver` (payload past the bytes kept), read from the index without the payloads. At the bounds a
+ * publish usually drops one or two events: the reads start small and grow only when more must go.
  */
 async function oldestToDrop(tx: SqlExecutor, id: string, countUpTo: number, bytesOver: number): Promise<{ upTo: number; bytes: number }> {
   let upTo = 0;
   let bytes = 0;
-  if (countUpTo <= 0 && bytesOver <= 0) return { upTo, bytes };
-  for (;;) {
+  if (countUpTo > 0) {
+    const { rows } = await tx.query<{ s: number | string | null; b: number | string | null }>(
+      'SELECT MAX(sequence) AS s, SUM(bytes) AS b FROM axon_events WHERE axon_id = ? AND sequence <= ?',
+      [id, countUpTo],
+    );
+    upTo = Number(rows[0]?.s ?? 0);
+    bytes = Number(rows[0]?.b ?? 0);
+  }
+  for (let page = 4; bytes < bytesOver; page = Math.min(page * 4, DROP_PAGE_MAX)) {
     const { rows } = await tx.query<{ sequence: number | string; bytes: number | string }>(
       'SELECT sequence, bytes FROM axon_events WHERE axon_id = ? AND sequence > ? ORDER BY sequence LIMIT ?',
-      [id, upTo, DROP_PAGE],
+      [id, upTo, page],
     );
     for (const r of rows) {
-      const seq = Number(r.sequence);
-      if (seq > countUpTo && bytes >= bytesOver) return { upTo, bytes };
-      upTo = seq;
+      upTo = Number(r.sequence);
       bytes += Number(r.bytes);
+      if (bytes >= bytesOver) break;
     }
-    if (rows.length < DROP_PAGE) return { upTo, bytes };
+    if (rows.length < page) break;
   }
+  return { upTo, bytes };
 }

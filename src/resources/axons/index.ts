@@ -47,7 +47,7 @@ export function buildAxons(opts: {
 }): AxonsModule {
   const { store, log } = opts;
   const axons = new SqlAxonStore(store.db);
-  const hub = new EventHub((id, after, limit, upTo) => axons.eventsAfter(id, after, limit, upTo), { ...HUB_LIMITS, ...opts.limits?.hub });
+  const hub = new EventHub((id, after, page, upTo) => axons.eventsAfter(id, after, page, upTo), { ...HUB_LIMITS, ...opts.limits?.hub });
   const sql = new SqlRunner({ ...SQL_LIMITS, ...opts.limits?.sql }, log);
   const mounts = new BrokerMounts(store, axons, opts.devboxes, opts.resume, log);
   const service = new AxonService(axons, hub, sql, path.join(opts.dataDir, 'axons'), [mounts.onPublished], opts.config);

@@ -4,6 +4,7 @@ import { loadNetworkConfig, type NetworkConfig } from './network-config.js';
 import { loadObjectConfig, type ObjectConfig } from './resources/objects/config.js';
 import { loadRepositoryConfig, type RepositoryConfig } from './resources/repositories/config.js';
 import { loadAgentConfig, type AgentConfig } from './resources/agents/config.js';
+import { loadAxonConfig, type AxonConfig } from './resources/axons/config.js';
 import { loadScenarioConfig, type ScenarioConfig } from './resources/scenarios/config.js';
 import { loadBenchmarkConfig, type BenchmarkConfig } from './resources/benchmarks/config.js';
 import { loadSshConfig, type SshConfig } from './ssh-config.js';
@@ -73,8 +74,8 @@ export interface Config {
   repositories: RepositoryConfig;
   /** Agents (DEVBOXD_AGENT_INSTALL_TIMEOUT, DEVBOXD_AGENT_ACCOUNT_MAX); see resources/agents/config.ts. */
   agents: AgentConfig;
-  /** DEVBOXD_AXON_ACCOUNT_MAX: most axons (not deleted) one account holds; a create past it gets 403. */
-  axonAccountMax: number;
+  /** Axons (DEVBOXD_AXON_ACCOUNT_MAX, DEVBOXD_AXON_EVENT_BYTES, ...); see resources/axons/config.ts. */
+  axons: AxonConfig;
   /** Per-account bounds of scenarios and scorers (DEVBOXD_SCENARIO_*); see resources/scenarios/config.ts. */
   scenarios: ScenarioConfig;
   /**
@@ -216,7 +217,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     network: loadNetworkConfig(env, (name, def, min, max) => int(name, env[name], def, min, max)),
     objects: loadObjectConfig(env, (name, def, min, max) => int(name, env[name], def, min, max)),
     repositories: loadRepositoryConfig(env, (name, def, min, max) => int(name, env[name], def, min, max)),
-    axonAccountMax: int('DEVBOXD_AXON_ACCOUNT_MAX', env.DEVBOXD_AXON_ACCOUNT_MAX, 1000, 1, 10_000_000),
+    axons: loadAxonConfig((name, def, min, max) => int(name, env[name], def, min, max)),
     agents: loadAgentConfig((name, def, min, max) => int(name, env[name], def, min, max)),
     scenarios: loadScenarioConfig((name, def, min, max) => int(name, env[name], def, min, max)),
     tunnelDomain,

@@ -206,7 +206,8 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
   const axons = buildAxons({
     store,
     dataDir: config.dataDir,
-    accountMax: config.axonAccountMax,
+    config: config.axons,
+    boxLog: (entry) => devboxLog.write(entry),
     devboxes: () => devboxes,
     resume: (accountId, id) => suspend.resume(accountId, id),
     environmentOf: (d) => devboxes.environmentOf(d),

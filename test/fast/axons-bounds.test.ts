@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { buildFastApp, type FastApp } from '../helpers/app.js';
+import { BYTE_BOUNDS_ENV, checkByteBounds } from './axon-byte-bounds.js';
 
-/** An account's axons are bounded (each keeps events and a SQL database on disk). */
+/** An account's axons are bounded (each keeps events and a SQL database on disk), and so are their events' bytes. */
 let f: FastApp;
 before(async () => {
-  f = await buildFastApp({ env: { DEVBOXD_AXON_ACCOUNT_MAX: '2' } });
+  f = await buildFastApp({ env: { DEVBOXD_AXON_ACCOUNT_MAX: '2', ...BYTE_BOUNDS_ENV } });
 });
 after(() => f?.close());
 
@@ -22,3 +23,5 @@ test('a create past DEVBOXD_AXON_ACCOUNT_MAX axons is a 403 naming it; a deleted
   assert.equal((await f.call({ method: 'DELETE', url: `/v1/axons/${ids[0]}` })).statusCode, 200);
   assert.equal((await f.call({ method: 'POST', url: '/v1/axons', payload: { name: 'c' } })).statusCode, 200);
 });
+
+test('event payload is bounded by bytes per axon (oldest dropped) and per account (403, nothing lost)', () => checkByteBounds(f));

@@ -2,25 +2,30 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { buildFastApp, type FastApp } from '../helpers/app.js';
 import { startTestPostgres, type TestPostgres } from '../helpers/postgres.js';
+import { BYTE_BOUNDS_ENV, checkByteBounds } from './axon-byte-bounds.js';
 
 /**
  * Axons on PostgreSQL shared by two servers: concurrent publishes through both get distinct, gap-free
  * sequences (the axon row's counter, not the process), and a subscriber on one server gets what was
- * published through the other (its catch-up poll), in order. Also the list filters in this dialect.
+ * published through the other (its catch-up poll), in order. Also the list filters and the byte bounds in
+ * this dialect (a third server with small bounds, on a database of its own).
  */
 let pg: TestPostgres;
 let one: FastApp;
 let two: FastApp;
+let bounded: FastApp;
 
 before(async () => {
   pg = await startTestPostgres();
   const url = await pg.database();
   one = await buildFastApp({ env: { DEVBOXD_DATABASE_URL: url } });
   two = await buildFastApp({ env: { DEVBOXD_DATABASE_URL: url } });
+  bounded = await buildFastApp({ env: { DEVBOXD_DATABASE_URL: await pg.database(), ...BYTE_BOUNDS_ENV } });
 });
 after(async () => {
   await one?.close();
   await two?.close();
+  await bounded?.close();
   await pg?.stop();
 });
 
@@ -59,3 +64,5 @@ test('two servers on one database: distinct sequences; a subscriber on one gets 
   assert.deepEqual(await names('search=shared&metadata[k]=v_1'), ['pg-shared']);
   assert.deepEqual(await names('metadata[k][in]=x,v_1'), ['pg-shared']);
 });
+
+test('event payload is bounded by bytes per axon and per account on PostgreSQL', () => checkByteBounds(bounded));

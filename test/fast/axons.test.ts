@@ -1,10 +1,14 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { Subscription } from '../../src/resources/axons/subscription.js';
+import { Broker } from '../../src/resources/axons/broker.js';
+import { createLogger } from '../../src/lib/logger.js';
+import { PAGE, Subscription, type PageBound } from '../../src/resources/axons/subscription.js';
 import type { AxonEvent } from '../../src/resources/axons/types.js';
 import { buildFastApp, type FastApp } from '../helpers/app.js';
+import { ADMIN_KEY } from '../helpers/server.js';
 
 /**
  * Axons through the HTTP API (inject): CRUD and metadata semantics, soft delete, list filters and paging,
@@ -31,7 +35,8 @@ const publish = (id: string, payload = '{}', more: Record<string, unknown> = {})
 const sql = (id: string, body: Record<string, unknown>) => f.call({ method: 'POST', url: `/v1/axons/${id}/sql/query`, payload: body });
 
 before(async () => {
-  f = await buildFastApp();
+  // Streams whose client does not read are cut after 1 s (inject's never stall: only the socket test sees it).
+  f = await buildFastApp({ env: { DEVBOXD_AXON_STREAM_STALL_SECONDS: '1' } });
 });
 after(async () => {
   await f?.close();
@@ -219,6 +224,64 @@ describe('SQL', () => {
   });
 });
 
+describe('streams', () => {
+  const until = async (what: string, cond: () => boolean, ms = 10_000) => {
+    const deadline = Date.now() + ms;
+    while (!cond()) {
+      assert.ok(Date.now() < deadline, `timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+  /** A raw connection that asks for the stream and never reads a byte of the answer. */
+  const stalledClient = (port: number, id: string) => {
+    const sock = net.connect(port, '127.0.0.1');
+    sock.pause();
+    sock.on('error', () => undefined);
+    sock.write(`GET /v1/axons/${id}/subscribe/sse?after_sequence=0 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${ADMIN_KEY}\r\n\r\n`);
+    return sock;
+  };
+
+  test('a backlog page holds about 1 MiB of payload (one event at least), not a count of events', async () => {
+    const a = await create();
+    for (let i = 0; i < 8; i++) await publish(a.id, 'x'.repeat(200 * 1024));
+    const read = (after: number, page = PAGE) => f.deps.axons.service.axons.eventsAfter(a.id, after, page).then((es) => es.map((e) => e.sequence));
+    assert.deepEqual(await read(0), [1, 2, 3, 4, 5], '5 × 200 KiB fit in 1 MiB, a sixth does not');
+    assert.deepEqual(await read(5), [6, 7, 8]);
+    assert.deepEqual(await read(0, { events: 10, bytes: 1 }), [1], 'one event even past the bound');
+    assert.deepEqual(await read(0, { events: 2, bytes: PAGE.bytes }), [1, 2]);
+  });
+
+  test('after_sequence past the last sequence is a 400 naming it (a live stream would skip events up to it)', async () => {
+    const a = await create();
+    await publish(a.id);
+    await bad({ method: 'GET', url: `/v1/axons/${a.id}/subscribe/sse?after_sequence=2` }, 400, /after_sequence 2 is past the last sequence .*\(1\)/);
+    await bad({ method: 'GET', url: `/v1/axons/${a.id}/subscribe/sse`, headers: { 'last-event-id': '5' } }, 400, /past the last sequence/);
+  });
+
+  test('a subscriber that never reads is cut off after the stall time and its slot freed; a delete frees it at once', async () => {
+    const hub = f.deps.axons.hub;
+    const a = await create();
+    // 12 events of 256 KiB of control characters are 18 MiB of JSON (each escaped as \u0001): more than the
+    // socket buffers take, so the writer waits for a drain that never comes.
+    for (let i = 0; i < 12; i++) await publish(a.id, '\u0001'.repeat(256 * 1024));
+    await f.app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = f.app.server.address() as net.AddressInfo;
+    const stalled = stalledClient(port, a.id);
+    await until('the stream to start', () => hub.subscriberCount(a.id) === 1);
+    const started = Date.now();
+    await until('the stalled stream to be cut', () => hub.subscriberCount(a.id) === 0);
+    assert.ok(Date.now() - started >= 500, 'cut by the stall timer, not at once');
+    stalled.destroy();
+
+    const b = await create();
+    const other = stalledClient(port, b.id);
+    await until('the second stream to start', () => hub.subscriberCount(b.id) === 1);
+    await ok({ method: 'DELETE', url: `/v1/axons/${b.id}` });
+    assert.equal(hub.subscriberCount(b.id), 0, 'a deleted axon frees its streams’ slots at once');
+    other.destroy();
+  });
+});
+
 describe('broker_mount and the axon_event resume trigger at create', () => {
   test('unsupported protocols, unknown axons, bad fields and a trigger without a mount are 400s naming the field', async () => {
     const a = await create();
@@ -233,12 +296,47 @@ describe('broker_mount and the axon_event resume trigger at create', () => {
     const box = await ok<{ id: string }>(boxWith({ mounts: [mount], launch_parameters: { lifecycle: { resume_triggers: { axon_event: true } } } }));
     assert.deepEqual((await f.deps.axons.mounts.store.ofDevbox(box.id)).map((m) => [m.axonId, m.agentBinary, m.launchArgs]), [[a.id, 'python3', ['agent.py']]]);
   });
+
+  test('an agent that exits at once is started again a few times, then left stopped; the box log says each exit and why it stopped', async () => {
+    const a = await create();
+    let spawned = 0;
+    f.runtime.run = (spec) => (spec.argv[0] === 'no-such-agent' ? (spawned++, { exitCode: 127, stderr: 'no-such-agent: not found' }) : {});
+    try {
+      const box = await ok<{ id: string; account_id?: string }>({ method: 'POST', url: '/v1/devboxes', payload: { mounts: [{ type: 'broker_mount', axon_id: a.id, agent_binary: 'no-such-agent' }] } });
+      const me = (await ok<{ id: string }>({ method: 'GET', url: '/v1/accounts/me' })).id;
+      const running = await f.deps.devboxes.waitForStatus(me, box.id, ['running'], 10_000);
+      assert.equal(running?.status, 'running');
+      // The server's own feed (1 s doubling) stops; one with short waits takes its place.
+      f.deps.axons.broker.onStopped(box.id);
+      spawned = 0;
+      const timing = { backoffMinMs: 10, backoffMaxMs: 40, healthyRunMs: 60_000, quickExitsMax: 5 };
+      const broker = new Broker(f.deps.axons.mounts.store, f.deps.axons.hub, async () => ({}), () => true, createLogger('silent'), (e) => void f.deps.store.logs.append([e]), timing);
+      await broker.start(running!, f.runtime.boxes.get(box.id)!);
+      type Logs = { logs: { level: string; message: string | null; cmd: string | null; exit_code?: number | null }[] };
+      const logs = async () => (await ok<Logs>({ method: 'GET', url: `/v1/devboxes/${box.id}/logs` })).logs.filter((l) => /broker agent/.test(l.message ?? ''));
+      const deadline = Date.now() + 10_000;
+      while (!(await logs()).some((l) => l.level === 'error')) {
+        assert.ok(Date.now() < deadline, 'the broker did not give up');
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      const entries = await logs();
+      assert.deepEqual(entries.map((l) => l.level), ['warn', 'warn', 'warn', 'warn', 'error']);
+      assert.match(entries[0]!.message!, /exited with code 127; starting it again/);
+      assert.match(entries[4]!.message!, new RegExp(`axon ${a.id} exited with code 127, 5 times in a row .*not started again`));
+      assert.equal(entries[4]!.cmd, 'no-such-agent');
+      await new Promise((r) => setTimeout(r, 100));
+      assert.equal(spawned, 5, 'nothing started after giving up');
+      broker.close();
+    } finally {
+      f.runtime.run = () => ({});
+    }
+  });
 });
 
 describe('subscription', () => {
   const ev = (sequence: number): AxonEvent => ({ axonId: 'a', sequence, eventType: 't', origin: 'USER_EVENT', payload: '{}', source: 's', timestampMs: 0 });
-  const storeOf = (events: AxonEvent[]) => async (_id: string, after: number, limit: number, upTo?: number) =>
-    events.filter((e) => e.sequence > after && (upTo === undefined || e.sequence <= upTo)).slice(0, limit);
+  const storeOf = (events: AxonEvent[]) => async (_id: string, after: number, page: PageBound, upTo?: number) =>
+    events.filter((e) => e.sequence > after && (upTo === undefined || e.sequence <= upTo)).slice(0, page.events);
 
   test('backlog then live, an event both stored and queued handed out once, a gap filled from the store', async () => {
     const stored = [1, 2, 3, 4, 5, 6, 7].map(ev);

@@ -7,9 +7,10 @@ import type { SqlRunner } from './sql-runner.js';
 import type { SqlStepOutcome } from './sql-types.js';
 import type { SqlAxonStore } from './sql-axon-store.js';
 import type { Subscription } from './subscription.js';
+import type { AxonConfig } from './config.js';
 import type { Axon, AxonEvent, AxonFilters, Origin } from './types.js';
 
-/** Events kept per axon: a publish beyond this drops the oldest (SSE resume and GET events reach only these). */
+/** Events kept per axon: a publish beyond this (or DEVBOXD_AXON_EVENT_BYTES) drops the oldest (SSE resume and GET events reach only these). */
 export const AXON_EVENTS_KEPT = 10_000;
 export const PAYLOAD_MAX_BYTES = 256 * 1024;
 
@@ -26,15 +27,18 @@ export type PublishListener = (axon: Pick<Axon, 'id' | 'accountId'>, e: AxonEven
 /** Axons in domain terms: CRUD with soft delete, publish, events, subscriptions and the per-axon SQL database. */
 export class AxonService {
   private readonly batcher: PublishBatcher;
+  private readonly payloadMax: number;
 
   constructor(
     readonly axons: SqlAxonStore,
     private readonly hub: EventHub,
     private readonly sql: SqlRunner,
     private readonly listeners: PublishListener[],
-    private readonly accountMax: number,
+    private readonly config: AxonConfig,
   ) {
-    this.batcher = new PublishBatcher(axons, AXON_EVENTS_KEPT);
+    this.batcher = new PublishBatcher(axons, { events: AXON_EVENTS_KEPT, axonBytes: config.eventBytes, accountBytes: config.accountEventBytes });
+    // An event larger than what an axon keeps could never be kept.
+    this.payloadMax = Math.min(PAYLOAD_MAX_BYTES, config.eventBytes);
   }
 
   async create(accountId: string, input: { name?: string | null; metadata?: Record<string, string> | null }): Promise<Axon> {
@@ -49,8 +53,8 @@ export class AxonService {
     };
     // Each axon keeps up to its events and a SQL database on disk: an account's count is bounded. Counted, then
     // inserted: concurrent creates may pass the bound by their number, which stays small and bounded.
-    if ((await this.axons.countActive(accountId)) >= this.accountMax) {
-      throw ERRORS.forbidden(`this account holds ${this.accountMax} axons, the most it may (DEVBOXD_AXON_ACCOUNT_MAX); delete some first`);
+    if ((await this.axons.countActive(accountId)) >= this.config.accountMax) {
+      throw ERRORS.forbidden(`this account holds ${this.config.accountMax} axons, the most it may (DEVBOXD_AXON_ACCOUNT_MAX); delete some first`);
     }
     await this.axons.insert(axon);
     return axon;
@@ -95,9 +99,17 @@ export class AxonService {
   }
 
   async publish(accountId: string, id: string, input: PublishInput): Promise<AxonEvent> {
-    if (Buffer.byteLength(input.payload) > PAYLOAD_MAX_BYTES) throw ERRORS.tooLarge(`payload is over 256 KiB (${PAYLOAD_MAX_BYTES} bytes)`);
+    if (Buffer.byteLength(input.payload) > this.payloadMax) {
+      const why = this.payloadMax < PAYLOAD_MAX_BYTES ? 'what an axon keeps (DEVBOXD_AXON_EVENT_BYTES)' : '256 KiB';
+      throw ERRORS.tooLarge(`payload is over ${why}: ${this.payloadMax} bytes`);
+    }
     const e = await this.batcher.append({ accountId, id, event: { ...input, timestampMs: Date.now() } });
-    if (!e) throw ERRORS.notFound('axon', id);
+    if (e === 'missing') throw ERRORS.notFound('axon', id);
+    if (e === 'account_full') {
+      throw ERRORS.forbidden(
+        `this account's axons keep ${this.config.accountEventBytes} bytes of event payload, the most they may (DEVBOXD_AXON_ACCOUNT_EVENT_BYTES); delete axons to free it`,
+      );
+    }
     this.hub.emit(e);
     for (const l of this.listeners) l({ id, accountId }, e);
     return e;
@@ -114,9 +126,21 @@ export class AxonService {
     return this.axons.eventsDescending(id, limit, before, withTotal);
   }
 
+  /**
+   * A stream from after `afterSequence`, which must be a sequence this axon handed out (or 0): one past the
+   * last would silently skip every live event up to it. The SDK resumes from the last event it got.
+   */
   async subscribe(accountId: string, id: string, afterSequence: number): Promise<Subscription> {
-    await this.active(accountId, id);
+    const a = await this.active(accountId, id);
+    if (afterSequence > a.lastSequence) {
+      throw ERRORS.invalid(`after_sequence ${afterSequence} is past the last sequence of axon ${id} (${a.lastSequence}); resume after an event it sent`);
+    }
     return this.hub.subscribe(id, afterSequence, accountId);
+  }
+
+  /** How long an SSE stream may wait on a client that does not read. */
+  get streamStallMs(): number {
+    return this.config.streamStallSeconds * 1000;
   }
 
   unsubscribe(sub: Subscription): void {

@@ -1,15 +1,28 @@
 import type { Logger } from '../../lib/logger.js';
 import type { BoxProcess, Sandbox } from '../../runtime/driver.js';
 import type { Devbox } from '../devboxes/types.js';
+import type { LogEntryInput } from '../executions/types.js';
 import type { EventHub } from './event-hub.js';
 import { toEventView } from './routes/schemas.js';
 import type { SqlBrokerStore } from './sql-broker-store.js';
 import type { BrokerMount } from './types.js';
 
-const BACKOFF_MIN_MS = 1000;
-const BACKOFF_MAX_MS = 30_000;
-/** An agent that ran this long before exiting is restarted without the accumulated backoff. */
-const HEALTHY_RUN_MS = 60_000;
+/** When an agent that exited is started again, and when the broker gives up on it. */
+export interface BrokerTiming {
+  /** The first wait before starting it again; it doubles with each quick exit, up to backoffMaxMs. */
+  backoffMinMs: number;
+  backoffMaxMs: number;
+  /** An agent that ran this long before exiting is started again without the accumulated backoff. */
+  healthyRunMs: number;
+  /** Exits in a row, each before healthyRunMs, after which it is not started again (until the box runs again). */
+  quickExitsMax: number;
+}
+
+/** 1 s doubling to 30 s; after 5 quick exits (about 15 s of trying) it is given up on. */
+export const BROKER_TIMING: BrokerTiming = { backoffMinMs: 1000, backoffMaxMs: 30_000, healthyRunMs: 60_000, quickExitsMax: 5 };
+
+/** Writes an entry to a devbox's log, where the box's user sees what became of its agent. */
+export type BoxLog = (entry: LogEntryInput) => void;
 
 const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
@@ -22,7 +35,9 @@ const sleep = (ms: number, signal: AbortSignal) =>
  * launch args, and every event of the axon after the last delivered is written to its stdin as one JSON line
  * (an AxonEventView), in order. What was written is recorded as delivered, so an agent started again (after
  * it exits, a resume, a server restart) gets what came after. An agent that exits is started again after a
- * backoff (1 s doubling to 30 s; reset after a minute of running). Its output is read and dropped.
+ * backoff (1 s doubling to 30 s; reset after a minute of running); one that exits 5 times in a row within a
+ * minute of starting (a missing binary, a crash at start) is left stopped until the box runs
+ * again. Each exit is written to the box's log, so its user sees it. Its output is read and dropped.
  */
 class AgentFeed {
   private readonly stop = new AbortController();
@@ -36,6 +51,8 @@ class AgentFeed {
     private readonly store: SqlBrokerStore,
     private readonly alive: () => boolean,
     private readonly log: Logger,
+    private readonly boxLog: BoxLog,
+    private readonly timing: BrokerTiming,
   ) {
     void this.run().catch((err) => log.error({ err, devbox: mount.devboxId }, 'broker mount stopped'));
   }
@@ -47,11 +64,14 @@ class AgentFeed {
   }
 
   private async run(): Promise<void> {
-    let backoff = BACKOFF_MIN_MS;
+    const t = this.timing;
+    let backoff = t.backoffMinMs;
+    let quickExits = 0;
+    const argv = [this.mount.agentBinary, ...this.mount.launchArgs];
     // A box that stopped without its stop listener reaching this feed (it died) starts nothing more.
     while (!this.stop.signal.aborted && this.alive()) {
       const started = Date.now();
-      const proc = this.sandbox.spawn({ argv: [this.mount.agentBinary, ...this.mount.launchArgs], cwd: this.mount.workingDirectory ?? undefined, env: this.env });
+      const proc = this.sandbox.spawn({ argv, cwd: this.mount.workingDirectory ?? undefined, env: this.env });
       this.proc = proc;
       proc.stdout.resume();
       proc.stderr.resume();
@@ -60,9 +80,21 @@ class AgentFeed {
       await this.feed(proc, exited);
       const exit = await exited;
       if (this.stop.signal.aborted) return;
+      const healthy = Date.now() - started > t.healthyRunMs;
+      quickExits = healthy ? 0 : quickExits + 1;
+      if (healthy) backoff = t.backoffMinMs;
+      const how = exit.exitCode !== null ? `with code ${exit.exitCode}` : `on signal ${exit.signal ?? 'unknown'}`;
+      const entry = { devboxId: this.mount.devboxId, timestampMs: Date.now(), source: 'entrypoint' as const, cmd: argv.join(' '), exitCode: exit.exitCode };
+      if (quickExits >= t.quickExitsMax) {
+        this.log.warn({ devbox: this.mount.devboxId, axon: this.mount.axonId, exit }, 'broker agent keeps exiting at start; not starting it again');
+        const message = `broker agent for axon ${this.mount.axonId} exited ${how}, ${quickExits} times in a row within ${t.healthyRunMs / 1000} s of starting: not started again until the box runs again (a resume, a server restart)`;
+        this.boxLog({ ...entry, level: 'error', message });
+        return;
+      }
       this.log.warn({ devbox: this.mount.devboxId, axon: this.mount.axonId, exit }, 'broker agent exited; starting it again');
-      backoff = Date.now() - started > HEALTHY_RUN_MS ? BACKOFF_MIN_MS : Math.min(backoff * 2, BACKOFF_MAX_MS);
+      this.boxLog({ ...entry, level: 'warn', message: `broker agent for axon ${this.mount.axonId} exited ${how}; starting it again in ${backoff / 1000} s` });
       await sleep(backoff, this.stop.signal);
+      backoff = Math.min(backoff * 2, t.backoffMaxMs);
     }
   }
 
@@ -75,7 +107,7 @@ class AgentFeed {
       try {
         sub = this.hub.subscribe(this.mount.axonId, this.mount.deliveredSequence);
       } catch {
-        await sleep(BACKOFF_MIN_MS, this.stop.signal);
+        await sleep(this.timing.backoffMinMs, this.stop.signal);
         continue;
       }
       const end = () => this.hub.unsubscribe(sub);
@@ -110,6 +142,8 @@ export class Broker {
     /** Whether this sandbox is still the box's running one. */
     private readonly running: (id: string, sandbox: Sandbox) => boolean,
     private readonly log: Logger,
+    private readonly boxLog: BoxLog,
+    private readonly timing: BrokerTiming = BROKER_TIMING,
   ) {}
 
   /** The lifecycle's running step (also for resumed boxes). */
@@ -130,7 +164,7 @@ export class Broker {
     if (!this.running(d.id, sandbox)) return;
     this.onStopped(d.id);
     const alive = () => this.running(d.id, sandbox);
-    this.feeds.set(d.id, mounts.map((m) => new AgentFeed(m, sandbox, env, this.hub, this.store, alive, this.log)));
+    this.feeds.set(d.id, mounts.map((m) => new AgentFeed(m, sandbox, env, this.hub, this.store, alive, this.log, this.boxLog, this.timing)));
   }
 
   close(): void {

@@ -1,5 +1,5 @@
 import { ERRORS } from '../../platform/errors.js';
-import { Subscription, type EventReader, type QueueLimits } from './subscription.js';
+import { PAGE, Subscription, type EventReader, type QueueLimits } from './subscription.js';
 import type { AxonEvent } from './types.js';
 
 export interface HubLimits extends QueueLimits {
@@ -98,7 +98,7 @@ export class EventHub {
       // Nothing handed out here yet: from where the furthest-behind subscriber is.
       const seen = this.newest.get(id) ?? Math.min(...[...subs].map((s) => s.lastSequence));
       if (last <= seen) continue;
-      for (const e of await this.read(id, seen, 32)) this.emit(e);
+      for (const e of await this.read(id, seen, PAGE)) this.emit(e);
     }
   }
 }

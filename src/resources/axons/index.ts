@@ -10,6 +10,8 @@ import { BrokerMounts } from './broker-mounts.js';
 import { EventHub, type HubLimits } from './event-hub.js';
 import { SqlAxonStore } from './sql-axon-store.js';
 import { SqlRunner, type SqlLimits } from './sql-runner.js';
+import type { AxonConfig } from './config.js';
+import type { BoxLog } from './broker.js';
 
 export { AXONS_SCHEMA } from './schema.js';
 export { axonRoutes } from './routes/index.js';
@@ -52,16 +54,17 @@ export function buildAxons(opts: {
   running: (id: string, sandbox: Sandbox) => boolean;
   log: Logger;
   limits?: { hub?: Partial<HubLimits>; sql?: Partial<SqlLimits> };
-  /** Most axons (not deleted) one account holds. */
-  accountMax: number;
+  config: AxonConfig;
+  /** Writes an entry to a devbox's log (the broker says there why it gave up on an agent). */
+  boxLog: BoxLog;
 }): AxonsModule {
   const { store, log } = opts;
   const axons = new SqlAxonStore(store.db);
-  const hub = new EventHub((id, after, limit, upTo) => axons.eventsAfter(id, after, limit, upTo), { ...HUB_LIMITS, ...opts.limits?.hub });
+  const hub = new EventHub((id, after, page, upTo) => axons.eventsAfter(id, after, page, upTo), { ...HUB_LIMITS, ...opts.limits?.hub });
   const sql = new SqlRunner({ ...SQL_LIMITS, ...opts.limits?.sql }, path.join(opts.dataDir, 'axons'), log);
   const mounts = new BrokerMounts(store, axons, opts.devboxes, opts.resume, log);
-  const service = new AxonService(axons, hub, sql, [mounts.onPublished], opts.accountMax);
-  const broker = new Broker(mounts.store, hub, opts.environmentOf, opts.running, log);
+  const service = new AxonService(axons, hub, sql, [mounts.onPublished], opts.config);
+  const broker = new Broker(mounts.store, hub, opts.environmentOf, opts.running, log, opts.boxLog);
   // Two servers on one PostgreSQL: each announces only its own publishes, so each polls for the others'.
   const poll =
     store.db.dialect === 'postgres'

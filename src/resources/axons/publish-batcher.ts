@@ -1,9 +1,9 @@
-import type { AppendItem, SqlAxonStore } from './sql-axon-store.js';
-import type { AxonEvent } from './types.js';
+import type { AppendItem, AppendOutcome, Retention } from './event-append.js';
+import type { SqlAxonStore } from './sql-axon-store.js';
 
 interface Pending {
   item: AppendItem;
-  resolve: (e: AxonEvent | undefined) => void;
+  resolve: (e: AppendOutcome) => void;
   reject: (err: unknown) => void;
 }
 
@@ -22,10 +22,10 @@ export class PublishBatcher {
 
   constructor(
     private readonly store: SqlAxonStore,
-    private readonly keep: number,
+    private readonly keep: Retention,
   ) {}
 
-  append(item: AppendItem): Promise<AxonEvent | undefined> {
+  append(item: AppendItem): Promise<AppendOutcome> {
     return new Promise((resolve, reject) => {
       this.pending.push({ item, resolve, reject });
       if (this.running) return;
@@ -45,7 +45,7 @@ export class PublishBatcher {
             batch.map((p) => p.item),
             this.keep,
           );
-          batch.forEach((p, i) => p.resolve(events[i]));
+          batch.forEach((p, i) => p.resolve(events[i]!));
         } catch (err) {
           for (const p of batch) p.reject(err);
         }

@@ -6,6 +6,10 @@ import type { ModuleSchema } from '../../platform/store/module-schema.js';
  * SQLite's single writer) orders publishes and two servers sharing PostgreSQL never hand out one sequence
  * twice. Events are kept per axon up to a cap (see AXON_EVENTS_KEPT). A broker mount records the last
  * sequence written to its agent, so an agent started again (resume, restart) gets what it missed.
+ *
+ * v2: payload bytes kept, counted where a publish already writes: per event (`bytes`, with an index that
+ * lets retention and paged reads find the oldest events without reading payloads), per axon (`event_bytes`)
+ * and per account (`axon_accounts`, one row whose lock orders an account's publishes and deletes).
  */
 export const AXONS_SCHEMA: ModuleSchema = {
   module: 'axons',
@@ -42,6 +46,16 @@ export const AXONS_SCHEMA: ModuleSchema = {
        PRIMARY KEY (devbox_id, position)
      );
      CREATE INDEX axon_broker_mounts_axon ON axon_broker_mounts (axon_id);`,
+    `ALTER TABLE axons ADD COLUMN event_bytes INTEGER NOT NULL DEFAULT 0;
+     ALTER TABLE axon_events ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0;
+     UPDATE axon_events SET bytes = length(CAST(payload AS BLOB));
+     UPDATE axons SET event_bytes = (SELECT COALESCE(SUM(bytes), 0) FROM axon_events WHERE axon_id = axons.id);
+     CREATE INDEX axon_events_bytes ON axon_events (axon_id, sequence, bytes);
+     CREATE TABLE axon_accounts (
+       account_id TEXT PRIMARY KEY REFERENCES accounts(id),
+       event_bytes INTEGER NOT NULL
+     );
+     INSERT INTO axon_accounts (account_id, event_bytes) SELECT account_id, SUM(event_bytes) FROM axons GROUP BY account_id;`,
   ],
   postgres: [
     `CREATE TABLE axons (
@@ -76,5 +90,15 @@ export const AXONS_SCHEMA: ModuleSchema = {
        PRIMARY KEY (devbox_id, position)
      );
      CREATE INDEX axon_broker_mounts_axon ON axon_broker_mounts (axon_id);`,
+    `ALTER TABLE axons ADD COLUMN event_bytes BIGINT NOT NULL DEFAULT 0;
+     ALTER TABLE axon_events ADD COLUMN bytes BIGINT NOT NULL DEFAULT 0;
+     UPDATE axon_events SET bytes = octet_length(payload);
+     UPDATE axons SET event_bytes = (SELECT COALESCE(SUM(bytes), 0) FROM axon_events WHERE axon_id = axons.id);
+     CREATE INDEX axon_events_bytes ON axon_events (axon_id, sequence, bytes);
+     CREATE TABLE axon_accounts (
+       account_id TEXT COLLATE "C" PRIMARY KEY REFERENCES accounts(id),
+       event_bytes BIGINT NOT NULL
+     );
+     INSERT INTO axon_accounts (account_id, event_bytes) SELECT account_id, SUM(event_bytes) FROM axons GROUP BY account_id;`,
   ],
 };

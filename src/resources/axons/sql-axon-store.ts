@@ -3,6 +3,8 @@ import type { SqlExecutor } from '../../platform/store/sql/executor.js';
 import { marks } from '../../platform/store/sql/executor.js';
 import { paginate } from '../../platform/store/sql/paginate.js';
 import type { Page, PageQuery } from '../../platform/store/types.js';
+import { appendAll, lockAccount, type AppendItem, type AppendOutcome, type Retention } from './event-append.js';
+import type { PageBound } from './subscription.js';
 import type { Axon, AxonEvent, AxonFilters, Origin } from './types.js';
 
 interface AxonRow {
@@ -45,12 +47,6 @@ export const eventFromRow = (r: EventRow): AxonEvent => ({
   timestampMs: Number(r.timestamp_ms),
 });
 
-export interface AppendItem {
-  accountId: string;
-  id: string;
-  event: Omit<AxonEvent, 'axonId' | 'sequence'>;
-}
-
 /** Escapes LIKE wildcards so a name filter matches literally. */
 const likeLiteral = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
@@ -66,6 +62,8 @@ export class SqlAxonStore {
       JSON.stringify(a.metadata),
       a.createdAtMs,
     ]);
+    // The account's kept-bytes counter, which publishes lock (see event-append.ts).
+    await this.db.query('INSERT INTO axon_accounts (account_id, event_bytes) VALUES (?, 0) ON CONFLICT (account_id) DO NOTHING', [a.accountId]);
   }
 
   async countActive(accountId: string): Promise<number> {
@@ -110,59 +108,61 @@ export class SqlAxonStore {
     return rows[0] && fromRow(rows[0]);
   }
 
-  /** Marks the axon deleted and drops its events; undefined when it was missing or already deleted. */
+  /**
+   * Marks the axon deleted and drops its events, giving their bytes back to the account; undefined when it was
+   * missing or already deleted. The account's counter is locked first, as a publish does.
+   */
   async markDeleted(accountId: string, id: string, nowMs: number): Promise<Axon | undefined> {
     return this.db.transaction(async (tx) => {
-      const { rows } = await tx.query<AxonRow>('UPDATE axons SET deleted_at_ms = ? WHERE account_id = ? AND id = ? AND deleted_at_ms IS NULL RETURNING *', [
+      const held = await lockAccount(tx, accountId);
+      const before = await tx.query<{ event_bytes: number | string }>('SELECT event_bytes FROM axons WHERE account_id = ? AND id = ? AND deleted_at_ms IS NULL', [accountId, id]);
+      if (!before.rows[0]) return undefined;
+      const { rows } = await tx.query<AxonRow>('UPDATE axons SET deleted_at_ms = ?, event_bytes = 0 WHERE account_id = ? AND id = ? AND deleted_at_ms IS NULL RETURNING *', [
         nowMs,
         accountId,
         id,
       ]);
       if (!rows[0]) return undefined;
       await tx.query('DELETE FROM axon_events WHERE axon_id = ?', [id]);
+      await tx.query('UPDATE axon_accounts SET event_bytes = ? WHERE account_id = ?', [Math.max(0, held - Number(before.rows[0].event_bytes)), accountId]);
       return fromRow(rows[0]);
     });
   }
 
-  /**
-   * Appends events, each to its axon, in one transaction (one commit, one fsync for all): the sequence comes
-   * from the axon's row, incremented here (its row lock orders concurrent publishes on any server), and events
-   * beyond the newest `keep` go. Undefined in place of an event whose axon is missing or deleted.
-   */
-  async appendAll(items: readonly AppendItem[], keep: number): Promise<(AxonEvent | undefined)[]> {
-    return this.db.transaction(async (tx) => {
-      const out: (AxonEvent | undefined)[] = [];
-      for (const { accountId, id, event: e } of items) {
-        const { rows } = await tx.query<{ last_sequence: number }>(
-          'UPDATE axons SET last_sequence = last_sequence + 1 WHERE account_id = ? AND id = ? AND deleted_at_ms IS NULL RETURNING last_sequence',
-          [accountId, id],
-        );
-        if (!rows[0]) {
-          out.push(undefined);
-          continue;
-        }
-        const sequence = Number(rows[0].last_sequence);
-        await tx.query('INSERT INTO axon_events (axon_id, sequence, event_type, origin, payload, source, timestamp_ms) VALUES (?, ?, ?, ?, ?, ?, ?)', [
-          id,
-          sequence,
-          e.eventType,
-          e.origin,
-          e.payload,
-          e.source,
-          e.timestampMs,
-        ]);
-        if (sequence > keep) await tx.query('DELETE FROM axon_events WHERE axon_id = ? AND sequence <= ?', [id, sequence - keep]);
-        out.push({ axonId: id, sequence, ...e });
-      }
-      return out;
-    });
+  /** See event-append.ts. */
+  appendAll(items: readonly AppendItem[], keep: Retention): Promise<AppendOutcome[]> {
+    return appendAll(this.db, items, keep);
   }
 
-  /** Events with afterSequence < sequence <= upTo (when given), oldest first, at most `limit`. */
-  async eventsAfter(id: string, afterSequence: number, limit: number, upTo?: number): Promise<AxonEvent[]> {
+  /** Payload bytes kept: by one axon, or across the account's axons. */
+  async keptBytes(accountId: string, id?: string): Promise<number> {
+    const { rows } =
+      id === undefined
+        ? await this.db.query<{ n: number | string }>('SELECT event_bytes AS n FROM axon_accounts WHERE account_id = ?', [accountId])
+        : await this.db.query<{ n: number | string }>('SELECT event_bytes AS n FROM axons WHERE account_id = ? AND id = ?', [accountId, id]);
+    return Number(rows[0]?.n ?? 0);
+  }
+
+  /**
+   * Events with afterSequence < sequence <= upTo (when given), oldest first: at most `page.events`, and no more
+   * payload than `page.bytes` (one event at least). The bound is found on the index, then only those are read.
+   */
+  async eventsAfter(id: string, afterSequence: number, page: PageBound, upTo?: number): Promise<AxonEvent[]> {
     const bound = upTo === undefined ? '' : ' AND sequence <= ?';
-    const params = upTo === undefined ? [id, afterSequence, limit] : [id, afterSequence, upTo, limit];
-    const { rows } = await this.db.query<EventRow>(`SELECT * FROM axon_events WHERE axon_id = ? AND sequence > ?${bound} ORDER BY sequence LIMIT ?`, params);
+    const params = upTo === undefined ? [id, afterSequence, page.events] : [id, afterSequence, upTo, page.events];
+    const sizes = await this.db.query<{ sequence: number | string; bytes: number | string }>(
+      `SELECT sequence, bytes FROM axon_events WHERE axon_id = ? AND sequence > ?${bound} ORDER BY sequence LIMIT ?`,
+      params,
+    );
+    let last: number | undefined;
+    let bytes = 0;
+    for (const r of sizes.rows) {
+      bytes += Number(r.bytes);
+      if (last !== undefined && bytes > page.bytes) break;
+      last = Number(r.sequence);
+    }
+    if (last === undefined) return [];
+    const { rows } = await this.db.query<EventRow>('SELECT * FROM axon_events WHERE axon_id = ? AND sequence > ? AND sequence <= ? ORDER BY sequence', [id, afterSequence, last]);
     return rows.map(eventFromRow);
   }
 

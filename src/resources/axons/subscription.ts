@@ -1,7 +1,13 @@
 import type { AxonEvent } from './types.js';
 
-/** What a subscription reads from the store: events after a sequence (up to one, when given), oldest first. */
-export type EventReader = (axonId: string, afterSequence: number, limit: number, upTo?: number) => Promise<AxonEvent[]>;
+/** One read of stored events: at most this many, and no more payload than this (one event at least). */
+export interface PageBound {
+  events: number;
+  bytes: number;
+}
+
+/** What a subscription reads from the store: events after a sequence (up to one, when given), oldest first, one page. */
+export type EventReader = (axonId: string, afterSequence: number, page: PageBound, upTo?: number) => Promise<AxonEvent[]>;
 
 /** Why a subscription ended: the client left, it fell behind (it may resume), or the axon was deleted. */
 export type EndReason = { kind: 'closed' } | { kind: 'overflow'; message: string } | { kind: 'deleted'; message: string };
@@ -12,8 +18,11 @@ export interface QueueLimits {
   maxBytes: number;
 }
 
-/** Events per store read: at most 32 × 256 KiB = 8 MiB held for one subscriber while it is written. */
-const PAGE = 32;
+/**
+ * A store read: about 1 MiB of payload (one event of at most 256 KiB past it), so what one subscriber holds
+ * while its backlog is written stays small whatever the events' sizes.
+ */
+export const PAGE: PageBound = { events: 256, bytes: 1024 * 1024 };
 
 /**
  * One subscriber of an axon: the stored events after its sequence, then the live ones, in order, each once.
@@ -112,10 +121,8 @@ export class Subscription {
       }
       if (this.ended) return;
       yield this.handOut(page);
-      if (page.length < PAGE) {
-        if (upTo !== undefined) this.lastSequence = Math.max(this.lastSequence, upTo);
-        return;
-      }
+      // A short page may be short by bytes: only an empty read (or reaching upTo) says the backlog is done.
+      if (upTo !== undefined && this.lastSequence >= upTo) return;
     }
   }
 

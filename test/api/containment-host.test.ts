@@ -9,6 +9,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type Runloop from '@runloop/api-client';
 import { ROOT, startTestServer, type TestServer, runInBox } from '../helpers/server.js';
+import { SQL_GID } from '../../src/resources/axons/sql-process.js';
 
 const IMAGE_DIR = path.join(ROOT, 'data/images');
 
@@ -113,7 +114,9 @@ describe('containment: what other host users see of the data', () => {
           if ((fs.statSync(dir).mode & 0o077) !== 0) open.push(`${dir} (holds ${name})`);
           continue;
         }
-        if ((st.mode & 0o077) !== 0) open.push(`${p} ${(st.mode & 0o777).toString(8)}`);
+        // The axons' SQL databases are open to the SQL processes' own group (no host user or box has it).
+        const sqlGroup = /\/axons(\/[^/]+)?$/.test(p) && st.gid === SQL_GID && (st.mode & 0o007) === 0;
+        if ((st.mode & 0o077) !== 0 && !sqlGroup) open.push(`${p} ${(st.mode & 0o777).toString(8)}`);
         if (st.isDirectory()) walk(p);
       }
     };

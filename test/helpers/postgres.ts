@@ -34,6 +34,31 @@ async function freePort(): Promise<number> {
 }
 
 /**
+ * An empty cluster (initdb) for this PostgreSQL version, kept in the temp dir and copied by each test
+ * server: made in a directory of its own and renamed into place whole, so a copy never sees half of one.
+ */
+function templateCluster(bin: string): string {
+  const template = path.join(os.tmpdir(), `devboxd-pg-template-${path.basename(path.dirname(bin))}`);
+  if (fs.existsSync(path.join(template, 'PG_VERSION'))) return template;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'devboxd-pg-init-'));
+  fs.chmodSync(dir, 0o700);
+  execFileSync('chown', ['postgres:postgres', dir]);
+  const data = path.join(dir, 'data');
+  execFileSync('setpriv', ['--reuid=postgres', '--regid=postgres', '--init-groups', '--', path.join(bin, 'initdb'), '-D', data, '-U', 'devboxd', '--auth=trust', '-E', 'UTF8', '--no-sync'], {
+    stdio: 'pipe',
+    cwd: dir,
+  });
+  try {
+    fs.renameSync(data, template);
+  } catch (err) {
+    // Another test process made it meanwhile: theirs serves as well.
+    if (!fs.existsSync(path.join(template, 'PG_VERSION'))) throw err;
+  }
+  fs.rmSync(dir, { recursive: true, force: true });
+  return template;
+}
+
+/**
  * Starts PostgreSQL as the unprivileged `postgres` user (the server refuses to run as root) with trust
  * authentication on loopback only, no fsync (the tests kill devboxd, never this server), and removes every
  * trace when stopped.
@@ -46,7 +71,8 @@ export async function startTestPostgres(): Promise<TestPostgres> {
   execFileSync('chown', ['postgres:postgres', dir]);
   // setpriv execs the program itself (no intermediate process), so signals reach PostgreSQL directly.
   const asPostgres = (cmd: string, args: string[]) => ['--reuid=postgres', '--regid=postgres', '--init-groups', '--', path.join(bin, cmd), ...args];
-  execFileSync('setpriv', asPostgres('initdb', ['-D', data, '-U', 'devboxd', '--auth=trust', '-E', 'UTF8', '--no-sync']), { stdio: 'pipe', cwd: dir });
+  // A copy of a cluster made once per PostgreSQL version: cp takes ~0.5 s where initdb takes ~3.
+  execFileSync('cp', ['-a', templateCluster(bin), data]);
   const port = await freePort();
   const child: ChildProcess = spawn(
     'setpriv',

@@ -153,7 +153,10 @@ describe('MCP hub from inside a box', () => {
     const token = (await sh(box.id, 'printf %s "$RL_MCP_TOKEN"')).out;
     const other = await api.devboxes.createAndAwaitRunning({});
     await api.devboxes.writeFileContents(other.id, { file_path: 'mcp_client.py', contents: fs.readFileSync(path.join(ROOT, 'test/fixtures/mcp_client.py'), 'utf8') });
-    const stolen = JSON.parse((await sh(other.id, `RL_MCP_URL=$(printf 'http://127.0.0.1:1023/mcp') T=${token} python3 mcp_client.py T github-gh_echo '{}' x`)).out);
+    const tried = await sh(other.id, `RL_MCP_URL=$(printf 'http://127.0.0.1:1023/mcp') T=${token} python3 mcp_client.py T github-gh_echo '{}' x`);
+    // Once (1 in ~10 suites) the client got no answer at all here: say what it printed.
+    assert.equal(tried.code, 0, `exit ${tried.code}: ${tried.err}`);
+    const stolen = JSON.parse(tried.out);
     assert.equal(stolen.list.status, 401);
     await api.devboxes.shutdown(box.id);
     const after = await api.devboxes.createMcpToken(box.id, { mcp_config: 'slack', secret: 'SLACK_BOT' }).then(

@@ -1,12 +1,8 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { SpawnSpec } from '../../src/runtime/driver.js';
 import type { StubRun } from '../helpers/stub-runtime.js';
-import { buildFastApp, type FastApp } from '../helpers/app.js';
-import { startTestPostgres, type TestPostgres } from '../helpers/postgres.js';
-import { ROOT } from '../helpers/server.js';
+import { answers, buildFastAppOn, createAccount, uploadObject, type FastApp } from '../helpers/app.js';
 
 /**
  * Agent mounts across accounts and under limits (stub runtime): a public object agent mounted by another
@@ -17,19 +13,9 @@ import { ROOT } from '../helpers/server.js';
 let f: FastApp;
 let keyB: string;
 
-type Call = Parameters<FastApp['call']>[0];
 type Box = { id: string; status: string; state_transitions: { failure_reason?: string | null }[] };
 
-async function ok<T = { id: string; name: string }>(opts: Call): Promise<T> {
-  const res = await f.call(opts);
-  assert.equal(res.statusCode, 200, `${opts.method} ${opts.url}: ${res.body}`);
-  return res.json() as T;
-}
-async function bad(opts: Call, status: number, pattern: RegExp) {
-  const res = await f.call(opts);
-  assert.equal(res.statusCode, status, res.body);
-  assert.match((JSON.parse(res.body) as { message: string }).message, pattern);
-}
+const { ok, bad } = answers<{ id: string; name: string }>(() => f);
 const create = (payload: Record<string, unknown>, key?: string) => ok({ method: 'POST', url: '/v1/agents', payload, key });
 const git = (name: string, repository: string, key?: string) => create({ name, source: { type: 'git', git: { repository } } }, key);
 const mount = (m: Record<string, unknown>) => ({ type: 'agent_mount', agent_id: null, agent_name: null, ...m });
@@ -52,32 +38,14 @@ async function withRuntime(run: (spec: SpawnSpec) => StubRun, fn: () => Promise<
   return seen;
 }
 
-async function completedObject(contents: string): Promise<string> {
-  const o = await ok<{ id: string; upload_url: string }>({ method: 'POST', url: '/v1/objects', payload: { name: 'agent.txt', content_type: 'text' } });
-  const u = new URL(o.upload_url);
-  assert.equal((await f.call({ method: 'PUT', url: `${u.pathname}${u.search}`, payload: contents, key: null })).statusCode, 200);
-  await ok({ method: 'POST', url: `/v1/objects/${o.id}/complete`, payload: {} });
-  return o.id;
-}
+const completedObject = (contents: string) => uploadObject(f, 'agent.txt', contents);
 
 for (const db of ['sqlite', 'postgres'] as const) describe(`on ${db}`, () => {
-  let pg: TestPostgres | undefined;
   before(async () => {
-    const env: Record<string, string> = { DEVBOXD_AGENT_ACCOUNT_MAX: '12', DEVBOXD_AGENT_INSTALL_TIMEOUT: '1' };
-    if (db === 'postgres') {
-      pg = await startTestPostgres();
-      env.DEVBOXD_DATABASE_URL = await pg.database();
-    }
-    f = await buildFastApp({ env });
-    const out = execFileSync(process.execPath, [path.join(ROOT, 'bin/devboxd.js'), 'accounts', 'create', 'team-mounts'], {
-      env: { ...process.env, DEVBOXD_DATA_DIR: f.dataDir, ...(env.DEVBOXD_DATABASE_URL ? { DEVBOXD_DATABASE_URL: env.DEVBOXD_DATABASE_URL } : {}) },
-    }).toString();
-    keyB = out.trim().split('\n').at(-1)!;
+    f = await buildFastAppOn(db, { DEVBOXD_AGENT_ACCOUNT_MAX: '12', DEVBOXD_AGENT_INSTALL_TIMEOUT: '1' });
+    keyB = createAccount(f, 'team-mounts');
   });
-  after(async () => {
-    await f?.close();
-    await pg?.stop();
-  });
+  after(() => f?.close());
 
   test("another account mounts a public object agent: the object is read as the agent's owner; a deleted object is a 400 at create", async () => {
     const objectId = await completedObject('agent body');

@@ -1,11 +1,7 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { SpawnSpec } from '../../src/runtime/driver.js';
-import { buildFastApp, type FastApp } from '../helpers/app.js';
-import { startTestPostgres, type TestPostgres } from '../helpers/postgres.js';
-import { ROOT } from '../helpers/server.js';
+import { answers, buildFastAppOn, createAccount, uploadObject, type FastApp } from '../helpers/app.js';
 
 /**
  * Agents through the HTTP API (inject): create per source with its validation, retrieve, list filters and
@@ -17,30 +13,14 @@ let keyB: string;
 
 type View = { id: string; name: string; version: string | null; is_public: boolean; create_time_ms: number; source: Record<string, unknown> | null };
 type Page = { agents: View[]; has_more: boolean; total_count?: number };
-type Call = Parameters<FastApp['call']>[0];
 
-async function ok<T = View>(opts: Call): Promise<T> {
-  const res = await f.call(opts);
-  assert.equal(res.statusCode, 200, `${opts.method} ${opts.url}: ${res.body}`);
-  return res.json() as T;
-}
-async function bad(opts: Call, status: number, pattern: RegExp) {
-  const res = await f.call(opts);
-  assert.equal(res.statusCode, status, res.body);
-  assert.match((JSON.parse(res.body) as { message: string }).message, pattern);
-}
+const { ok, bad } = answers<View>(() => f);
 const create = (payload: Record<string, unknown>, key?: string) => ok({ method: 'POST', url: '/v1/agents', payload, key });
 const refused = (payload: Record<string, unknown>, pattern: RegExp) => bad({ method: 'POST', url: '/v1/agents', payload }, 400, pattern);
 const list = (query = '', key?: string) => ok<Page>({ method: 'GET', url: `/v1/agents${query}`, key });
 const pip = (name: string, extra: Record<string, unknown> = {}) => create({ name, source: { type: 'pip', pip: { package_name: 'requests' } }, ...extra });
 
-async function completedObject(contents: string): Promise<string> {
-  const o = await ok<{ id: string; upload_url: string }>({ method: 'POST', url: '/v1/objects', payload: { name: 'agent.txt', content_type: 'text' } });
-  const u = new URL(o.upload_url);
-  assert.equal((await f.call({ method: 'PUT', url: `${u.pathname}${u.search}`, payload: contents, key: null })).statusCode, 200);
-  await ok({ method: 'POST', url: `/v1/objects/${o.id}/complete`, payload: {} });
-  return o.id;
-}
+const completedObject = (contents: string) => uploadObject(f, 'agent.txt', contents);
 
 async function boxWith(mounts: Record<string, unknown>[]) {
   const box = await ok<{ id: string }>({ method: 'POST', url: '/v1/devboxes', payload: { mounts } });
@@ -52,23 +32,11 @@ async function boxWith(mounts: Record<string, unknown>[]) {
 }
 
 for (const db of ['sqlite', 'postgres'] as const) describe(`on ${db}`, () => {
-  let pg: TestPostgres | undefined;
   before(async () => {
-    const env: Record<string, string> = { DEVBOXD_AGENT_ACCOUNT_MAX: '40' };
-    if (db === 'postgres') {
-      pg = await startTestPostgres();
-      env.DEVBOXD_DATABASE_URL = await pg.database();
-    }
-    f = await buildFastApp({ env });
-    const out = execFileSync(process.execPath, [path.join(ROOT, 'bin/devboxd.js'), 'accounts', 'create', 'team-agents'], {
-      env: { ...process.env, DEVBOXD_DATA_DIR: f.dataDir, ...(env.DEVBOXD_DATABASE_URL ? { DEVBOXD_DATABASE_URL: env.DEVBOXD_DATABASE_URL } : {}) },
-    }).toString();
-    keyB = out.trim().split('\n').at(-1)!;
+    f = await buildFastAppOn(db, { DEVBOXD_AGENT_ACCOUNT_MAX: '40' });
+    keyB = createAccount(f, 'team-agents');
   });
-  after(async () => {
-    await f?.close();
-    await pg?.stop();
-  });
+  after(() => f?.close());
 
   describe('create and read', () => {
     test('each source kind is kept and echoed as given; retrieve answers the same view', async () => {

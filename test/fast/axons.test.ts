@@ -7,7 +7,7 @@ import { Broker } from '../../src/resources/axons/broker.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { PAGE, Subscription, type PageBound } from '../../src/resources/axons/subscription.js';
 import type { AxonEvent } from '../../src/resources/axons/types.js';
-import { buildFastApp, type FastApp } from '../helpers/app.js';
+import { answers, buildFastApp, type FastApp } from '../helpers/app.js';
 import { ADMIN_KEY } from '../helpers/server.js';
 
 /**
@@ -17,18 +17,8 @@ import { ADMIN_KEY } from '../helpers/server.js';
  */
 let f: FastApp;
 type View = { id: string; name: string | null; metadata: Record<string, string>; created_at_ms: number; deleted_at_ms: number | null };
-type Call = Parameters<FastApp['call']>[0];
 
-async function ok<T = View>(opts: Call): Promise<T> {
-  const res = await f.call(opts);
-  assert.equal(res.statusCode, 200, `${opts.method} ${opts.url}: ${res.body}`);
-  return res.json() as T;
-}
-async function bad(opts: Call, status: number, pattern: RegExp) {
-  const res = await f.call(opts);
-  assert.equal(res.statusCode, status, res.body);
-  assert.match((JSON.parse(res.body) as { message: string }).message, pattern);
-}
+const { ok, bad } = answers<View>(() => f);
 const create = (payload: Record<string, unknown> = {}) => ok({ method: 'POST', url: '/v1/axons', payload });
 const publish = (id: string, payload = '{}', more: Record<string, unknown> = {}) =>
   ok<{ sequence: number; timestamp_ms: number }>({ method: 'POST', url: `/v1/axons/${id}/publish`, payload: { event_type: 'push', origin: 'EXTERNAL_EVENT', payload, source: 'github', ...more } });

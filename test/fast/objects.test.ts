@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
-import { buildFastApp, type FastApp } from '../helpers/app.js';
+import { buildFastApp, createAccount, type FastApp } from '../helpers/app.js';
 import { ROOT } from '../helpers/server.js';
 
 /**
@@ -57,10 +57,7 @@ const downloadUrl = async (id: string, query = '', key?: string) =>
 
 before(async () => {
   f = await buildFastApp({ env: { DEVBOXD_OBJECT_MAX_BYTES: '1000' } });
-  const out = execFileSync(process.execPath, [path.join(ROOT, 'bin/devboxd.js'), 'accounts', 'create', 'team-obj'], {
-    env: { ...process.env, DEVBOXD_DATA_DIR: f.dataDir },
-  }).toString();
-  keyB = out.trim().split('\n').at(-1)!;
+  keyB = createAccount(f, 'team-obj');
 });
 after(() => f?.close());
 

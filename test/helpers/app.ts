@@ -1,3 +1,5 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -6,7 +8,8 @@ import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { buildDeps, type Deps } from '../../src/deps.js';
 import { createLogger } from '../../src/lib/logger.js';
-import { ADMIN_KEY } from './server.js';
+import { startTestPostgres } from './postgres.js';
+import { ADMIN_KEY, ROOT } from './server.js';
 import { StubRuntime } from './stub-runtime.js';
 
 export interface FastApp {
@@ -14,6 +17,8 @@ export interface FastApp {
   deps: Deps;
   runtime: StubRuntime;
   dataDir: string;
+  /** The PostgreSQL database it runs on (DEVBOXD_DATABASE_URL), if not SQLite. */
+  databaseUrl?: string;
   /** A request with the given key (the admin key unless `key` says otherwise; `null` sends none). */
   call(opts: InjectOptions & { key?: string | null }): Promise<LightMyRequestResponse>;
   close(): Promise<void>;
@@ -38,6 +43,7 @@ export async function buildFastApp(opts: { ready?: boolean; env?: Record<string,
     deps,
     runtime,
     dataDir,
+    databaseUrl: opts.env?.DEVBOXD_DATABASE_URL,
     call: ({ key, headers, ...rest }) => {
       const auth: Record<string, string> = key === null ? {} : { authorization: `Bearer ${key ?? ADMIN_KEY}` };
       return app.inject({ ...rest, headers: { ...auth, ...headers } });
@@ -48,4 +54,57 @@ export async function buildFastApp(opts: { ready?: boolean; env?: Record<string,
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+type Call = Parameters<FastApp['call']>[0];
+
+/**
+ * The two checks every fast test file makes, against the app `app()` returns (files build theirs in `before`):
+ * `ok` asserts a 200 and answers the JSON body (typed `D` unless the call says otherwise); `bad` asserts the
+ * status and that the error message matches.
+ */
+export function answers<D = unknown>(app: () => FastApp) {
+  return {
+    async ok<T = D>(opts: Call): Promise<T> {
+      const res = await app().call(opts);
+      assert.equal(res.statusCode, 200, `${opts.method} ${opts.url}: ${res.body}`);
+      return res.json() as T;
+    },
+    async bad(opts: Call, status: number, pattern: RegExp): Promise<void> {
+      const res = await app().call(opts);
+      assert.equal(res.statusCode, status, res.body);
+      assert.match((JSON.parse(res.body) as { message: string }).message, pattern);
+    },
+  };
+}
+
+/** A fast app on SQLite, or on a PostgreSQL cluster of its own that its `close` stops. */
+export async function buildFastAppOn(db: 'sqlite' | 'postgres', env: Record<string, string> = {}): Promise<FastApp> {
+  if (db === 'sqlite') return buildFastApp({ env });
+  const pg = await startTestPostgres();
+  const f = await buildFastApp({ env: { ...env, DEVBOXD_DATABASE_URL: await pg.database() } }).catch(async (err: unknown) => {
+    await pg.stop();
+    throw err;
+  });
+  const close = f.close.bind(f);
+  return { ...f, close: () => close().finally(() => pg.stop()) };
+}
+
+/** Creates another account with the operator CLI on the app's data dir (and database) and answers its key. */
+export function createAccount(f: FastApp, name: string): string {
+  const db = f.databaseUrl ? { DEVBOXD_DATABASE_URL: f.databaseUrl } : {};
+  const out = execFileSync(process.execPath, [path.join(ROOT, 'bin/devboxd.js'), 'accounts', 'create', name], {
+    env: { ...process.env, DEVBOXD_DATA_DIR: f.dataDir, ...db },
+  }).toString();
+  return out.trim().split('\n').at(-1)!;
+}
+
+/** A completed storage object of the admin account holding `contents` (created, uploaded, completed): its id. */
+export async function uploadObject(f: FastApp, name: string, contents: string): Promise<string> {
+  const { ok } = answers(() => f);
+  const o = await ok<{ id: string; upload_url: string }>({ method: 'POST', url: '/v1/objects', payload: { name, content_type: 'text' } });
+  const u = new URL(o.upload_url);
+  assert.equal((await f.call({ method: 'PUT', url: `${u.pathname}${u.search}`, payload: contents, key: null })).statusCode, 200);
+  await ok({ method: 'POST', url: `/v1/objects/${o.id}/complete`, payload: {} });
+  return o.id;
 }

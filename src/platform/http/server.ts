@@ -56,6 +56,9 @@ export function dualProtocolServer(
 ): net.Server {
   const h1 = http.createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, handler);
   h1.on('clientError', answerClientError);
+  // Node tracks an HTTP server's connections (for closeIdleConnections and the headers timeout) from its
+  // 'listening' event; this one never listens itself (it is handed sockets), so it is told it does.
+  h1.emit('listening');
   // HTTP/1.1 upgrades (WebSocket): tunnels splice theirs to a box. Any other (curl's `Upgrade: h2c`) is
   // served as the plain request it also is, as Node does when no 'upgrade' listener exists.
   if (onUpgrade) {
@@ -112,7 +115,7 @@ export function dualProtocolServer(
   server.close = ((cb?: (err?: Error) => void) => {
     netClose(cb);
     for (const s of sessions) s.close();
-    h1.closeIdleConnections();
+    h1.close(); // drops idle keep-alive sockets and stops the connection checks; busy ones finish
     const timer = setTimeout(() => {
       for (const s of sockets) s.destroy();
     }, 2000);

@@ -2,9 +2,9 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { nativeHelper } from './install-root.js';
 
-const DIRLOCK = fileURLToPath(new URL('../../native/build/dirlock', import.meta.url));
+const DIRLOCK = nativeHelper('dirlock');
 const EXIT_BUSY = 75;
 
 /** Another server holds the data dir: the caller exits without touching anything. */

@@ -24,8 +24,11 @@ function repositoryRoot(): string {
 /** The repository's root (the nearest directory with a package.json: dist/ has none). */
 export const ROOT = repositoryRoot();
 
-/** The devboxd entry to start: the compiled one beside compiled tests, else the bin that loads TypeScript. */
-export const DEVBOXD_BIN = COMPILED ? path.join(ROOT, 'dist/src/bin.js') : path.join(ROOT, 'bin/devboxd.js');
+/**
+ * The devboxd entry to start: beside compiled tests the one-file build (dist/devboxd.js, scripts/build.mjs),
+ * else the bin that loads TypeScript.
+ */
+export const DEVBOXD_BIN = COMPILED ? path.join(ROOT, 'dist/devboxd.js') : path.join(ROOT, 'bin/devboxd.js');
 
 /**
  * Node's arguments for running the module `relative` to `from` (an `import.meta.url`), named by its

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, open, readdir, rename, rm, rmdir, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
@@ -26,8 +27,9 @@ export class FsBlobStore implements BlobStore {
   async put(key: string, body: Readable | AsyncIterable<Uint8Array>, opts: { signal?: AbortSignal } = {}): Promise<BlobStat> {
     const file = this.pathOf(key);
     const tmp = path.join(this.root, TMP, randomBytes(12).toString('hex'));
+    const out = createWriteStream(tmp, { mode: 0o600 });
     try {
-      await pipeline(body, createWriteStream(tmp, { mode: 0o600 }), { signal: opts.signal });
+      await pipeline(body, out, { signal: opts.signal });
       await fsync(tmp);
       for (let tries = 0; ; tries++) {
         await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
@@ -41,6 +43,9 @@ export class FsBlobStore implements BlobStore {
       }
       await fsync(path.dirname(file));
     } catch (err) {
+      // A body that fails at once can end the pipeline before the stream has opened its file: the unlink
+      // waits for the stream's close, which comes after that open, or it would leave the file behind.
+      if (!out.closed) await once(out, 'close').catch(() => undefined);
       await unlink(tmp).catch(() => undefined);
       throw err;
     }

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { nativeHelper } from '../../lib/install-root.js';
 import type { Logger } from '../../lib/logger.js';
 import type { DevboxStore } from '../../platform/store/types.js';
 import type { Lifecycle } from '../devboxes/lifecycle.js';
@@ -9,7 +9,7 @@ import type { Devbox } from '../devboxes/types.js';
 import type { MemoryPressureConfig } from './eviction-config.js';
 import type { EvictionService } from './eviction-service.js';
 
-const PSIWATCH = fileURLToPath(new URL('../../../native/build/psiwatch', import.meta.url));
+const PSIWATCH = nativeHelper('psiwatch');
 
 /** Where pressure events come from: the kernel's PSI trigger in production (`psiTrigger`). */
 export interface PressureSource {

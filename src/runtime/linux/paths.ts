@@ -1,8 +1,6 @@
 /** Where the Linux driver keeps things: native helpers in the repo, box and layer state in the data dir. */
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-const nativeDir = fileURLToPath(new URL('../../../native/', import.meta.url));
+import { NATIVE_DIR as nativeDir } from '../../lib/install-root.js';
 
 export const native = {
   dir: nativeDir,

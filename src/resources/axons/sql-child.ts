@@ -1,23 +1,18 @@
 /**
- * The process that runs axon SQL (started by SqlRunner through sql-process.ts, as one bundled script, in the
- * axons directory, as an unprivileged uid): better-sqlite3 runs a statement synchronously and cannot be interrupted from
- * JavaScript, so a statement runs here, where the parent can kill it at its time limit without stopping the
- * server. One job at a time; the database file is opened per job.
+ * The process that runs axon SQL (started by SqlRunner through sql-process.ts, as one bundled script from its
+ * runtime directory, in the axons directory, as an unprivileged uid): better-sqlite3 runs a statement
+ * synchronously and cannot be interrupted from JavaScript, so a statement runs here, where the parent can kill
+ * it at its time limit without stopping the server. One job at a time; the database file is opened per job.
  */
-import fs from 'node:fs';
 import Database from 'better-sqlite3';
 import type { SqlJob, SqlJobReply, SqlStepOutcome } from './sql-types.js';
 
 type Db = Database.Database;
 
-// The native addon, loaded before the ids change and by the path the parent gives: the checkout's own path
-// when this process is the server's uid, /proc/self/fd/N (opened by the confining shell) when it is not, as
-// its uid may not reach the checkout. The fd is closed once loaded.
-const addonPath = process.env.DEVBOXD_SQLITE_ADDON!;
+// The native addon, from the runtime directory (sql-runtime.ts) by the path the parent gives: loaded once, before
+// the process says it is ready, so an addon that cannot load is a failed start, not a failed job.
 const addon = { exports: {} as object };
-process.dlopen(addon, addonPath);
-const fdLink = /^\/proc\/self\/fd\/(\d+)$/.exec(addonPath);
-if (fdLink) fs.closeSync(Number(fdLink[1]));
+process.dlopen(addon, process.env.DEVBOXD_SQLITE_ADDON!);
 // The typings know only the path form of this option; better-sqlite3 takes the loaded addon as well.
 const nativeBinding = addon.exports as unknown as string;
 

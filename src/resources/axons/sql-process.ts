@@ -1,49 +1,28 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
-import { buildSync } from 'esbuild';
 
 /**
- * How an axon SQL process is started and what it may reach. It runs as plain JavaScript (its TypeScript
- * compiled once per server with esbuild, which tsx brings): through tsx a process took about 1 s of CPU to
- * start, which every statement stopped at its time limit pays again.
+ * How an axon SQL process is started and what it may reach. It runs as plain JavaScript, one script in its
+ * runtime directory (sql-runtime.ts): through tsx a process took about 1 s of CPU to start, which every
+ * statement stopped at its time limit pays again.
  *
  * When the server runs as root, each process starts in a mount and network namespace of its own (CONFINE):
- * the data directory is an empty tmpfs there, the axons directory is bound at /tmp/axons, /tmp, /var/tmp and
- * /dev/shm are tiny empty tmpfs, there is no network but a loopback that is down; it starts with
- * no_new_privs and no capability but those to change its ids, and changes them itself before it takes a
- * job (sql-child.ts) to a uid of its own in the group that alone may open the axons' files. Ids changed
- * without an exec after leave the process non-dumpable: no other process of that uid (another server's on
- * the host) can trace it or look into its /proc. So it reaches the axons' databases and what any user of
- * the host may read, never the server's database, keys, blobs or boxes.
- *
- * Nothing it runs is read by path from the checkout, whose parent directories its uid may not traverse (a
- * clone in root's 0700 home): its code, better-sqlite3's JavaScript included, is one bundle passed with
- * `node -e`, and the native addon is opened by the confining shell, still root with every capability, on
- * fd 8, which the process loads through /proc/self/fd/8 before it changes its ids.
+ * the data directory is an empty tmpfs there, the axons directory is bound at /tmp/axons and the runtime
+ * directory (the script and better-sqlite3's native addon, copied out of the checkout) at /tmp/runtime, /tmp,
+ * /var/tmp and /dev/shm are otherwise tiny empty tmpfs, there is no network but a loopback that is down; it
+ * starts with no_new_privs and no capability but those to change its ids, and changes them itself before it
+ * takes a job (sql-child.ts) to a uid of its own in the group that alone may open the axons' files. Ids
+ * changed without an exec after leave the process non-dumpable: no other process of that uid (another
+ * server's on the host) can trace it or look into its /proc. So it reaches the axons' databases, its runtime
+ * directory and what any user of the host may read, never the server's database, keys, blobs or boxes, and
+ * nothing of the checkout by path: a clone under a directory its uid may not enter (root's 0700 home) works.
  */
 
 /** The SQL processes' group; their uids follow it. Below the boxes' host ids (BOX_ID_BASE, 1 000 000) and
  * above the usual subordinate-id ranges, so no user or box of the host has them. */
 export const SQL_GID = 999_900;
 const MAX_SLOTS = 64;
-
-// Beside this module: the TypeScript source, or its compiled form when the server runs compiled (dist/).
-const CHILD = fileURLToPath(new URL(import.meta.url.endsWith('.ts') ? './sql-child.ts' : './sql-child.js', import.meta.url));
-// better-sqlite3's own layout: its package root holds build/Release/better_sqlite3.node (what `bindings` finds).
-const SQLITE_ADDON = path.join(path.dirname(createRequire(import.meta.url).resolve('better-sqlite3/package.json')), 'build/Release/better_sqlite3.node');
-/** The fd the confined process finds the addon on (0–2 stdio, 3 the IPC channel, 9 the axons directory). */
-const ADDON_FD = 8;
-let code: string | undefined;
-
-/** The child and the JavaScript it imports (better-sqlite3's lib), one CommonJS script for `node -e`. */
-function childCode(): string {
-  code ??= buildSync({ entryPoints: [CHILD], bundle: true, write: false, format: 'cjs', platform: 'node', target: 'node20', logLevel: 'silent' })
-    .outputFiles[0]!.text;
-  return code;
-}
 
 /** Whether the processes get ids of their own (only root can give them). */
 export function confined(): boolean {
@@ -59,41 +38,56 @@ export function sqlIdentity(slot: number): { uid: number; gid: number } | undefi
 
 /** The path the axons directory has inside a confined process (SQLite opens files by absolute path). */
 export const CONFINED_DIR = '/tmp/axons';
+/** The path the runtime directory has inside a confined process. */
+export const CONFINED_RUNTIME = '/tmp/runtime';
+/** The runtime directory's files (sql-runtime.ts): the process's script and better-sqlite3's native addon. */
+export const SCRIPT = 'sql-child.cjs';
+export const ADDON = 'better_sqlite3.node';
 
 /**
- * Run by `unshare -m -n` as root: $1 the axons directory, $2 the data directory, $3 the SQLite addon, then
- * the command. The axons directory is held open (fd 9; fd 3 is the IPC channel) while /tmp is replaced, as
- * the data directory may be under it; the addon is opened here (fd 8), where no directory mode stops root.
+ * Run by `unshare -m -n` as root: $1 the axons directory, $2 the data directory, $3 the runtime directory,
+ * then the command. The two directories are held open (fds 8 and 9; fd 3 may be the IPC channel) while /tmp
+ * is replaced, as the data directory may be under it. The runtime directory is bound as it is: a data
+ * directory on a `noexec` mount stays so, and the addon cannot load (the start probe says so).
  */
 const CONFINE = `set -eu
-axons=$1; data=$2; addon=$3; shift 3
-exec 9<"$axons"
-exec ${ADDON_FD}<"$addon"
+axons=$1; data=$2; runtime=$3; shift 3
+exec 9<"$axons" 8<"$runtime"
 for d in /tmp /var/tmp /dev/shm; do
   if [ -d "$d" ]; then mount -t tmpfs -o size=64k,mode=0755,nosuid,nodev,noexec tmpfs "$d"; fi
 done
-mkdir ${CONFINED_DIR}
+mkdir ${CONFINED_DIR} ${CONFINED_RUNTIME}
 mount --bind /proc/self/fd/9 ${CONFINED_DIR}
-exec 9<&-
+mount --bind /proc/self/fd/8 ${CONFINED_RUNTIME}
+exec 8<&- 9<&-
 if [ -d "$data" ]; then mount -t tmpfs -o size=4k,mode=0700 tmpfs "$data"; fi
 cd ${CONFINED_DIR}
 exec setpriv --clear-groups --no-new-privs --inh-caps=-all --bounding-set=-all,+setuid,+setgid -- "$@"
 `;
 
 /**
- * Starts a process in `dir` (it sends `{ ready: true }` once it can take jobs); its pid is node's, as
- * unshare, sh and setpriv exec each other. None of the server's environment (its keys) reaches it.
+ * Runs `command` as CONFINE does for a SQL process of the axons directory `dir` (the data directory is its
+ * parent) with the runtime directory `runtime`: root in the process's namespaces, with only the capabilities
+ * to change its ids. None of the server's environment (its keys) reaches it: `env` is all it gets.
  */
-export function spawnSqlProcess(dir: string, slot: number, heapMb: number): ChildProcess {
-  const node = [process.execPath, `--max-old-space-size=${heapMb}`, '-e', childCode()];
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', DEVBOXD_SQLITE_ADDON: SQLITE_ADDON };
-  const stdio: ['ignore', 'ignore', 'pipe', 'ipc'] = ['ignore', 'ignore', 'pipe', 'ipc'];
+export function spawnConfined(dir: string, runtime: string, command: string[], env: Record<string, string>, stdio: StdioOptions): ChildProcess {
+  const args = ['-m', '-n', '--propagation', 'private', 'sh', '-c', CONFINE, 'sh', dir, path.dirname(dir), runtime, ...command];
+  return spawn('unshare', args, { cwd: '/', env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env }, stdio });
+}
+
+/**
+ * Starts a process in `dir` from the runtime directory `runtime` (it sends `{ ready: true }` once it can take
+ * jobs); its pid is node's, as unshare, sh and setpriv exec each other.
+ */
+export function spawnSqlProcess(dir: string, runtime: string, slot: number, heapMb: number): ChildProcess {
   const id = sqlIdentity(slot);
-  if (!id) return spawn(node[0]!, node.slice(1), { cwd: dir, env, stdio });
+  const from = id ? CONFINED_RUNTIME : runtime;
+  const node = [process.execPath, `--max-old-space-size=${heapMb}`, path.join(from, SCRIPT)];
+  const env: Record<string, string> = { DEVBOXD_SQLITE_ADDON: path.join(from, ADDON) };
+  const stdio: ['ignore', 'ignore', 'pipe', 'ipc'] = ['ignore', 'ignore', 'pipe', 'ipc'];
+  if (!id) return spawn(node[0]!, node.slice(1), { cwd: dir, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env }, stdio });
   env.DEVBOXD_SQL_IDS = `${id.uid}:${id.gid}`;
-  env.DEVBOXD_SQLITE_ADDON = `/proc/self/fd/${ADDON_FD}`;
-  const args = ['-m', '-n', '--propagation', 'private', 'sh', '-c', CONFINE, 'sh', dir, path.dirname(dir), SQLITE_ADDON, ...node];
-  return spawn('unshare', args, { cwd: '/', env, stdio });
+  return spawnConfined(dir, runtime, node, env, stdio);
 }
 
 /** The axons directory: root's, open to the SQL processes' group; set-group-id, so the journals the

@@ -4,7 +4,8 @@ import path from 'node:path';
 import { ERRORS } from '../../platform/errors.js';
 import type { Logger } from '../../lib/logger.js';
 import { FairQueue } from './sql-fair-queue.js';
-import { createSqlFile, prepareSqlDir, removeSqlFiles, spawnSqlProcess } from './sql-process.js';
+import { confined, createSqlFile, prepareSqlDir, removeSqlFiles, spawnSqlProcess } from './sql-process.js';
+import { prepareSqlRuntime, probeSqlRuntime, sqlRuntimeDir } from './sql-runtime.js';
 import type { SqlJob, SqlJobReply, SqlStepOutcome } from './sql-types.js';
 
 export interface SqlLimits {
@@ -61,6 +62,9 @@ export class SqlRunner {
   private started = false;
   private startFailures = 0;
   private closed = false;
+  /** The processes' script and addon (sql-runtime.ts), beside the axons directory in the data directory. */
+  private readonly runtime: string;
+  private probe: ChildProcess | undefined;
 
   constructor(
     private readonly limits: SqlLimits,
@@ -68,7 +72,30 @@ export class SqlRunner {
     private readonly log: Logger,
   ) {
     prepareSqlDir(dir);
+    this.runtime = sqlRuntimeDir(path.dirname(dir));
     this.queue = new FairQueue({ perAccountRunning: limits.accountRunning, perAccountWaiting: limits.accountWaiting, totalWaiting: limits.queue });
+    this.checkStart();
+  }
+
+  /**
+   * At start, not at the first query: the runtime directory is made current, and (as root) a probe with the
+   * processes' identity and namespaces checks they can use it. A problem is logged naming the path and the
+   * identity; the server runs on, and axon SQL answers 503 until it is fixed.
+   */
+  private checkStart(): void {
+    try {
+      prepareSqlRuntime(this.runtime);
+    } catch (err) {
+      this.log.error({ err, path: this.runtime }, `axon SQL processes cannot start: their runtime directory ${this.runtime} could not be prepared`);
+      return;
+    }
+    if (!confined()) return;
+    const { proc, problem } = probeSqlRuntime(this.dir, this.runtime);
+    this.probe = proc;
+    void problem.then((p) => {
+      this.probe = undefined;
+      if (p && !this.closed) this.log.error({ path: p.path, uid: p.uid, gid: p.gid }, `axon SQL processes cannot start: ${p.message}`);
+    });
   }
 
   /** Makes the axon's database file if it has none yet (the processes never create one). */
@@ -99,6 +126,7 @@ export class SqlRunner {
 
   close(): void {
     this.closed = true;
+    this.probe?.kill('SIGKILL');
     for (const p of this.queue.drain()) p.reject(ERRORS.unavailable('the server is stopping'));
     for (const w of this.workers) w?.proc.kill('SIGKILL');
   }
@@ -127,7 +155,7 @@ export class SqlRunner {
   }
 
   private spawn(slot: number): void {
-    const proc = spawnSqlProcess(this.dir, slot, CHILD_HEAP_MB);
+    const proc = spawnSqlProcess(this.dir, this.runtime, slot, CHILD_HEAP_MB);
     const w: Worker = { slot, proc, ready: false, current: null, timer: null, stderr: '', killed: false, gone: false };
     this.workers[slot] = w;
     proc.stderr?.on('data', (b: Buffer) => {

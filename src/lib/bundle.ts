@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { buildSync, version } from 'esbuild';
+import type * as Esbuild from 'esbuild';
 
 /**
  * A module and everything it imports as one CommonJS script (esbuild), for a process that reads nothing of
@@ -12,8 +12,10 @@ import { buildSync, version } from 'esbuild';
  */
 
 const OPTIONS = { bundle: true, format: 'cjs', platform: 'node', target: 'node20', logLevel: 'silent' } as const;
+const require = createRequire(import.meta.url);
+const ESBUILD = path.dirname(require.resolve('esbuild/package.json'));
 /** Beside the other tools' caches (node_modules/.cache), so `npm ci` clears it with the modules it was made from. */
-const CACHE = path.join(path.dirname(createRequire(import.meta.url).resolve('esbuild/package.json')), '../.cache/devboxd-bundles');
+const CACHE = path.join(ESBUILD, '../.cache/devboxd-bundles');
 
 interface Kept {
   /** Every input file (absolute path) and the SHA-256 of its content when the script was made. */
@@ -28,6 +30,8 @@ const built = new Map<string, Buffer>();
 
 /** The bundled script of `entry` (a .ts or .js file); made at most once per process and per change of its inputs. */
 export function bundle(entry: string, cacheDir = CACHE): Buffer {
+  // esbuild's version from its package.json: esbuild itself is loaded only to build.
+  const { version } = JSON.parse(fs.readFileSync(path.join(ESBUILD, 'package.json'), 'utf8')) as { version: string };
   const key = sha256(JSON.stringify({ entry, version, OPTIONS })).slice(0, 24);
   let script = built.get(key);
   if (script) return script;
@@ -49,6 +53,7 @@ function readKept(base: string): Buffer | undefined {
 }
 
 function make(entry: string, base: string): Buffer {
+  const { buildSync } = require('esbuild') as typeof Esbuild;
   const result = buildSync({ ...OPTIONS, entryPoints: [entry], write: false, metafile: true, absWorkingDir: '/' });
   const script = Buffer.from(result.outputFiles[0]!.contents);
   // Hashed after the build: a file changed during it makes the kept script stale, never wrongly current.

@@ -1,6 +1,5 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { sha256 } from './bundle.js';
 
 /**
  * A runtime directory: what a process the server runs under another identity needs to run (its bundled
@@ -9,9 +8,9 @@ import { sha256 } from './bundle.js';
  * depends on the directories above it, and none of them is opened up. The process reaches the directory
  * through a bind mount in its own mount namespace (the data dir itself is root's alone).
  *
- * Prepared at each start and checked by content: a file whose bytes, owner or mode differ from what it must
- * be is written again (to a temporary name, then renamed over), anything else in the directory is removed,
- * so a warm start reads and hashes the files and writes nothing.
+ * Prepared at each start and checked by content: a file whose bytes (compared whole with what it must hold),
+ * owner or mode differ is written again (to a temporary name, then renamed over), anything else in the
+ * directory is removed, so a warm start reads the files and writes nothing.
  */
 
 export interface RuntimeFile {
@@ -20,17 +19,12 @@ export interface RuntimeFile {
   content: Buffer;
 }
 
-/** What a runtime file holds: its content and that content's SHA-256 (hashed once per process). */
-export function runtimeFile(name: string, content: Buffer): RuntimeFile & { sha: string } {
-  return { name, content, sha: sha256(content) };
-}
-
 /**
  * Makes `dir` hold exactly `files`. With `gid` (a server running as root for an identity of that group):
  * the directory is root's with that group, `0750`, its files `0640`; without, the server's own, `0700` and
  * `0600`. Returns the names it wrote.
  */
-export function prepareRuntimeDir(dir: string, files: (RuntimeFile & { sha: string })[], gid?: number): string[] {
+export function prepareRuntimeDir(dir: string, files: RuntimeFile[], gid?: number): string[] {
   const uid = process.getuid?.() ?? 0;
   const group = gid ?? process.getgid?.() ?? 0;
   fs.mkdirSync(path.dirname(dir), { recursive: true, mode: 0o700 });
@@ -47,7 +41,7 @@ export function prepareRuntimeDir(dir: string, files: (RuntimeFile & { sha: stri
   const written: string[] = [];
   for (const f of files) {
     const file = path.join(dir, f.name);
-    if (current(file, f.sha, uid, group, fileMode)) continue;
+    if (current(file, f.content, uid, group, fileMode)) continue;
     const tmp = `${file}.${process.pid}.tmp`;
     fs.writeFileSync(tmp, f.content, { mode: 0o600, flag: 'wx' });
     fix(tmp, uid, group, fileMode);
@@ -64,13 +58,13 @@ function fix(file: string, uid: number, gid: number, mode: number): void {
 }
 
 /** Whether `file` is a regular file of that owner, group and mode holding that content. */
-function current(file: string, sha: string, uid: number, gid: number, mode: number): boolean {
+function current(file: string, content: Buffer, uid: number, gid: number, mode: number): boolean {
   let st: fs.Stats;
   try {
     st = fs.lstatSync(file);
   } catch {
     return false;
   }
-  if (!st.isFile() || st.uid !== uid || st.gid !== gid || (st.mode & 0o7777) !== mode) return false;
-  return sha256(fs.readFileSync(file)) === sha;
+  if (!st.isFile() || st.size !== content.length || st.uid !== uid || st.gid !== gid || (st.mode & 0o7777) !== mode) return false;
+  return content.equals(fs.readFileSync(file));
 }

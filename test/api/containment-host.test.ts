@@ -117,8 +117,9 @@ describe('containment: what other host users see of the data', () => {
           if ((fs.statSync(dir).mode & 0o077) !== 0) open.push(`${dir} (holds ${name})`);
           continue;
         }
-        // The axons' SQL databases are open to the SQL processes' own group (no host user or box has it).
-        const sqlGroup = /\/axons(\/[^/]+)?$/.test(p) && st.gid === SQL_GID && (st.mode & 0o007) === 0;
+        // The axons' SQL databases and the SQL processes' runtime directory (their script and addon) are open
+        // to those processes' own group (no host user or box has it).
+        const sqlGroup = /\/(axons|runtime\/axon-sql)(\/[^/]+)?$/.test(p) && st.gid === SQL_GID && (st.mode & 0o007) === 0;
         if ((st.mode & 0o077) !== 0 && !sqlGroup) open.push(`${p} ${(st.mode & 0o777).toString(8)}`);
         if (st.isDirectory()) walk(p);
       }

@@ -83,18 +83,22 @@ export class SqlRunner {
    * identity; the server runs on, and axon SQL answers 503 until it is fixed.
    */
   private checkStart(): void {
+    const started = performance.now();
     try {
-      prepareSqlRuntime(this.runtime);
+      const written = prepareSqlRuntime(this.runtime);
+      this.log.debug({ path: this.runtime, written, ms: performance.now() - started }, 'axon SQL runtime directory ready');
     } catch (err) {
       this.log.error({ err, path: this.runtime }, `axon SQL processes cannot start: their runtime directory ${this.runtime} could not be prepared`);
       return;
     }
     if (!confined()) return;
+    const probed = performance.now();
     const { proc, problem } = probeSqlRuntime(this.dir, this.runtime);
     this.probe = proc;
     void problem.then((p) => {
       this.probe = undefined;
       if (p && !this.closed) this.log.error({ path: p.path, uid: p.uid, gid: p.gid }, `axon SQL processes cannot start: ${p.message}`);
+      else if (!p) this.log.debug({ ms: performance.now() - probed }, 'axon SQL processes can use their runtime directory');
     });
   }
 

@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundle } from '../../lib/bundle.js';
-import { prepareRuntimeDir, runtimeFile, type RuntimeFile } from '../../lib/runtime-dir.js';
+import { prepareRuntimeDir, type RuntimeFile } from '../../lib/runtime-dir.js';
 import { ADDON, CONFINED_DIR, CONFINED_RUNTIME, SCRIPT, SQL_GID, confined, spawnConfined, sqlIdentity } from './sql-process.js';
 
 /**
@@ -19,7 +19,7 @@ const CHILD = fileURLToPath(new URL(import.meta.url.endsWith('.ts') ? './sql-chi
 // better-sqlite3's own layout: its package root holds build/Release/better_sqlite3.node (what `bindings` finds).
 const SQLITE_ADDON = path.join(path.dirname(createRequire(import.meta.url).resolve('better-sqlite3/package.json')), 'build/Release/better_sqlite3.node');
 
-let files: (RuntimeFile & { sha: string })[] | undefined;
+let files: RuntimeFile[] | undefined;
 
 export function sqlRuntimeDir(dataDir: string): string {
   return path.join(dataDir, 'runtime', 'axon-sql');
@@ -27,7 +27,10 @@ export function sqlRuntimeDir(dataDir: string): string {
 
 /** Makes `dir` hold the processes' current files (what changed is written); returns the names written. */
 export function prepareSqlRuntime(dir: string): string[] {
-  files ??= [runtimeFile(SCRIPT, bundle(CHILD)), runtimeFile(ADDON, fs.readFileSync(SQLITE_ADDON))];
+  files ??= [
+    { name: SCRIPT, content: bundle(CHILD) },
+    { name: ADDON, content: fs.readFileSync(SQLITE_ADDON) },
+  ];
   return prepareRuntimeDir(dir, files, confined() ? SQL_GID : undefined);
 }
 

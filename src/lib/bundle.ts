@@ -14,11 +14,14 @@ import type * as Esbuild from 'esbuild';
 const OPTIONS = { bundle: true, format: 'cjs', platform: 'node', target: 'node20', logLevel: 'silent' } as const;
 const require = createRequire(import.meta.url);
 const ESBUILD = path.dirname(require.resolve('esbuild/package.json'));
+/** The checkout (node_modules' parent): the kept scripts name their files relative to it, so a checkout reached
+ * by another path (moved, or bind-mounted as a test does) finds them current. */
+const CHECKOUT = path.resolve(ESBUILD, '../..');
 /** Beside the other tools' caches (node_modules/.cache), so `npm ci` clears it with the modules it was made from. */
-const CACHE = path.join(ESBUILD, '../.cache/devboxd-bundles');
+const CACHE = path.join(CHECKOUT, 'node_modules/.cache/devboxd-bundles');
 
 interface Kept {
-  /** Every input file (absolute path) and the SHA-256 of its content when the script was made. */
+  /** Every input file (relative to the checkout) and the SHA-256 of its content when the script was made. */
   inputs: Record<string, string>;
   /** The script's own SHA-256: a cut-short or altered script is made again. */
   output: string;
@@ -29,13 +32,13 @@ export const sha256 = (b: Buffer | string): string => crypto.createHash('sha256'
 const built = new Map<string, Buffer>();
 
 /** The bundled script of `entry` (a .ts or .js file); made at most once per process and per change of its inputs. */
-export function bundle(entry: string, cacheDir = CACHE): Buffer {
+export function bundle(entry: string): Buffer {
   // esbuild's version from its package.json: esbuild itself is loaded only to build.
   const { version } = JSON.parse(fs.readFileSync(path.join(ESBUILD, 'package.json'), 'utf8')) as { version: string };
-  const key = sha256(JSON.stringify({ entry, version, OPTIONS })).slice(0, 24);
+  const key = sha256(JSON.stringify({ entry: path.relative(CHECKOUT, entry), version, OPTIONS })).slice(0, 24);
   let script = built.get(key);
   if (script) return script;
-  const base = path.join(cacheDir, key);
+  const base = path.join(CACHE, key);
   script = readKept(base) ?? make(entry, base);
   built.set(key, script);
   return script;
@@ -44,7 +47,7 @@ export function bundle(entry: string, cacheDir = CACHE): Buffer {
 function readKept(base: string): Buffer | undefined {
   try {
     const kept = JSON.parse(fs.readFileSync(`${base}.json`, 'utf8')) as Kept;
-    for (const [file, hash] of Object.entries(kept.inputs)) if (sha256(fs.readFileSync(file)) !== hash) return undefined;
+    for (const [file, hash] of Object.entries(kept.inputs)) if (sha256(fs.readFileSync(path.resolve(CHECKOUT, file))) !== hash) return undefined;
     const script = fs.readFileSync(`${base}.cjs`);
     return sha256(script) === kept.output ? script : undefined;
   } catch {
@@ -54,14 +57,12 @@ function readKept(base: string): Buffer | undefined {
 
 function make(entry: string, base: string): Buffer {
   const { buildSync } = require('esbuild') as typeof Esbuild;
-  const result = buildSync({ ...OPTIONS, entryPoints: [entry], write: false, metafile: true, absWorkingDir: '/' });
+  // Paths in the script's comments and the metafile are relative to the checkout: none of the host's.
+  const result = buildSync({ ...OPTIONS, entryPoints: [entry], write: false, metafile: true, absWorkingDir: CHECKOUT });
   const script = Buffer.from(result.outputFiles[0]!.contents);
   // Hashed after the build: a file changed during it makes the kept script stale, never wrongly current.
   const inputs: Record<string, string> = {};
-  for (const rel of Object.keys(result.metafile.inputs)) {
-    const file = path.resolve('/', rel);
-    inputs[file] = sha256(fs.readFileSync(file));
-  }
+  for (const file of Object.keys(result.metafile.inputs)) inputs[file] = sha256(fs.readFileSync(path.resolve(CHECKOUT, file)));
   try {
     fs.mkdirSync(path.dirname(base), { recursive: true });
     const tmp = `${base}.${process.pid}.tmp`;

@@ -1,0 +1,60 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, test } from 'node:test';
+import { prepareRuntimeDir } from '../../src/lib/runtime-dir.js';
+
+/**
+ * A runtime directory holds exactly the files it is given, with the owner and modes its identity needs: a
+ * start that finds it current writes nothing; a file changed, re-moded or replaced by a link is written again,
+ * anything else is removed.
+ */
+const root = process.getuid?.() === 0;
+const gid = root ? 999_900 : undefined;
+const data = fs.mkdtempSync(path.join(os.tmpdir(), 'devboxd-runtime-'));
+const dir = path.join(data, 'runtime', 'x');
+const files = [
+  { name: 'script.cjs', content: Buffer.from('console.log(1)\n') },
+  { name: 'addon.node', content: Buffer.alloc(300_000, 7) },
+];
+
+after(() => fs.rmSync(data, { recursive: true, force: true }));
+
+test('a runtime directory is written once, then only where it differs from what it must hold', () => {
+  assert.deepEqual(prepareRuntimeDir(dir, files, gid), ['script.cjs', 'addon.node']);
+  const mode = (p: string) => (fs.lstatSync(p).mode & 0o7777).toString(8);
+  assert.equal(mode(dir), root ? '750' : '700');
+  for (const f of files) {
+    const p = path.join(dir, f.name);
+    assert.equal(mode(p), root ? '640' : '600');
+    assert.equal(fs.statSync(p).gid, gid ?? process.getgid!());
+    assert.ok(fs.readFileSync(p).equals(f.content));
+  }
+  assert.equal(mode(path.dirname(dir)), '700');
+
+  // Warm: nothing to write.
+  assert.deepEqual(prepareRuntimeDir(dir, files, gid), []);
+
+  // The same length, one byte changed; a mode opened up; a stray file; a link in place of a file.
+  const addon = path.join(dir, 'addon.node');
+  const changed = Buffer.from(files[1]!.content);
+  changed[150_000] = 8;
+  fs.writeFileSync(addon, changed);
+  fs.chmodSync(path.join(dir, 'script.cjs'), 0o644);
+  fs.writeFileSync(path.join(dir, 'old.cjs'), 'stale');
+  assert.deepEqual(prepareRuntimeDir(dir, files, gid).sort(), ['addon.node', 'script.cjs']);
+  assert.ok(fs.readFileSync(addon).equals(files[1]!.content));
+  assert.deepEqual(fs.readdirSync(dir).sort(), ['addon.node', 'script.cjs']);
+
+  fs.rmSync(addon);
+  fs.symlinkSync('/etc/hostname', addon);
+  assert.deepEqual(prepareRuntimeDir(dir, files, gid), ['addon.node']);
+  assert.ok(fs.lstatSync(addon).isFile());
+});
+
+test('a runtime directory that is not a directory is refused, not followed', () => {
+  const link = path.join(data, 'runtime', 'link');
+  fs.symlinkSync(data, link);
+  assert.throws(() => prepareRuntimeDir(link, files, gid), /must be a directory/);
+});

@@ -14,10 +14,15 @@ const root = process.getuid?.() === 0;
 const gid = root ? 999_900 : undefined;
 const data = fs.mkdtempSync(path.join(os.tmpdir(), 'devboxd-runtime-'));
 const dir = path.join(data, 'runtime', 'x');
+// One file given by its bytes, one by a file to copy (as a native module of the checkout is): both compared
+// in chunks, over more than one chunk here.
+const source = path.join(data, 'source.node');
+fs.writeFileSync(source, Buffer.alloc(300_000, 7));
 const files = [
-  { name: 'script.cjs', content: Buffer.from('console.log(1)\n') },
-  { name: 'addon.node', content: Buffer.alloc(300_000, 7) },
+  { name: 'script.cjs', content: Buffer.alloc(100_000, 'console.log(1);\n') },
+  { name: 'addon.node', content: { file: source } },
 ];
+const bytes = (f: (typeof files)[number]) => (Buffer.isBuffer(f.content) ? f.content : fs.readFileSync(f.content.file));
 
 after(() => fs.rmSync(data, { recursive: true, force: true }));
 
@@ -29,28 +34,41 @@ test('a runtime directory is written once, then only where it differs from what 
     const p = path.join(dir, f.name);
     assert.equal(mode(p), root ? '640' : '600');
     assert.equal(fs.statSync(p).gid, gid ?? process.getgid!());
-    assert.ok(fs.readFileSync(p).equals(f.content));
+    assert.ok(fs.readFileSync(p).equals(bytes(f)));
   }
   assert.equal(mode(path.dirname(dir)), '700');
 
   // Warm: nothing to write.
   assert.deepEqual(prepareRuntimeDir(dir, files, gid), []);
 
-  // The same length, one byte changed; a mode opened up; a stray file; a link in place of a file.
+  // The same length, one byte changed (past the first chunk), in each; a stray file; then a mode opened up.
   const addon = path.join(dir, 'addon.node');
-  const changed = Buffer.from(files[1]!.content);
-  changed[150_000] = 8;
-  fs.writeFileSync(addon, changed);
-  fs.chmodSync(path.join(dir, 'script.cjs'), 0o644);
+  const script = path.join(dir, 'script.cjs');
+  for (const [p, at] of [
+    [addon, 150_000],
+    [script, 70_000],
+  ] as const) {
+    const changed = fs.readFileSync(p);
+    changed[at] ^= 1;
+    fs.writeFileSync(p, changed);
+  }
   fs.writeFileSync(path.join(dir, 'old.cjs'), 'stale');
-  assert.deepEqual(prepareRuntimeDir(dir, files, gid).sort(), ['addon.node', 'script.cjs']);
-  assert.ok(fs.readFileSync(addon).equals(files[1]!.content));
+  assert.deepEqual(prepareRuntimeDir(dir, files, gid), ['script.cjs', 'addon.node']);
+  assert.ok(fs.readFileSync(addon).equals(bytes(files[1]!)));
+  assert.ok(fs.readFileSync(script).equals(bytes(files[0]!)));
   assert.deepEqual(fs.readdirSync(dir).sort(), ['addon.node', 'script.cjs']);
+  fs.chmodSync(script, 0o644);
+  assert.deepEqual(prepareRuntimeDir(dir, files, gid), ['script.cjs']);
 
   fs.rmSync(addon);
   fs.symlinkSync('/etc/hostname', addon);
   assert.deepEqual(prepareRuntimeDir(dir, files, gid), ['addon.node']);
   assert.ok(fs.lstatSync(addon).isFile());
+
+  // The source changed (a rebuilt module): copied again.
+  fs.appendFileSync(source, 'x');
+  assert.deepEqual(prepareRuntimeDir(dir, files, gid), ['addon.node']);
+  assert.equal(fs.statSync(addon).size, 300_001);
 });
 
 test('a runtime directory that is not a directory is refused, not followed', () => {

@@ -1,5 +1,4 @@
 import type { ChildProcess } from 'node:child_process';
-import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,17 +18,15 @@ const CHILD = fileURLToPath(new URL(import.meta.url.endsWith('.ts') ? './sql-chi
 // better-sqlite3's own layout: its package root holds build/Release/better_sqlite3.node (what `bindings` finds).
 const SQLITE_ADDON = path.join(path.dirname(createRequire(import.meta.url).resolve('better-sqlite3/package.json')), 'build/Release/better_sqlite3.node');
 
-let files: RuntimeFile[] | undefined;
-
 export function sqlRuntimeDir(dataDir: string): string {
   return path.join(dataDir, 'runtime', 'axon-sql');
 }
 
 /** Makes `dir` hold the processes' current files (what changed is written); returns the names written. */
 export function prepareSqlRuntime(dir: string): string[] {
-  files ??= [
+  const files: RuntimeFile[] = [
     { name: SCRIPT, content: bundle(CHILD) },
-    { name: ADDON, content: fs.readFileSync(SQLITE_ADDON) },
+    { name: ADDON, content: { file: SQLITE_ADDON } },
   ];
   return prepareRuntimeDir(dir, files, confined() ? SQL_GID : undefined);
 }

@@ -4,11 +4,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
 import { prepareRuntimeDir } from '../../src/lib/runtime-dir.js';
+import { prepareSqlDir } from '../../src/resources/axons/sql-process.js';
+import { prepareSqlRuntime, probeSqlRuntime } from '../../src/resources/axons/sql-runtime.js';
 
 /**
  * A runtime directory holds exactly the files it is given, with the owner and modes its identity needs: a
  * start that finds it current writes nothing; a file changed, re-moded or replaced by a link is written again,
- * anything else is removed.
+ * anything else is removed. The axon SQL processes' start probe names what their uid cannot use.
  */
 const root = process.getuid?.() === 0;
 const gid = root ? 999_900 : undefined;
@@ -75,4 +77,20 @@ test('a runtime directory that is not a directory is refused, not followed', () 
   const link = path.join(data, 'runtime', 'link');
   fs.symlinkSync(data, link);
   assert.throws(() => prepareRuntimeDir(link, files, gid), /must be a directory/);
+});
+
+test("the SQL processes' start probe names the path their uid cannot read or write, and passes once it can", { skip: !root && 'needs root' }, async () => {
+  const axons = path.join(data, 'sql', 'axons');
+  const runtime = path.join(data, 'sql', 'runtime', 'axon-sql');
+  prepareSqlDir(axons);
+  prepareSqlRuntime(runtime);
+  const probe = async () => (await probeSqlRuntime(axons, runtime).problem)?.message ?? null;
+  assert.equal(await probe(), null);
+  fs.chmodSync(path.join(runtime, 'better_sqlite3.node'), 0o600);
+  assert.equal(await probe(), `uid 999901 (gid 999900) cannot read ${runtime}/better_sqlite3.node`);
+  fs.chmodSync(axons, 0o2750);
+  prepareSqlRuntime(runtime);
+  assert.equal(await probe(), `uid 999901 (gid 999900) cannot write ${axons}`);
+  prepareSqlDir(axons);
+  assert.equal(await probe(), null);
 });

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -66,28 +66,20 @@ exec setpriv --clear-groups --no-new-privs --inh-caps=-all --bounding-set=-all,+
 `;
 
 /**
- * Runs `command` as CONFINE does for a SQL process of the axons directory `dir` (the data directory is its
- * parent) with the runtime directory `runtime`: root in the process's namespaces, with only the capabilities
- * to change its ids. None of the server's environment (its keys) reaches it: `env` is all it gets.
- */
-export function spawnConfined(dir: string, runtime: string, command: string[], env: Record<string, string>, stdio: StdioOptions): ChildProcess {
-  const args = ['-m', '-n', '--propagation', 'private', 'sh', '-c', CONFINE, 'sh', dir, path.dirname(dir), runtime, ...command];
-  return spawn('unshare', args, { cwd: '/', env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env }, stdio });
-}
-
-/**
  * Starts a process in `dir` from the runtime directory `runtime` (it sends `{ ready: true }` once it can take
- * jobs); its pid is node's, as unshare, sh and setpriv exec each other.
+ * jobs); its pid is node's, as unshare, sh and setpriv exec each other. None of the server's environment (its
+ * keys) reaches it.
  */
 export function spawnSqlProcess(dir: string, runtime: string, slot: number, heapMb: number): ChildProcess {
   const id = sqlIdentity(slot);
   const from = id ? CONFINED_RUNTIME : runtime;
   const node = [process.execPath, `--max-old-space-size=${heapMb}`, path.join(from, SCRIPT)];
-  const env: Record<string, string> = { DEVBOXD_SQLITE_ADDON: path.join(from, ADDON) };
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', DEVBOXD_SQLITE_ADDON: path.join(from, ADDON) };
   const stdio: ['ignore', 'ignore', 'pipe', 'ipc'] = ['ignore', 'ignore', 'pipe', 'ipc'];
-  if (!id) return spawn(node[0]!, node.slice(1), { cwd: dir, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env }, stdio });
+  if (!id) return spawn(node[0]!, node.slice(1), { cwd: dir, env, stdio });
   env.DEVBOXD_SQL_IDS = `${id.uid}:${id.gid}`;
-  return spawnConfined(dir, runtime, node, env, stdio);
+  const args = ['-m', '-n', '--propagation', 'private', 'sh', '-c', CONFINE, 'sh', dir, path.dirname(dir), runtime, ...node];
+  return spawn('unshare', args, { cwd: '/', env, stdio });
 }
 
 /** The axons directory: root's, open to the SQL processes' group; set-group-id, so the journals the

@@ -79,7 +79,7 @@ export class SqlRunner {
 
   /**
    * At start, not at the first query: the runtime directory is made current, and (as root) a probe with the
-   * processes' identity and namespaces checks they can use it. A problem is logged naming the path and the
+   * processes' identity checks they can use it and the axons directory as their bind mounts show them. A problem is logged naming the path and the
    * identity; the server runs on, and axon SQL answers 503 until it is fixed.
    */
   private checkStart(): void {

@@ -1,10 +1,11 @@
-import type { ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundle } from '../../lib/bundle.js';
 import { prepareRuntimeDir, type RuntimeFile } from '../../lib/runtime-dir.js';
-import { ADDON, CONFINED_DIR, CONFINED_RUNTIME, SCRIPT, SQL_GID, confined, spawnConfined, sqlIdentity } from './sql-process.js';
+import { ADDON, SCRIPT, SQL_GID, confined, sqlIdentity } from './sql-process.js';
 
 /**
  * The SQL processes' runtime directory (`<data>/runtime/axon-sql`, lib/runtime-dir.ts): their script (the
@@ -40,51 +41,63 @@ export interface StartProblem {
 }
 
 /**
- * As a SQL process would be, in its namespaces and with its ids: each argument `r:<file>` must be readable,
- * `w:<dir>` writable, and the runtime directory's mount must allow mapping code (a data directory on a
- * `noexec` mount does not); prints the arguments that fail.
+ * Run as the first SQL process's uid and gid (no other group), with the runtime directory on fd 3
+ * and the axons directory on fd 4, opened by the server: a path through /proc/self/fd/N goes on from the
+ * directory itself, not through its parents, as a path through a SQL process's bind mounts does
+ * (sql-process.ts). `r:<name>` must be readable in the runtime directory, `w:` the axons directory writable,
+ * and the runtime directory's mount must allow mapping code (`x:`; a data directory on a noexec mount does
+ * not, and a bind mount keeps the flags of what it binds). Prints what fails.
  */
 const PROBE = `for a; do
   case $a in
-    r:*) [ -r "\${a#r:}" ] || echo "$a" ;;
-    w:*) [ -w "\${a#w:}" ] || echo "$a" ;;
+    r:*) [ -r "/proc/self/fd/3/\${a#r:}" ] || echo "$a" ;;
+    w:) [ -w /proc/self/fd/4 ] || echo "$a" ;;
   esac
 done
-while read -r _ _ _ _ at opts _; do
-  if [ "$at" = ${CONFINED_RUNTIME} ]; then case ",$opts," in *,noexec,*) echo "x:${CONFINED_RUNTIME}/${ADDON}" ;; esac; fi
+while read -r k v; do [ "$k" = mnt_id: ] && mnt=$v; done < /proc/self/fdinfo/3
+while read -r id _ _ _ _ opts _; do
+  if [ "$id" = "$mnt" ]; then case ",$opts," in *,noexec,*) echo x: ;; esac; fi
 done < /proc/self/mountinfo
 `;
 
 /**
  * Checks that the first SQL process's identity can read the runtime directory `runtime` and write the axons
  * directory `dir` (a server running as root only; otherwise the processes are the server's user). Resolves
- * to the first problem, or null; `proc` is the probe (a few ms of sh, unshare and setpriv), killed on close.
+ * to the first problem, or null; `proc` is the probe (one sh, about 10 ms of CPU), killed on close.
  */
 export function probeSqlRuntime(dir: string, runtime: string): { proc: ChildProcess; problem: Promise<StartProblem | null> } {
   const { uid, gid } = sqlIdentity(0)!;
   const host: Record<string, string> = {
-    [`r:${CONFINED_RUNTIME}/${SCRIPT}`]: path.join(runtime, SCRIPT),
-    [`r:${CONFINED_RUNTIME}/${ADDON}`]: path.join(runtime, ADDON),
-    [`w:${CONFINED_DIR}`]: dir,
+    [`r:${SCRIPT}`]: path.join(runtime, SCRIPT),
+    [`r:${ADDON}`]: path.join(runtime, ADDON),
+    'w:': dir,
+    'x:': path.join(runtime, ADDON),
   };
   const verbs: Record<string, string> = { r: 'cannot read', w: 'cannot write', x: 'cannot load code from' };
-  const command = ['setpriv', `--reuid=${uid}`, `--regid=${gid}`, '--clear-groups', '--', 'sh', '-c', PROBE, 'sh', ...Object.keys(host)];
-  const proc = spawnConfined(dir, runtime, command, {}, ['ignore', 'pipe', 'pipe']);
+  const fds = [runtime, dir].map((d) => fs.openSync(d, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY));
+  let proc: ChildProcess;
+  try {
+    // node sets the ids (and drops every supplementary group) between its fork and the exec of sh.
+    const args = ['-c', PROBE, 'sh', `r:${SCRIPT}`, `r:${ADDON}`, 'w:'];
+    proc = spawn('/bin/sh', args, { cwd: '/', env: {}, uid, gid, stdio: ['ignore', 'pipe', 'pipe', ...fds] });
+  } finally {
+    for (const fd of fds) fs.closeSync(fd);
+  }
   let out = '';
   let err = '';
   proc.stdout?.on('data', (b: Buffer) => (out = (out + b.toString()).slice(0, 4096)));
   proc.stderr?.on('data', (b: Buffer) => (err = (err + b.toString()).slice(-2048)));
   const problem = new Promise<StartProblem | null>((resolve) => {
-    proc.on('error', (e) => resolve({ uid, gid, message: `they could not be started (${e.message})` }));
+    proc.on('error', (e) => resolve({ uid, gid, message: `the probe as uid ${uid} could not be started (${e.message})` }));
     proc.on('close', (code, signal) => {
-      const failed = out.split('\n').find(Boolean);
+      const failed = out.split('\n').find((l) => Object.hasOwn(host, l));
       if (failed) {
-        const file = host[failed] ?? path.join(runtime, ADDON);
-        const why = failed.startsWith('x:') ? `: its filesystem is mounted noexec (set DEVBOXD_DATA_DIR to a directory on another)` : '';
+        const file = host[failed]!;
+        const why = failed === 'x:' ? ': its filesystem is mounted noexec (set DEVBOXD_DATA_DIR to a directory on another)' : '';
         return resolve({ path: file, uid, gid, message: `uid ${uid} (gid ${gid}) ${verbs[failed[0]!]} ${file}${why}` });
       }
       if (code === 0) return resolve(null);
-      resolve({ uid, gid, message: `their confinement fails as root (${signal ?? `exit ${code}`}): ${err.trim() || 'no message'}` });
+      resolve({ uid, gid, message: `the probe as uid ${uid} failed (${signal ?? `exit ${code}`}): ${err.trim() || 'no message'}` });
     });
   });
   return { proc, problem };

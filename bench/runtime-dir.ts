@@ -1,9 +1,9 @@
 // What the axon SQL runtime directory (<data>/runtime/axon-sql, src/resources/axons/sql-runtime.ts) adds to a
-// server's start: its preparation before the server listens (hashing the files, writing what differs) and the
-// probe that runs beside the rest of the start (sh, unshare and setpriv as the SQL uid), both read from the
-// server's own debug log, next to the whole start (spawn → listening) measured in the same round. Two kinds of
-// start in alternating rounds: warm (the same data dir again: nothing to write) and fresh (a new data dir, as
-// every test server: the files written, the bundle taken from node_modules/.cache).
+// server's start: its preparation before the server listens (the bundle's inputs hashed, the files compared,
+// what differs written) and the probe that runs beside the rest of the start (one sh as the SQL uid), both
+// read from the server's own debug log, next to the whole start (spawn → listening) measured in the same
+// round. Two kinds of start in alternating rounds: warm (the same data dir again: nothing to write) and fresh
+// (a new data dir, as every test server: the files written, the bundle taken from node_modules/.cache).
 // Run: node --import tsx bench/runtime-dir.ts   (BENCH_ROUNDS=10; as root for the probe)
 import { startTestServer, type TestServer } from '../test/helpers/server.js';
 import { percentile } from './lib/load.js';

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { SQL_GID } from '../../src/resources/axons/sql-process.js';
-import { ROOT } from '../helpers/paths.js';
+import { DEVBOXD_BIN, ROOT, nodeScript } from '../helpers/paths.js';
 import { ADMIN_KEY } from '../helpers/server.js';
 
 /**
@@ -17,6 +17,9 @@ import { ADMIN_KEY } from '../helpers/server.js';
 const root = process.getuid?.() === 0;
 const uid = SQL_GID + 1;
 let closed: string;
+
+/** A path of this checkout as the mounted one names it (relative, run from `<closed>/repo`); other arguments as they are. */
+const inClosed = (args: string[]) => args.map((a) => (a.startsWith(`${ROOT}/`) ? path.relative(ROOT, a) : a));
 
 /** Runs `command` from the checkout mounted at `<closed>/repo`, after `setup` (sh) there; its exit and output. */
 function fromClosed(setup: string, command: string[], env: Record<string, string>, until?: RegExp): Promise<{ code: number | null; out: string }> {
@@ -66,8 +69,8 @@ after(() => {
 describe('a checkout under a closed directory', { concurrency: true }, () => {
   test('the axon SQL suite passes from a checkout under a root-owned 0700 directory', { skip: !root && 'needs root' }, async () => {
     // Its temp data directories are made under the closed directory too, as ./data is by default.
-    const suite = 'dist/test/fast/axons-sql.test.js';
-    const r = await fromClosed('', [process.execPath, '--enable-source-maps', '--test-reporter=tap', suite], { TMPDIR: path.join(closed, 'tmp') });
+    const suite = inClosed(nodeScript(import.meta.url, '../fast/axons-sql.test.ts'));
+    const r = await fromClosed('', [process.execPath, '--enable-source-maps', '--test-reporter=tap', ...suite], { TMPDIR: path.join(closed, 'tmp') });
     assert.equal(r.code, 0, r.out);
     assert.match(r.out, /# pass [1-9]/);
     assert.match(r.out, /# fail 0/);
@@ -86,7 +89,7 @@ describe('a checkout under a closed directory', { concurrency: true }, () => {
       DEVBOXD_IMAGE_DIR: path.join(ROOT, 'data/images'),
     };
     const said = /axon SQL processes cannot start[^\n]*/;
-    const r = await fromClosed(setup, [process.execPath, 'dist/src/bin.js', 'serve'], env, said);
+    const r = await fromClosed(setup, [process.execPath, ...inClosed([DEVBOXD_BIN]), 'serve'], env, said);
     const line = said.exec(r.out)?.[0];
     assert.ok(line, r.out);
     assert.ok(line.includes(`uid ${uid} (gid ${SQL_GID}) cannot load code from ${data}/runtime/axon-sql/better_sqlite3.node`), line);

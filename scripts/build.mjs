@@ -48,7 +48,7 @@ export async function buildDist() {
  * server or run as the CLI. Loading the same program as some two thousand ES modules (ours and
  * node_modules') cost about 1.2 s of CPU per process, most of it resolving and linking them; one file starts
  * in half the time. Left outside: packages with native addons or binaries they find by path. The axon SQL
- * process's entry goes beside it (src/resources/axons/sql-process.ts looks for it next to its own module).
+ * process's entry goes beside it (src/resources/axons/sql-runtime.ts looks for it next to its own module).
  */
 async function bundleServer() {
   const common = { absWorkingDir: ROOT, outdir: DIST, format: 'esm', platform: 'node', target: 'node20', logLevel: 'warning' };
@@ -64,7 +64,7 @@ async function bundleServer() {
       sourcemap: 'linked',
       sourcesContent: false,
     }),
-    // Its own bundle of itself and better-sqlite3 is made at run time (sql-process.ts): here only compiled.
+    // Its own bundle of itself and better-sqlite3 is made at run time (sql-runtime.ts, kept in node_modules/.cache): here only compiled.
     build({ ...common, entryPoints: { 'sql-child': 'src/resources/axons/sql-child.ts' } }),
   ]);
 }

@@ -12,8 +12,8 @@ import type * as Esbuild from 'esbuild';
  */
 
 const OPTIONS = { bundle: true, format: 'cjs', platform: 'node', target: 'node20', logLevel: 'silent' } as const;
-const require = createRequire(import.meta.url);
-const ESBUILD = path.dirname(require.resolve('esbuild/package.json'));
+const requireHere = createRequire(import.meta.url);
+const ESBUILD = path.dirname(requireHere.resolve('esbuild/package.json'));
 /** The checkout (node_modules' parent): the kept scripts name their files relative to it, so a checkout reached
  * by another path (moved, or bind-mounted as a test does) finds them current. */
 const CHECKOUT = path.resolve(ESBUILD, '../..');
@@ -56,7 +56,7 @@ function readKept(base: string): Buffer | undefined {
 }
 
 function make(entry: string, base: string): Buffer {
-  const { buildSync } = require('esbuild') as typeof Esbuild;
+  const { buildSync } = requireHere('esbuild') as typeof Esbuild;
   // Paths in the script's comments and the metafile are relative to the checkout: none of the host's.
   const result = buildSync({ ...OPTIONS, entryPoints: [entry], write: false, metafile: true, absWorkingDir: CHECKOUT });
   const script = Buffer.from(result.outputFiles[0]!.contents);

@@ -171,6 +171,22 @@ test('HTTP/2 rapid reset: GOAWAY ENHANCE_YOUR_CALM past the bound, and every suc
     assert.ok(sent < 1000, String(sent));
     c.destroy();
   }
+  // Streams cancelled once they answered (SSE subscriptions a client gives up): the same bound, and the server
+  // ends the session rather than spinning (destroying it from within the stream's close callback did).
+  const axon = (await f.call({ method: 'POST', url: '/v1/axons', payload: {} })).json() as { id: string };
+  const c = http2.connect(url);
+  c.on('error', () => undefined);
+  let goaway: number | undefined;
+  c.on('goaway', (code) => (goaway = code));
+  for (let i = 0; i <= RESETS && goaway === undefined; i++) {
+    const s = c.request({ ':path': `/v1/axons/${axon.id}/subscribe/sse`, ...auth });
+    s.on('error', () => undefined);
+    await new Promise((r) => s.once('data', r).once('close', r));
+    s.close(http2.constants.NGHTTP2_CANCEL);
+  }
+  await until('the GOAWAY', () => goaway !== undefined);
+  assert.equal(goaway, http2.constants.NGHTTP2_ENHANCE_YOUR_CALM);
+  c.destroy();
   await until('no socket left (none in CLOSE-WAIT)', () => serverSockets().length === 0);
 });
 

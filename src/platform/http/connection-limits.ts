@@ -108,7 +108,10 @@ export function guardSession(session: http2.ServerHttp2Session, limits: Connecti
         windowStart = now;
         resets = 0;
       }
-      if (++resets > limits.h2ResetsPer10s) session.destroy(new Error('too many stream resets'), http2.constants.NGHTTP2_ENHANCE_YOUR_CALM);
+      // Not from within this callback: nghttp2 is inside its stream-close handling, and destroying the session
+      // there spins the process (CPU bound, memory growing) instead of ending it.
+      if (++resets === limits.h2ResetsPer10s + 1)
+        setImmediate(() => session.destroy(new Error('too many stream resets'), http2.constants.NGHTTP2_ENHANCE_YOUR_CALM));
     });
   });
   session.setTimeout(idleMs, () => {

@@ -7,6 +7,7 @@ import { registerErrorHandler } from './platform/http/plugins/error-handler.js';
 import { registerIdempotency } from './platform/http/plugins/idempotency.js';
 import { registerMetrics } from './platform/http/plugins/metrics.js';
 import { dualProtocolServer } from './platform/http/server.js';
+import type { ConnectionLimits } from './platform/http/connection-limits.js';
 import { registerRoutes } from './resources/index.js';
 import { registerJsonBody } from './platform/http/json-body.js';
 import { registerValidation } from './platform/http/validation.js';
@@ -16,6 +17,8 @@ export interface AppOptions {
   bodyLimit: number;
   /** A JSON body must arrive within this many ms (408 otherwise). */
   bodyTimeoutMs: number;
+  /** Headers timeout, caps on connections before their headers, HTTP/2 resets (defaults when absent). */
+  connections?: ConnectionLimits;
 }
 
 /** JSON nesting past this is a 400: no wire shape of the API is deeper, and deep values cost every reader. */
@@ -33,6 +36,7 @@ export async function buildApp(deps: Deps, opts: AppOptions): Promise<FastifyIns
         deps.pty.front.wrap(deps.tunnels.front.wrap(handler as never) as never) as never,
         deps.pty.front.upgrade(deps.tunnels.front.upgrade),
         deps.ssh.front.takeTls,
+        opts.connections,
       )) as never,
     requestIdHeader: false,
   }) as unknown as FastifyInstance;

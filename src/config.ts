@@ -12,6 +12,7 @@ import { loadSshConfig, type SshConfig } from './ssh-config.js';
 import { loadEvictionConfig, type EvictionConfig } from './resources/evictions/eviction-config.js';
 import { loadBlobConfig, type BlobConfig } from './platform/blob/config.js';
 import { type OutboundAllow, parseOutboundAllow } from './platform/outbound/index.js';
+import type { ConnectionLimits } from './platform/http/connection-limits.js';
 
 /** Every setting devboxd reads, parsed once at start and passed in; nothing reads process.env elsewhere. */
 export interface Config {
@@ -31,6 +32,11 @@ export interface Config {
   bodyLimit: number;
   /** DEVBOXD_BODY_TIMEOUT_MS: a JSON body must arrive within this long after the headers (408 otherwise). */
   bodyTimeoutMs: number;
+  /**
+   * Connections before their headers are in, and HTTP/2 resets: DEVBOXD_HEADERS_TIMEOUT_MS,
+   * DEVBOXD_PENDING_CONNECTIONS_PER_ADDRESS, DEVBOXD_PENDING_CONNECTIONS, DEVBOXD_H2_MAX_RESETS.
+   */
+  connections: ConnectionLimits;
   /** DEVBOXD_MAX_CPU_CORES: the most CPU one devbox may ask for; default the host's cores (raise to overcommit). */
   maxCpuCores: number;
   /** DEVBOXD_MAX_MEMORY_GB: the most memory (GiB) one devbox may ask for; default the host's memory. */
@@ -220,6 +226,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel,
     bodyLimit: int('DEVBOXD_BODY_LIMIT', env.DEVBOXD_BODY_LIMIT, 10 * 1024 * 1024, 1024, 1024 ** 3),
     bodyTimeoutMs: int('DEVBOXD_BODY_TIMEOUT_MS', env.DEVBOXD_BODY_TIMEOUT_MS, 30_000, 100, 3_600_000),
+    connections: Object.freeze({
+      headersTimeoutMs: int('DEVBOXD_HEADERS_TIMEOUT_MS', env.DEVBOXD_HEADERS_TIMEOUT_MS, 15_000, 100, 600_000),
+      pendingPerAddress: int('DEVBOXD_PENDING_CONNECTIONS_PER_ADDRESS', env.DEVBOXD_PENDING_CONNECTIONS_PER_ADDRESS, 128, 1, 1_000_000),
+      pendingTotal: int('DEVBOXD_PENDING_CONNECTIONS', env.DEVBOXD_PENDING_CONNECTIONS, 1024, 1, 1_000_000),
+      // Past 1000 nghttp2's own limit would act first (and leave its socket open): capped below it.
+      h2ResetsPer10s: int('DEVBOXD_H2_MAX_RESETS', env.DEVBOXD_H2_MAX_RESETS, 200, 1, 900),
+    }),
     maxCpuCores: int('DEVBOXD_MAX_CPU_CORES', env.DEVBOXD_MAX_CPU_CORES, os.availableParallelism(), 1, 1024),
     maxMemoryGiB: int('DEVBOXD_MAX_MEMORY_GB', env.DEVBOXD_MAX_MEMORY_GB, Math.floor(os.totalmem() / 1024 ** 3), 1, 65536),
     databaseUrl,

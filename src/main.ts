@@ -34,7 +34,7 @@ export async function startServer(config: Config): Promise<Running> {
   containCrashes(logger);
   const deps = await buildDeps(config, logger);
   const { createdSecret } = await deps.accounts.bootstrap(config.adminKey);
-  const app = await buildApp(deps, { logger, bodyLimit: config.bodyLimit, bodyTimeoutMs: config.bodyTimeoutMs });
+  const app = await buildApp(deps, { logger, bodyLimit: config.bodyLimit, bodyTimeoutMs: config.bodyTimeoutMs, connections: config.connections });
   // SSH first: with SSH on the API port (the default), the first TLS connection may come as soon as it listens.
   const ssh = await deps.ssh.front.listen();
   await app.listen({ host: config.host, port: config.port });

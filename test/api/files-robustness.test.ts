@@ -115,6 +115,12 @@ describe('uploads are atomic', () => {
     await assert.rejects(up.response);
     assert.equal(await temps('atomic'), '');
     assert.equal(await read('atomic/doc.txt'), 'v1');
+    // The client's choice, not a server fault: nothing about it is logged at error level (pino: 50).
+    const errors = server
+      .output()
+      .split('\n')
+      .filter((l) => l.includes('"level":50') && l.includes('atomic/doc.txt'));
+    assert.deepEqual(errors, []);
   });
 
   test('a finished upload replaces the file whole; an existing file keeps its mode, a new one is 0644', async () => {
@@ -286,14 +292,15 @@ describe('paths', () => {
     ] as const) {
       const w = await failure(write(p, 'x'));
       assert.equal(w.status, 400, `${w.status} ${w.message}`);
-      assert.match(w.message, /^file_path /);
+      // The field first: the server's check, or the schema's (the 4096-byte path, past its maxLength).
+      assert.match(w.message, /^(invalid body\.)?file_path[: ]/);
       assert.match(w.message, why);
       const r = await failure(read(p));
       assert.equal(r.status, 400);
-      assert.match(r.message, /^file_path /);
+      assert.match(r.message, /^(invalid body\.)?file_path[: ]/);
       const d = await failure(api().devboxes.downloadFile(box.id, { path: p }));
       assert.equal(d.status, 400);
-      assert.match(d.message, /^path /);
+      assert.match(d.message, /^(invalid body\.)?path[: ]/);
       const u = await failure(api().devboxes.uploadFile(box.id, { path: p, file: await toFile(Buffer.from('x'), 'x') }));
       assert.equal(u.status, 400);
       assert.match(u.message, /^path /);
@@ -334,6 +341,52 @@ describe('refusals over HTTP/2 and HTTP/1.1 leave the connection usable', () => 
     const r = await failure(api().devboxes.downloadFile(box.id, { path: 'fifo' }));
     assert.equal(r.status, 400);
     assert.match(r.message, /not a regular file/);
+  });
+});
+
+describe('what a path names', () => {
+  test('devices, sockets and /proc files are 4xx naming the path on read, write and download, never 5xx', async () => {
+    await sh('rm -f sock && python3 -c "import socket; socket.socket(socket.AF_UNIX).bind(\'sock\')"');
+    const outcomes: string[] = [];
+    for (const p of ['/dev/tty', '/proc/self/mem', '/proc/1/mem', 'sock']) {
+      for (const [op, call] of [
+        ['read', () => read(p)],
+        ['write', () => write(p, 'x')],
+        ['download', () => api().devboxes.downloadFile(box.id, { path: p })],
+      ] as const) {
+        const r = await (call() as Promise<unknown>).then(
+          () => ({ status: 200, message: p }),
+          (e: { status: number; error?: { message?: string } }) => ({
+            status: e.status,
+            message: e.error?.message ?? '',
+          }),
+        );
+        outcomes.push(`${op} ${p}: ${r.status} ${r.message}`);
+        assert.ok(r.status < 500, `${op} ${p}: ${r.status} ${r.message}`);
+        assert.ok(r.message.includes(p), `${op} ${p}: ${r.message}`);
+      }
+    }
+    // /dev/tty (no terminal: ENXIO) is refused by every operation, whatever else a kernel file allows.
+    assert.deepEqual(
+      outcomes.filter((o) => o.includes('/dev/tty') && !o.includes(': 400 ')),
+      [],
+      outcomes.join('\n'),
+    );
+  });
+
+  test('a path of 4095 bytes is what the OpenAPI document allows and the server takes; 4096 neither', async () => {
+    const doc = (await (await fetch(`${server.url}/openapi.json`)).json()) as {
+      paths: Record<string, { post: { requestBody: { content: Record<string, { schema: { properties: Record<string, { maxLength: number }> } }> } } }>;
+    };
+    const schema = (op: string) => doc.paths[op]!.post.requestBody.content['application/json']!.schema.properties;
+    assert.equal(schema('/v1/devboxes/{id}/read_file_contents').file_path!.maxLength, 4095);
+    assert.equal(schema('/v1/devboxes/{id}/write_file_contents').file_path!.maxLength, 4095);
+    assert.equal(schema('/v1/devboxes/{id}/download_file').path!.maxLength, 4095);
+    // 4095 bytes pass the checks (the box then has no such file); 4096 is refused before any lookup.
+    const at = `/tmp/${'d/'.repeat(2044)}xx`;
+    assert.equal(Buffer.byteLength(at), 4095);
+    assert.equal((await failure(read(at))).status, 404);
+    assert.equal((await failure(read(`${at}x`))).status, 400);
   });
 });
 

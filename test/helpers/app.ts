@@ -42,7 +42,7 @@ export async function buildFastApp(opts: { ready?: boolean; env?: Record<string,
   const runtime = new StubRuntime();
   const deps = await buildDeps(config, logger, { runtime });
   await deps.accounts.bootstrap(config.adminKey);
-  const app = await buildApp(deps, { logger, bodyLimit: config.bodyLimit, bodyTimeoutMs: config.bodyTimeoutMs });
+  const app = await buildApp(deps, { logger, bodyLimit: config.bodyLimit, bodyTimeoutMs: config.bodyTimeoutMs, connections: config.connections });
   if (opts.ready !== false) await app.ready();
   return {
     app,

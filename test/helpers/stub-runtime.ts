@@ -21,6 +21,8 @@ export interface StubRun {
   exitCode?: number;
   /** The process runs until it is signalled or closed (then it exits killed by the signal). */
   hang?: boolean;
+  /** With `hang`: written to stdout at once, while the process runs (`stdout` comes as it exits). */
+  liveStdout?: string;
   /** With `hang`: the process also exits (status 0) once this settles. */
   until?: Promise<unknown>;
   /** Exits this many ms later (unless signalled first). */
@@ -146,7 +148,7 @@ export class StubRuntime implements RuntimeDriver {
   }
 
   private process(spec: SpawnSpec): BoxProcess {
-    const { stdout = '', stderr = '', exitCode = 0, hang = false, until, delayMs = 0 } = this.run(spec);
+    const { stdout = '', stderr = '', exitCode = 0, hang = false, liveStdout, until, delayMs = 0 } = this.run(spec);
     const out = new PassThrough();
     const err = new PassThrough();
     const stdin = new PassThrough();
@@ -164,6 +166,7 @@ export class StubRuntime implements RuntimeDriver {
     if (hang) {
       // Takes no input either, as a stalled process: its writer waits on back-pressure.
       stdin.pause();
+      if (liveStdout) out.write(liveStdout);
       void until?.finally(() => end({ exitCode: 0, signal: null }));
       return {
         stdin,

@@ -1,6 +1,8 @@
 import type { FastifyReply } from 'fastify';
 import { clientGone } from './request-signal.js';
 
+const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' };
+
 /** Comment lines keep idle streams (and the proxies on their way) from timing out. */
 const KEEP_ALIVE_MS = 15_000;
 
@@ -26,10 +28,11 @@ export interface SseStream {
  * connection-level headers). Errors known before streaming must be thrown before calling this.
  */
 export function startSse(reply: FastifyReply): SseStream {
+  if (reply.request.method === 'HEAD') return headOnly(reply);
   const signal = clientGone(reply);
   reply.hijack();
   const res = reply.raw;
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
+  res.writeHead(200, SSE_HEADERS);
   res.write(': stream\n\n');
   const keepAlive = setInterval(() => write(': keep-alive\n\n'), KEEP_ALIVE_MS);
   keepAlive.unref();
@@ -71,4 +74,18 @@ export function startSse(reply: FastifyReply): SseStream {
       if (!res.writableEnded) res.end();
     },
   };
+}
+
+/**
+ * HEAD of a stream (Fastify serves it with the GET handler): the headers at once and the answer ended, since a
+ * HEAD has no body to wait for (Node's HTTP/1.1 sends headers with the first body byte, so a HEAD that only
+ * writes would never answer). The signal is already aborted: producers stop before they start.
+ */
+function headOnly(reply: FastifyReply): SseStream {
+  reply.hijack();
+  reply.raw.writeHead(200, SSE_HEADERS);
+  reply.raw.end();
+  const signal = AbortSignal.abort();
+  const none = async () => undefined;
+  return { signal, data: none, dataAll: none, comment: () => undefined, error: () => undefined, end: () => undefined };
 }

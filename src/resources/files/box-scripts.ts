@@ -113,6 +113,8 @@ if ! command exec 3<"$p"; then
   fi
   [ -d "$p" ] && exit ${EXIT.isDirectory}
   [ -r "$p" ] || exit ${EXIT.denied}
+  # A device or socket that cannot be opened (/dev/tty without a terminal: ENXIO) names no file to read.
+  [ -f "$p" ] || exit ${EXIT.notRegular}
   exit 1
 fi
 [ -d /proc/self/fd/3 ] && exit ${EXIT.isDirectory}

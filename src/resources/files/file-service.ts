@@ -165,7 +165,9 @@ export class FileService {
       signal?.removeEventListener('abort', onAbort);
       this.devboxes.busy(t.id, -1);
     };
-    const failure = (exit: ProcessExit) => this.failure(t, exit.exitCode, stderr);
+    // A client that went away ended the process itself: its choice, answered (and logged) as a 4xx, not a fault.
+    const failure = async (exit: ProcessExit) =>
+      signal?.aborted ? ERRORS.invalid(`the client went away during the ${t.what} of ${t.path}`) : this.failure(t, exit.exitCode, stderr);
     const ready = await firstByte(proc.stdout);
     if (ready !== READY && ready !== READY_IN_PLACE) {
       close();
@@ -202,6 +204,10 @@ export class FileService {
   }
 }
 
+/** strerror texts of open/read/write refused by a device, socket or kernel file (ENXIO, ENODEV, ENOTTY, EINVAL, EIO, EBUSY, ...). */
+const NOT_A_FILE_ERRNO =
+  /no such device|inappropriate ioctl|invalid argument|input\/output error|resource busy|text file busy|operation not supported|no such process|bad address|illegal seek|broken pipe/i;
+
 /** Maps the message of a failed system call (as coreutils print it) to the answer a client can act on. */
 function fromErrno(detail: string, path: string, what: string): DomainError | null {
   if (/no space left|quota exceeded/i.test(detail)) return ERRORS.tooLarge(`${what} of ${path} failed: the devbox disk is full`);
@@ -212,5 +218,7 @@ function fromErrno(detail: string, path: string, what: string): DomainError | nu
   if (/not a directory/i.test(detail)) return ERRORS.notAFile(`cannot use ${path}: a parent is not a directory`);
   if (/is a directory/i.test(detail)) return ERRORS.notAFile(`${path} is a directory`);
   if (/no such file/i.test(detail)) return ERRORS.fileNotFound(path);
+  // What the path names (a device, a socket, a file of /proc or /sys) refuses the operation: the path's fault.
+  if (NOT_A_FILE_ERRNO.test(detail)) return ERRORS.notAFile(`cannot ${what} ${path}: ${detail.replace(/^.*: /, '')} (it is not a regular file)`);
   return null;
 }

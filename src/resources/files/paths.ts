@@ -1,7 +1,10 @@
+import { Type } from 'typebox';
 import { ERRORS } from '../../platform/errors.js';
 
 /** PATH_MAX of Linux, the terminating NUL included: a path string holds at most 4095 bytes. */
 export const PATH_MAX = 4096;
+/** A path in a request body, as documented: the bound the server holds it to (`checkPath` counts its bytes). */
+export const PathString = () => Type.String({ maxLength: PATH_MAX - 1, description: `at most ${PATH_MAX - 1} bytes (Linux PATH_MAX, less its NUL)` });
 /** NAME_MAX of Linux: the longest single path component, in bytes. */
 export const NAME_MAX = 255;
 

@@ -12,6 +12,7 @@ import type { Agent } from 'undici';
 import { OutboundGuard, outboundRefusal } from '../../platform/outbound/index.js';
 import type { Logger } from '../../lib/logger.js';
 import { sendJson } from '../../platform/boxlink/index.js';
+import { answerSent } from '../../platform/http/request-signal.js';
 
 export const GIT_PREFIX = '/git';
 
@@ -90,7 +91,7 @@ export class GitRelay {
     const token = this.tokens.get(grant.key);
     if (token) headers.authorization = `Basic ${Buffer.from(`x-access-token:${token}`).toString('base64')}`;
     const abort = new AbortController();
-    res.on('close', () => res.writableFinished || abort.abort());
+    res.on('close', () => answerSent(res) || abort.abort());
     try {
       await this.agent.stream(
         {

@@ -30,7 +30,9 @@ export function logRoutes(app: Api, executions: ExecutionService): void {
     const gone = new AbortController();
     const entries = await executions.tailLogs(accountId, id, filterOf(req.query), gone.signal);
     const sse = startSse(reply);
-    sse.signal.addEventListener('abort', () => gone.abort());
+    // A client gone before the stream started (or a HEAD) fires no further abort.
+    if (sse.signal.aborted) gone.abort();
+    else sse.signal.addEventListener('abort', () => gone.abort());
     try {
       for await (const entry of entries) await sse.data(toLogView(entry));
     } catch (err) {

@@ -3,7 +3,7 @@ import { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { Type } from 'typebox';
 import { ERRORS } from '../../../platform/errors.js';
-import { checkPath } from '../paths.js';
+import { checkPath, PathString } from '../paths.js';
 import { clientGone } from '../../../platform/http/request-signal.js';
 import type { Api } from '../../../platform/http/resource-module.js';
 import { Body, ERROR_RESPONSES, replies } from '../../../platform/http/schemas/common.js';
@@ -19,8 +19,8 @@ const EMPTY = Buffer.alloc(0);
 /** Longest a request may hold a slot, body and answer included: 64 MiB at ≥ 0.5 MiB/s. */
 const SLOT_HOLD_MS = 120_000;
 
-const ReadBody = Body({ file_path: Type.String({ maxLength: 4096 }) });
-const WriteBody = Body({ file_path: Type.String({ maxLength: 4096 }), contents: Type.String() });
+const ReadBody = Body({ file_path: PathString() });
+const WriteBody = Body({ file_path: PathString(), contents: Type.String() });
 const TextReplies = {
   200: { description: 'the file as UTF-8 text', content: { 'text/plain': { schema: Type.Unsafe<Readable>({ type: 'string' }) } } },
   ...ERROR_RESPONSES,

@@ -6,8 +6,9 @@ import { Body, ERROR_RESPONSES } from '../../../platform/http/schemas/common.js'
 import { DevboxIdParams } from '../../devboxes/routes/schemas.js';
 import type { FileRouteOptions } from './index.js';
 import { holdSlot } from './slots.js';
+import { PathString } from '../paths.js';
 
-const DownloadBody = Body({ path: Type.String({ maxLength: 4096 }) });
+const DownloadBody = Body({ path: PathString() });
 const FileReplies = {
   200: { description: 'the file, streamed', content: { 'application/octet-stream': { schema: Type.Unsafe<Readable>({ type: 'string', format: 'binary' }) } } },
   ...ERROR_RESPONSES,

@@ -5,6 +5,7 @@ import { type OutboundGuard, outboundRefusal } from '../../../platform/outbound/
 import { DomainError } from '../../../platform/errors.js';
 import type { Logger } from '../../../lib/logger.js';
 import type { GatewayAccess } from '../gateway-access.js';
+import { answerSent } from '../../../platform/http/request-signal.js';
 
 /** The path under the box services where the gateway answers: `/gateway/<binding id>/<upstream path>`. */
 export const GATEWAY_PREFIX = '/gateway';
@@ -126,7 +127,7 @@ export class GatewayProxy {
     const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
     const abort = new AbortController();
     res.on('close', () => {
-      if (!res.writableFinished) abort.abort();
+      if (!answerSent(res)) abort.abort();
     });
     try {
       await this.agent.stream(

@@ -4,6 +4,7 @@ import net from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from '../../../lib/logger.js';
 import { DomainError } from '../../../platform/errors.js';
+import { answerSent } from '../../../platform/http/request-signal.js';
 import type { DevboxService } from '../../devboxes/devbox-service.js';
 import type { Lifecycle } from '../../devboxes/lifecycle.js';
 import type { Devbox } from '../../devboxes/types.js';
@@ -133,7 +134,7 @@ export class TunnelFront {
       });
       res.on('close', () => {
         release();
-        if (!res.writableFinished) up.destroy();
+        if (!answerSent(res)) up.destroy();
       });
       req.on('error', () => up.destroy());
       req.pipe(up);

@@ -114,7 +114,9 @@ export function guardSession(session: http2.ServerHttp2Session, limits: Connecti
         setImmediate(() => session.destroy(new Error('too many stream resets'), http2.constants.NGHTTP2_ENHANCE_YOUR_CALM));
     });
   });
+  // close(), not destroy(): a GOAWAY first, so a client about to send on the session opens a new one instead
+  // of losing the request to a socket that vanished.
   session.setTimeout(idleMs, () => {
-    if (open === 0) session.destroy();
+    if (open === 0) session.close();
   });
 }

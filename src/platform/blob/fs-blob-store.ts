@@ -32,13 +32,14 @@ export class FsBlobStore implements BlobStore {
       await pipeline(body, out, { signal: opts.signal });
       await fsync(tmp);
       for (let tries = 0; ; tries++) {
-        await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
         try {
+          await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
           await rename(tmp, file);
           break;
         } catch (err) {
-          // A delete pruned the directory between the mkdir and the rename: make it again.
-          if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || tries >= 3) throw err;
+          // A delete pruned a directory on the way, during the mkdir (which made a parent, then found it gone)
+          // or between the mkdir and the rename: make them again.
+          if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || tries >= 5) throw err;
         }
       }
       await fsync(path.dirname(file));

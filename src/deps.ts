@@ -34,7 +34,7 @@ import { boxServicesExtensions } from './resources/devboxes/box-services-link.js
 import type { Logger } from './lib/logger.js';
 import type { RuntimeDriver } from './runtime/driver.js';
 import { createRuntime } from './runtime/index.js';
-import { openStore } from './platform/store/open.js';
+import { openStore } from './resources/core-store.js';
 import { MODULE_SCHEMAS } from './resources/index.js';
 import { networkPolicyExtensions, TUNNEL_PREFIX } from './resources/network-policies/devbox-extensions.js';
 import { NetworkPolicyService } from './resources/network-policies/network-policy-service.js';

@@ -1,5 +1,5 @@
 import { loadConfig, type Config } from '../config.js';
-import { openStore } from '../platform/store/open.js';
+import { openStore } from '../resources/core-store.js';
 import type { Store } from '../platform/store/types.js';
 import { keyCommands } from './keys.js';
 import { operationCommands } from './operations.js';

@@ -7,7 +7,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { test } from 'node:test';
 import { createLogger } from '../../src/lib/logger.js';
 import { newId } from '../../src/lib/ids.js';
-import { openStore } from '../../src/platform/store/open.js';
+import { openStore } from '../../src/resources/core-store.js';
 import { AccountService } from '../../src/resources/accounts/account-service.js';
 import { MODULE_SCHEMAS } from '../../src/resources/index.js';
 import { ensureKeyFile, FileKeys, readKeyFile } from '../../src/resources/secrets/master-key.js';

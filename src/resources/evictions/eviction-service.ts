@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { Logger } from '../../lib/logger.js';
-import type { DevboxStore } from '../../platform/store/types.js';
+import type { DevboxStore } from '../devboxes/index.js';
 import type { Lifecycle } from '../devboxes/lifecycle.js';
 import type { StatusEvents } from '../devboxes/status-events.js';
 import type { Devbox, DevboxStatus } from '../devboxes/types.js';

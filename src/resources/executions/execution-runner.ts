@@ -2,7 +2,7 @@ import { newId } from '../../lib/ids.js';
 import { DomainError } from '../../platform/errors.js';
 import type { Logger } from '../../lib/logger.js';
 import type { Sandbox } from '../../runtime/driver.js';
-import type { ExecutionStore } from '../../platform/store/types.js';
+import type { ExecutionStore } from './execution-store.js';
 import type { DevboxService } from '../devboxes/devbox-service.js';
 import type { BoxProcessHooks } from '../devboxes/hooks.js';
 import type { Devbox } from '../devboxes/types.js';

@@ -1,5 +1,5 @@
 import type { Logger } from '../../lib/logger.js';
-import type { ExecutionStore } from '../../platform/store/types.js';
+import type { ExecutionStore } from './execution-store.js';
 import type { DevboxService } from '../devboxes/devbox-service.js';
 import type { BoxProcessHooks } from '../devboxes/hooks.js';
 import { TERMINAL } from '../devboxes/types.js';

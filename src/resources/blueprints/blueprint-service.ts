@@ -18,9 +18,6 @@ import { EMPTY_IMAGE, type Blueprint, type BlueprintFilters, type BuildLogLine, 
 /** The durable job that builds a blueprint: a restart finds it and builds again (finished steps are cached). */
 export const BUILD_JOB = 'blueprint.build';
 
-/** A base image name that means devboxd's default image (Runloop's starter images map to it). */
-export const isDefaultImage = (ref: string): boolean => /^runloop[:/]/.test(ref) || ref === 'devboxd' || ref === 'devboxd:default';
-
 /**
  * Blueprints: records, the public catalogue, and the build queue. The build itself is the build runner's
  * (build-runner.ts); this service records a build as queued with its job, and reads what builds left.

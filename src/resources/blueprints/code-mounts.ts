@@ -17,14 +17,9 @@ import { resolveRef } from './git-refs.js';
 /** Most code mounts one blueprint takes (as a devbox). */
 export const MAX_CODE_MOUNTS = 20;
 
-/** A code mount as the request sends it (`token` is replaced by `token_sealed` once stored). */
-export interface CodeMountSpec {
-  repo_name: string;
-  repo_owner: string;
-  token?: string | null;
-  git_ref?: string | null;
-  install_command?: string | null;
-}
+import type { CodeMountSpec } from './types.js';
+
+export type { CodeMountSpec };
 
 interface StoredCodeMount extends CodeMountSpec {
   token_sealed?: string;

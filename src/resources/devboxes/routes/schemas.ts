@@ -5,7 +5,7 @@ import { DEVBOX_STATUSES } from '../types.js';
 import { ERRORS } from '../../../platform/errors.js';
 import { ArgString, Body, EnvironmentMap, Int, LIMITS, Metadata, Opt, OrNull, StringEnum, StringMap, Text } from '../../../platform/http/schemas/common.js';
 import { MAX_BYTES_KEYWORD } from '../../../platform/http/validation.js';
-import { MOUNTS_SERVED, MountsSchema } from './mounts.js';
+import { MOUNTS_SERVED, MountsSchema } from './mounts-schema.js';
 
 export const StatusSchema = StringEnum([...DEVBOX_STATUSES]);
 

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import type { Config } from '../config.js';
 import { runDrain } from '../resources/evictions/drain-socket.js';
 import { pruneKeys, rotateKey } from '../resources/secrets/rotate-key.js';
-import type { WithStore } from './index.js';
+import type { WithStore } from './parse.js';
 import { fail } from './keys.js';
 import { type Command, type Io, UsageError } from './parse.js';
 

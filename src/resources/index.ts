@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { Deps } from '../deps.js';
+import type { Deps } from '../deps-types.js';
 import type { ModuleSchema } from '../platform/store/module-schema.js';
 import { accountRoutes } from './accounts/routes/index.js';
 import { apiKeyRoutes } from './apikeys/routes/index.js';

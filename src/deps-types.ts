@@ -23,7 +23,7 @@ import type { PtyFront, PtySessions, PtyTunnels } from './resources/pty/index.js
 import type { RepositoriesModule } from './resources/repositories/index.js';
 import type { ScenariosModule } from './resources/scenarios/index.js';
 import type { SecretService } from './resources/secrets/secret-service.js';
-import type { Sealer } from './resources/secrets/sealer.js';
+import type { Sealer } from './platform/sealing/sealer.js';
 import type { SnapshotService } from './resources/snapshots/snapshot-service.js';
 import type { SuspendService } from './resources/snapshots/suspend-service.js';
 import type { SshFront, SshKeyService } from './resources/ssh/index.js';

@@ -8,7 +8,7 @@ import { resolveLimits, type HostCapacity } from '../devboxes/resources.js';
 import type { BuildContextSource } from './build-context.js';
 import type { BuildNetwork } from './build-runner.js';
 import { dockerfileOf } from './preview.js';
-import type { Sealer } from '../secrets/sealer.js';
+import type { Sealer } from '../../platform/sealing/sealer.js';
 import { sealServices } from './credentials.js';
 import { checkCodeMounts, sealCodeMounts } from './code-mounts.js';
 import { checkServices } from './services.js';

@@ -9,7 +9,7 @@ import type { BuildContextSource, ContextArchive } from './build-context.js';
 import { sha256, type BaseImage, type BuildEngine } from './build-engine.js';
 import { BuildLogWriter } from './build-log.js';
 import { codeSteps, type CodeClones } from './code-mounts.js';
-import type { Sealer } from '../secrets/sealer.js';
+import type { Sealer } from '../../platform/sealing/sealer.js';
 import type { CodeStep } from './build-steps.js';
 import { DockerfileError } from './dockerfile.js';
 import { DEFAULT_FROM, dockerfileToBuild, isDefaultImage } from './preview.js';

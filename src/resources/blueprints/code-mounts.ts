@@ -10,7 +10,7 @@ import type { Sandbox } from '../../runtime/driver.js';
 import type { CodeMount } from '../devboxes/create-input.js';
 import { GIT_REF } from '../repositories/clone.js';
 import { checkRepoPart, checkToken } from '../repositories/repository-service.js';
-import type { Sealer } from '../secrets/sealer.js';
+import type { Sealer } from '../../platform/sealing/sealer.js';
 import type { CodeStep } from './build-steps.js';
 import { resolveRef } from './git-refs.js';
 

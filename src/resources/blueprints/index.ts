@@ -4,7 +4,7 @@ import type { JobRunner } from '../../platform/jobs/job-runner.js';
 import type { Store } from '../../platform/store/types.js';
 import type { RuntimeDriver } from '../../runtime/driver.js';
 import type { HostCapacity } from '../devboxes/resources.js';
-import type { Sealer } from '../secrets/sealer.js';
+import type { Sealer } from '../../platform/sealing/sealer.js';
 import { ObjectContextSource, type ObjectReader } from './build-context.js';
 import { BuildEngine } from './build-engine.js';
 import { BuildRunner, type BuildNetwork } from './build-runner.js';

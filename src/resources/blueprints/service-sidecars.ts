@@ -16,7 +16,7 @@ import { sidecarId, SandboxError, type ImageConfig, type ResourceLimits, type Ru
 import type { BootContext, BootStep } from '../devboxes/extensions.js';
 import type { Devbox } from '../devboxes/types.js';
 import { MAX_IMAGE_LAYERS } from '../../runtime/oci/pull.js';
-import type { Sealer } from '../secrets/sealer.js';
+import type { Sealer } from '../../platform/sealing/sealer.js';
 import { openCredentials } from './credentials.js';
 import { waitHealthy } from './service-health.js';
 import { serviceOptions, type ServiceOptions } from './service-options.js';

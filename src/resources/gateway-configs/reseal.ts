@@ -1,5 +1,5 @@
 import type { SqlExecutor } from '../../platform/store/sql/executor.js';
-import type { Sealer } from '../secrets/sealer.js';
+import type { Sealer } from '../../platform/sealing/sealer.js';
 import type { ResealPage } from '../mcp-configs/reseal.js';
 import { gatewayHeaderAad } from './gateway-config-service.js';
 

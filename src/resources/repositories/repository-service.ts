@@ -3,7 +3,7 @@ import type { Logger } from '../../lib/logger.js';
 import { ERRORS } from '../../platform/errors.js';
 import type { JobRunner } from '../../platform/jobs/job-runner.js';
 import type { Page, PageQuery } from '../../platform/store/types.js';
-import { SealError, type Sealer } from '../secrets/sealer.js';
+import { SealError, type Sealer } from '../../platform/sealing/sealer.js';
 import { DEFAULT_FROM } from '../blueprints/preview.js';
 import type { SqlRepositoryStore } from './sql-repository-store.js';
 import type { Inspection, RepositoryConnection, RepositoryManifest, UserManifestInput } from './types.js';

@@ -8,8 +8,8 @@ import { blueprintsSealedUnder, resealBlueprintCredentialsPage } from '../bluepr
 import { gatewaySealedUnder, resealGatewayHeadersPage, resealGatewayPage } from '../gateway-configs/reseal.js';
 import { mcpSealedUnder, resealMcpHeaders, resealMcpTokens, type ResealPage } from '../mcp-configs/reseal.js';
 import { repositoryTokensUnder, resealRepositoryTokens } from '../repositories/reseal.js';
-import { ensureKeyFile, generateKey, KeyError, parseKey, readKeyFile, StaticKeys, writeKeyFile, type MasterKey } from './master-key.js';
-import { Sealer } from './sealer.js';
+import { ensureKeyFile, generateKey, KeyError, parseKey, readKeyFile, StaticKeys, writeKeyFile, type MasterKey } from '../../platform/sealing/master-key.js';
+import { Sealer } from '../../platform/sealing/sealer.js';
 import { aadOf } from './secret-service.js';
 import { SqlSecretStore } from './sql-secret-store.js';
 

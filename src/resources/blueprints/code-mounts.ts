@@ -8,8 +8,7 @@
 import { ERRORS } from '../../platform/errors.js';
 import type { Sandbox } from '../../runtime/driver.js';
 import type { CodeMount } from '../devboxes/create-input.js';
-import { GIT_REF } from '../repositories/clone.js';
-import { checkRepoPart, checkToken } from '../repositories/repository-service.js';
+import { checkRepoPart, checkToken, GIT_REF } from '../../platform/git-names.js';
 import type { Sealer } from '../../platform/sealing/sealer.js';
 import type { CodeStep } from './build-steps.js';
 import { resolveRef } from './git-refs.js';

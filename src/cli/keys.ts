@@ -1,4 +1,4 @@
-import { AccountService } from '../resources/accounts/account-service.js';
+import { AccountService } from '../resources/accounts/index.js';
 import type { Store } from '../platform/store/types.js';
 import type { Command, Io } from './parse.js';
 import type { WithStore } from './parse.js';

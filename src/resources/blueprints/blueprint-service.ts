@@ -4,7 +4,7 @@ import type { Logger } from '../../lib/logger.js';
 import type { Page, PageQuery } from '../../platform/store/types.js';
 import type { RuntimeDriver } from '../../runtime/driver.js';
 import type { JobRunner } from '../../platform/jobs/job-runner.js';
-import { resolveLimits, type HostCapacity } from '../devboxes/resources.js';
+import { resolveLimits, type HostCapacity } from '../devboxes/index.js';
 import type { BuildContextSource } from './build-context.js';
 import type { BuildNetwork } from './build-runner.js';
 import { dockerfileOf } from './preview.js';

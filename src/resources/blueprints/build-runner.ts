@@ -1,10 +1,10 @@
 import { DomainError, ERRORS } from '../../platform/errors.js';
-import type { Egress } from '../network-policies/types.js';
+import type { Egress } from '../network-policies/index.js';
 import { newId } from '../../lib/ids.js';
 import type { Gate } from '../../lib/gate.js';
 import type { Logger } from '../../lib/logger.js';
 import type { ImageConfig as OciImageConfig, RuntimeDriver } from '../../runtime/driver.js';
-import { resolveLimits, type HostCapacity } from '../devboxes/resources.js';
+import { resolveLimits, type HostCapacity } from '../devboxes/index.js';
 import type { BuildContextSource, ContextArchive } from './build-context.js';
 import { sha256, type BaseImage, type BuildEngine } from './build-engine.js';
 import { BuildLogWriter } from './build-log.js';

@@ -7,7 +7,7 @@
  */
 import { ERRORS } from '../../platform/errors.js';
 import type { Sandbox } from '../../runtime/driver.js';
-import type { CodeMount } from '../devboxes/create-input.js';
+import type { CodeMount } from '../devboxes/index.js';
 import { checkRepoPart, checkToken, GIT_REF } from '../../platform/git-names.js';
 import type { Sealer } from '../../platform/sealing/sealer.js';
 import type { CodeStep } from './build-steps.js';

@@ -1,4 +1,4 @@
-import type { LaunchParameters } from '../devboxes/types.js';
+import type { LaunchParameters } from '../devboxes/index.js';
 
 // The specs are here, not in code-mounts.ts and services.ts (which re-export them): those import this file.
 /** A code mount as the request sends it (`token` is replaced by `token_sealed` once stored). */

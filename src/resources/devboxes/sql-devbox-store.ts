@@ -3,7 +3,7 @@ import { paginate } from '../../platform/store/sql/paginate.js';
 import type { Devbox, DevboxStatus } from './types.js';
 import type { ApiKey, Page, PageQuery } from '../../platform/store/types.js';
 import type { DevboxStore, DevboxTransition } from './devbox-store.js';
-import { keyJoin } from '../accounts/sql-account-store.js';
+import { keyJoin } from '../accounts/index.js';
 
 interface Row {
   id: string;

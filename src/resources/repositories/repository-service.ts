@@ -4,7 +4,7 @@ import { ERRORS } from '../../platform/errors.js';
 import type { JobRunner } from '../../platform/jobs/job-runner.js';
 import type { Page, PageQuery } from '../../platform/store/types.js';
 import { SealError, type Sealer } from '../../platform/sealing/sealer.js';
-import { DEFAULT_FROM } from '../blueprints/preview.js';
+import { DEFAULT_FROM } from '../blueprints/index.js';
 import { checkRepoPart, checkToken } from '../../platform/git-names.js';
 
 export { checkRepoPart, checkToken, REPO_PART, TOKEN_MAX } from '../../platform/git-names.js';

@@ -1,5 +1,5 @@
 import type { SqlExecutor } from '../../platform/store/sql/executor.js';
-import type { ResealPage } from '../mcp-configs/reseal.js';
+import type { ResealPage } from '../mcp-configs/index.js';
 import type { Sealer } from '../../platform/sealing/sealer.js';
 import { tokenAad } from './repository-service.js';
 

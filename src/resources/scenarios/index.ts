@@ -3,9 +3,9 @@ import type { JobRunner } from '../../platform/jobs/job-runner.js';
 import type { Job } from '../../platform/jobs/types.js';
 import type { Store } from '../../platform/store/types.js';
 import type { Sandbox } from '../../runtime/driver.js';
-import type { DevboxService } from '../devboxes/devbox-service.js';
-import type { Devbox } from '../devboxes/types.js';
-import type { BoxJobs } from '../executions/box-jobs.js';
+import type { DevboxService } from '../devboxes/index.js';
+import type { Devbox } from '../devboxes/index.js';
+import type { BoxJobs } from '../executions/index.js';
 import type { ScenarioConfig } from './config.js';
 import { RunProgress } from './run-progress.js';
 import { ScenarioRunService, SCORE_JOB } from './run-service.js';
@@ -74,3 +74,8 @@ export function buildScenarios(deps: {
   });
   return { scorers, scenarios, runs, jobs: { [SCORE_JOB]: progress.job }, onStopped: progress.onStopped, reconcile: () => progress.reconcile() };
 }
+
+// What other resources import of this one's files: they reach it only through this index (npm run lint).
+export * from './routes/schemas.js';
+export * from './scenario-service.js';
+export * from './types.js';

@@ -1,4 +1,4 @@
-import type { DevboxService } from '../../devboxes/devbox-service.js';
+import type { DevboxService } from '../../devboxes/index.js';
 import { DevboxIdParams } from '../../../platform/http/schemas/shared.js';
 import { resourceModule } from '../../../platform/http/resource-module.js';
 import { IdParams, pageEnvelope, pageSchema, replies, toPageQuery } from '../../../platform/http/schemas/common.js';

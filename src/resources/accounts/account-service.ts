@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto';
 import { ERRORS } from '../../platform/errors.js';
 import { newId, newSecret } from '../../lib/ids.js';
-import type { Authenticator } from '../../platform/auth/authenticator.js';
-import { allows, grantOf, RANK, type Principal, type ResourceType } from '../../platform/auth/principal.js';
+import { allows, type Authenticator, grantOf, RANK, type Principal, type ResourceType } from '../../platform/auth/principal.js';
 import type { Account, AccountStore, ApiKey, Page, PageQuery, Scope, Store } from '../../platform/store/types.js';
 
 export const DEFAULT_ACCOUNT_NAME = 'default';

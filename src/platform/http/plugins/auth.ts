@@ -1,6 +1,6 @@
 import type { FastifyInstance, onSendHookHandler, RouteOptions } from 'fastify';
 import type { Readable } from 'node:stream';
-import type { Authenticator } from '../../auth/authenticator.js';
+import type { Authenticator } from '../../auth/principal.js';
 import { DomainError, ERRORS } from '../../errors.js';
 import './context.js';
 import { KeyCheck } from './key-check.js';

@@ -1,5 +1,4 @@
-import type { Authenticator } from '../../auth/authenticator.js';
-import { samePrincipal, type Principal } from '../../auth/principal.js';
+import { type Authenticator, samePrincipal, type Principal } from '../../auth/principal.js';
 import { ERRORS } from '../../errors.js';
 import type { ApiKey } from '../../store/types.js';
 

@@ -1,8 +1,8 @@
 import type { Static } from 'typebox';
 import { ERRORS } from '../../../platform/errors.js';
 import { Body, EnvironmentMap, Opt, SecretRefsMap, Text } from '../../../platform/http/schemas/common.js';
-import { mountsOf, MountsSchema } from '../../devboxes/index.js';
-import { LaunchParametersSchema } from '../../../platform/http/schemas/shared.js';
+import { mountsOf } from '../../devboxes/index.js';
+import { LaunchParametersSchema, MountsSchema } from '../../../platform/http/schemas/shared.js';
 import { refuseUnsupported, type CreateBody } from '../../devboxes/index.js';
 import type { LaunchParameters } from '../../devboxes/index.js';
 import type { RunProfile } from '../types.js';

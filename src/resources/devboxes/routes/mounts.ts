@@ -2,8 +2,6 @@ import { ERRORS } from '../../../platform/errors.js';
 import type { AgentMount, CodeMount, ObjectMount } from '../create-input.js';
 import type { CreateBody } from './schemas.js';
 
-export { MOUNTS_SERVED, MountsSchema } from './mounts-schema.js';
-
 const ALLOWED: Record<string, string[]> = {
   object_mount: ['type', 'object_id', 'object_path'],
   file_mount: ['type', 'target', 'content'],

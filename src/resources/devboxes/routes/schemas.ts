@@ -4,8 +4,7 @@ import type { Devbox } from '../types.js';
 import { DEVBOX_STATUSES } from '../types.js';
 import { ERRORS } from '../../../platform/errors.js';
 import { ArgString, Body, EnvironmentMap, Int, LIMITS, Metadata, Opt, OrNull, StringEnum, StringMap, Text } from '../../../platform/http/schemas/common.js';
-import { MOUNTS_SERVED, MountsSchema } from './mounts-schema.js';
-import { DevboxIdParams, LaunchParametersSchema } from '../../../platform/http/schemas/shared.js';
+import { DevboxIdParams, LaunchParametersSchema, MOUNTS_SERVED, MountsSchema } from '../../../platform/http/schemas/shared.js';
 
 export { DevboxIdParams, LaunchParametersSchema };
 

@@ -4,7 +4,7 @@
 // with its key in one statement (`DevboxStore.getWithKey`: a hinted GET now). Rounds alternate; reports
 // GETs/s and the CPU each costs this process and this cluster's backends (from /proc), medians.
 // Run: node --import tsx bench/pg-get.ts   (BENCH_SECONDS=4, BENCH_ROUNDS=5)
-import { openStore } from '../src/platform/store/open.js';
+import { openStore } from '../src/resources/core-store.js';
 import { MODULE_SCHEMAS } from '../src/resources/index.js';
 import { startTestPostgres } from '../test/helpers/postgres.js';
 import { account, devbox, key } from '../test/store/fixtures.js';

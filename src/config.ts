@@ -13,6 +13,7 @@ import { loadEvictionConfig, type EvictionConfig } from './resources/evictions/e
 import { loadBlobConfig, type BlobConfig } from './platform/blob/config.js';
 import { type OutboundAllow, parseOutboundAllow } from './platform/outbound/index.js';
 import type { ConnectionLimits } from './platform/http/connection-limits.js';
+import { ConfigError } from './platform/config-error.js';
 
 /** Every setting devboxd reads, parsed once at start and passed in; nothing reads process.env elsewhere. */
 export interface Config {
@@ -173,7 +174,7 @@ function outboundAllow(raw: string): OutboundAllow {
 const MiB = 1024 * 1024;
 const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
-export class ConfigError extends Error {}
+export { ConfigError };
 
 function int(name: string, raw: string | undefined, def: number, min: number, max: number): number {
   if (raw === undefined || raw === '') return def;

@@ -7,10 +7,10 @@ import type { AgentService } from './resources/agents/index.js';
 import { type BenchmarkJobPorts, type BenchmarkJobsModule, buildBenchmarkJobs } from './resources/benchmark-jobs/index.js';
 import type { Config } from './config.js';
 import type { BenchmarksModule } from './resources/benchmarks/index.js';
-import type { DevboxService } from './resources/devboxes/devbox-service.js';
-import type { DevboxStatus } from './resources/devboxes/types.js';
-import type { ExecutionService } from './resources/executions/execution-service.js';
-import type { FileService } from './resources/files/file-service.js';
+import type { DevboxService } from './resources/devboxes/index.js';
+import type { DevboxStatus } from './resources/devboxes/index.js';
+import type { ExecutionService } from './resources/executions/index.js';
+import type { FileService } from './resources/files/index.js';
 import type { ScenariosModule } from './resources/scenarios/index.js';
 
 /** Lines of an agent's output a failure message quotes. */

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
-import { ConfigError } from './config.js';
+import { ConfigError } from './platform/config-error.js';
 import { outsidePrivate, PRIVATE_RANGES } from './platform/net/index.js';
 
 /** Box networking settings (part of Config, parsed once at start). */

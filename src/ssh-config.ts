@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { ConfigError } from './config.js';
+import { ConfigError } from './platform/config-error.js';
 
 /** The SSH front's settings (part of Config, parsed once at start). */
 export interface SshConfig {

@@ -1,13 +1,10 @@
 import { loadConfig, type Config } from '../config.js';
-import { openStore } from '../platform/store/open.js';
-import type { Store } from '../platform/store/types.js';
+import { openStore } from '../resources/core-store.js';
 import { keyCommands } from './keys.js';
 import { operationCommands } from './operations.js';
-import { type Command, commandHelp, type Io, resolve, UsageError, usage } from './parse.js';
+import { type Command, commandHelp, type Io, resolve, UsageError, usage, type WithStore } from './parse.js';
 
 const PROCESS_IO: Io = { out: (s) => void process.stdout.write(s), err: (s) => void process.stderr.write(s) };
-
-export type WithStore = (fn: (store: Store) => Promise<number>) => Promise<number>;
 
 function commands(config: () => Config, io: Io): Command[] {
   const withStore: WithStore = async (fn) => {

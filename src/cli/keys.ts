@@ -1,7 +1,7 @@
-import { AccountService } from '../resources/accounts/account-service.js';
+import { AccountService } from '../resources/accounts/index.js';
 import type { Store } from '../platform/store/types.js';
 import type { Command, Io } from './parse.js';
-import type { WithStore } from './index.js';
+import type { WithStore } from './parse.js';
 
 /** Accounts and their keys, through the account service the API uses. */
 export function keyCommands(io: Io, withStore: WithStore): Command[] {

@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import type { Config } from '../config.js';
-import { runDrain } from '../resources/evictions/drain-socket.js';
-import { pruneKeys, rotateKey } from '../resources/secrets/rotate-key.js';
-import type { WithStore } from './index.js';
+import { runDrain } from '../resources/evictions/index.js';
+import { pruneKeys, rotateKey } from '../resources/secrets/index.js';
+import type { WithStore } from './parse.js';
 import { fail } from './keys.js';
 import { type Command, type Io, UsageError } from './parse.js';
 
@@ -79,9 +79,9 @@ function publishCommands(kind: 'blueprints' | 'objects' | 'agents', io: Io, with
     run: ({ ID }) =>
       withStore(async (store) => {
         const stores = {
-          blueprints: async () => new (await import('../resources/blueprints/sql-blueprint-store.js')).SqlBlueprintStore(store.db),
-          objects: async () => new (await import('../resources/objects/sql-object-store.js')).SqlObjectStore(store.db),
-          agents: async () => new (await import('../resources/agents/sql-agent-store.js')).SqlAgentStore(store.db),
+          blueprints: async () => new (await import('../resources/blueprints/index.js')).SqlBlueprintStore(store.db),
+          objects: async () => new (await import('../resources/objects/index.js')).SqlObjectStore(store.db),
+          agents: async () => new (await import('../resources/agents/index.js')).SqlAgentStore(store.db),
         };
         if (!(await (await stores[kind]()).setPublic(ID!, pub))) return fail(io, `no ${one} ${ID}`);
         io.out(`${one} ${ID} is now ${pub ? 'public' : 'private'}\n`);

@@ -1,4 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import type { Store } from '../platform/store/types.js';
 
 /** A command of the operator CLI: its words, its positional arguments, its options, and what it does. */
 export interface Command {
@@ -12,6 +13,9 @@ export interface Command {
   summary: string;
   run(args: Record<string, string>, options: Record<string, string | boolean | undefined>): Promise<number>;
 }
+
+/** Runs `fn` on the opened store and closes it; the exit code is fn's. */
+export type WithStore = (fn: (store: Store) => Promise<number>) => Promise<number>;
 
 /** Where a command writes: the process's stdout and stderr, or a test's buffers. */
 export interface Io {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
-import { openStore } from '../../src/platform/store/open.js';
+import { openStore } from '../../src/resources/core-store.js';
 import { buildFastApp, type FastApp } from '../helpers/app.js';
 import { DEVBOXD_BIN } from '../helpers/server.js';
 

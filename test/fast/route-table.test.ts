@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import { RESOURCE_TYPES, type ResourceType } from '../../src/resources/accounts/account-service.js';
+import { RESOURCE_TYPES, type ResourceType } from '../../src/platform/auth/principal.js';
 import { buildFastApp, type FastApp } from '../helpers/app.js';
 import { DEVBOXD_BIN } from '../helpers/server.js';
 import { OPERATOR_ROUTES, ROUTES, UPLOAD, type Level, type Need } from './route-table.js';

@@ -3,7 +3,7 @@
  * validation (so a cross-account call reaches the handler, where only a 404 may come back). The route-table
  * test checks this list against /openapi.json: a new route fails the test until it is described here.
  */
-import type { ResourceType } from '../../src/resources/accounts/account-service.js';
+import type { ResourceType } from '../../src/platform/auth/principal.js';
 
 export type Level = 'read' | 'write';
 export type Need = [ResourceType, Level];

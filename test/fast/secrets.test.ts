@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { SpawnSpec } from '../../src/runtime/driver.js';
-import { ensureKeyFile, keyFileProblems, openKeySource } from '../../src/resources/secrets/master-key.js';
+import { ensureKeyFile, keyFileProblems, openKeySource } from '../../src/platform/sealing/master-key.js';
 import { buildFastApp, createAccount, type FastApp } from '../helpers/app.js';
 import { DEVBOXD_BIN } from '../helpers/server.js';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { openStore } from '../../src/platform/store/open.js';
+import { openStore } from '../../src/resources/core-store.js';
 import { buildFastApp, type FastApp } from '../helpers/app.js';
 import { startTestPostgres, type TestPostgres } from '../helpers/postgres.js';
 

@@ -6,8 +6,8 @@ import { GatewayConfigService } from '../../src/resources/gateway-configs/gatewa
 import { resealGatewayTokens } from '../../src/resources/gateway-configs/reseal.js';
 import { SqlGatewayStore } from '../../src/resources/gateway-configs/sql-gateway-store.js';
 import type { SecretLookup } from '../../src/resources/gateway-configs/types.js';
-import { generateKey, StaticKeys } from '../../src/resources/secrets/master-key.js';
-import { Sealer } from '../../src/resources/secrets/sealer.js';
+import { generateKey, StaticKeys } from '../../src/platform/sealing/master-key.js';
+import { Sealer } from '../../src/platform/sealing/sealer.js';
 import { account, devbox, openPostgres, openSqlite, rejectsWith, holdPostgres, type Backend } from './fixtures.js';
 import { loopbackGuard } from '../helpers/outbound.js';
 

@@ -5,8 +5,8 @@ import { McpTokens } from '../../src/resources/mcp-configs/mcp-tokens.js';
 import { resealMcp } from '../../src/resources/mcp-configs/reseal.js';
 import { SqlMcpTokenStore } from '../../src/resources/mcp-configs/sql-mcp-token-store.js';
 import type { SecretReader } from '../../src/resources/mcp-configs/types.js';
-import { generateKey, StaticKeys } from '../../src/resources/secrets/master-key.js';
-import { Sealer } from '../../src/resources/secrets/sealer.js';
+import { generateKey, StaticKeys } from '../../src/platform/sealing/master-key.js';
+import { Sealer } from '../../src/platform/sealing/sealer.js';
 import { account, devbox, openPostgres, openSqlite, holdPostgres, type Backend } from './fixtures.js';
 import { loopbackGuard } from '../helpers/outbound.js';
 

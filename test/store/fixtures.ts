@@ -5,7 +5,7 @@ import type { Devbox } from '../../src/resources/devboxes/types.js';
 import type { Snapshot } from '../../src/resources/snapshots/types.js';
 import type { Execution } from '../../src/resources/executions/types.js';
 import { newId } from '../../src/lib/ids.js';
-import { openStore } from '../../src/platform/store/open.js';
+import { openStore } from '../../src/resources/core-store.js';
 import { MODULE_SCHEMAS } from '../../src/resources/index.js';
 import assert from 'node:assert/strict';
 import { DomainError } from '../../src/platform/errors.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { migrateModules, type ModuleSchema } from '../../src/platform/store/module-schema.js';
-import { openStore } from '../../src/platform/store/open.js';
+import { openStore } from '../../src/resources/core-store.js';
 import { MODULE_SCHEMAS } from '../../src/resources/index.js';
 import { freshPostgresUrl, openPostgres, openSqlite, holdPostgres, type Backend } from './fixtures.js';
 

@@ -12,7 +12,7 @@ import type { Devbox } from '../../src/resources/devboxes/types.js';
 import { DomainError, ERRORS } from '../../src/platform/errors.js';
 import { createLogger } from '../../src/lib/logger.js';
 import type { RuntimeDriver, Sandbox } from '../../src/runtime/driver.js';
-import { openStore } from '../../src/platform/store/open.js';
+import { openStore } from '../../src/resources/core-store.js';
 import type { Store } from '../../src/platform/store/types.js';
 
 // The devbox core's extension points, driven through the real services on a real SQLite store; the

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { JobRunner } from '../../src/platform/jobs/job-runner.js';
 import { createLogger } from '../../src/lib/logger.js';
-import { openStore } from '../../src/platform/store/open.js';
+import { openStore } from '../../src/resources/core-store.js';
 import type { Store } from '../../src/platform/store/types.js';
 import { DevboxService } from '../../src/resources/devboxes/devbox-service.js';
 import { Lifecycle } from '../../src/resources/devboxes/lifecycle.js';

@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { JobRunner, type JobHandler } from '../../src/platform/jobs/job-runner.js';
 import type { Job } from '../../src/platform/jobs/types.js';
 import { createLogger } from '../../src/lib/logger.js';
-import { openStore } from '../../src/platform/store/open.js';
+import { openStore } from '../../src/resources/core-store.js';
 import type { Store } from '../../src/platform/store/types.js';
 
 const log = createLogger('silent');

@@ -9,7 +9,7 @@ import { createLogger } from '../../src/lib/logger.js';
 import { FsBlobStore } from '../../src/platform/blob/fs-blob-store.js';
 import type { BlobStore } from '../../src/platform/blob/types.js';
 import { JobRunner } from '../../src/platform/jobs/job-runner.js';
-import { openStore } from '../../src/platform/store/open.js';
+import { openStore } from '../../src/resources/core-store.js';
 import type { Store } from '../../src/platform/store/types.js';
 import { EXPIRE_JOB, ObjectService } from '../../src/resources/objects/object-service.js';
 import { Presigner } from '../../src/resources/objects/presign.js';

@@ -1,4 +1,4 @@
-import { ConfigError } from '../../config.js';
+import { ConfigError } from '../config-error.js';
 
 /** Where blobs live (part of Config, parsed once at start). */
 export type BlobConfig = { backend: 'fs' } | ({ backend: 's3' } & S3Config);

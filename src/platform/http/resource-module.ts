@@ -1,6 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
-import type { ResourceType } from '../../resources/accounts/account-service.js';
+import type { ResourceType } from '../auth/principal.js';
 import './plugins/context.js';
 
 /** The instance route files register on: request types come from the TypeBox schemas, no casts. */

@@ -2,10 +2,10 @@ import { migrateModules, type ModuleSchema } from './module-schema.js';
 import { migratePostgres } from './postgres/migrate.js';
 import { PgExecutor } from './postgres/executor.js';
 import type { SqlExecutor } from './sql/executor.js';
-import { SqlStore } from './sql/store.js';
+import { sqlStore } from './sql/store.js';
 import { openDatabase } from './sqlite/db.js';
 import { SqliteExecutor } from './sqlite/executor.js';
-import type { Store } from './types.js';
+import type { Store, StorePartsFactory } from './types.js';
 
 export interface StoreOptions {
   /** SQLite lives in `<dataDir>/devboxd.db` unless `databaseUrl` names a PostgreSQL database. */
@@ -15,8 +15,11 @@ export interface StoreOptions {
   modules?: readonly ModuleSchema[];
 }
 
-/** Opens the configured database and brings its schema up to date (refusing a newer one). */
-export async function openStore(opts: StoreOptions): Promise<Store> {
+/**
+ * Opens the configured database and brings its schema up to date (refusing a newer one); `parts` builds the
+ * resources' stores (resources/core-store.ts passes them: the platform names none).
+ */
+export async function openSqlStore(opts: StoreOptions, parts: StorePartsFactory): Promise<Store> {
   let db: SqlExecutor;
   if (opts.databaseUrl) {
     const pg = PgExecutor.connect(opts.databaseUrl);
@@ -36,5 +39,5 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     await db.close();
     throw err;
   }
-  return new SqlStore(db);
+  return sqlStore(db, parts);
 }

@@ -110,94 +110,6 @@ export interface IdempotencyStore {
   prune(beforeMs: number): Promise<void>;
 }
 
-import type { Devbox, DevboxStatus, FailureReason, ShutdownReason, StateTransition } from '../../resources/devboxes/types.js';
-
-/**
- * A devbox status change, applied only while the row is in one of `from`: the caller learns whether it won
- * (a racing change, e.g. a shutdown during a suspend, makes the other one a no-op instead of a revert).
- */
-export interface DevboxTransition {
-  from: readonly DevboxStatus[];
-  to: DevboxStatus;
-  /** Appended to the state transitions (usually one; boot records `initializing` and `running` at once). */
-  transitions: StateTransition[];
-  endTimeMs?: number;
-  failureReason?: FailureReason;
-  shutdownReason?: ShutdownReason;
-  /** New disk layers (suspend points the box at its suspend snapshot in the same step). */
-  layers?: string[];
-}
-
-export interface DevboxStore {
-  insert(d: Devbox): Promise<void>;
-  get(accountId: string, id: string): Promise<Devbox | undefined>;
-  /** The API key with `keyHash` and, if its account has it, the box: one statement (a hinted GET, KeyCheck). */
-  getWithKey(keyHash: string, id: string): Promise<{ key?: ApiKey; devbox?: Devbox }>;
-  /** Any account: for background jobs (watchdog, reconcile). */
-  getById(id: string): Promise<Devbox | undefined>;
-  list(accountId: string, page: PageQuery, status?: DevboxStatus): Promise<Page<Devbox>>;
-  /** Every node's boxes, or only those `node` runs. */
-  listByStatus(statuses: readonly DevboxStatus[], node?: string): Promise<Devbox[]>;
-  /** The conditional status change; the updated devbox, or undefined when its status was not in `from`. */
-  transition(id: string, t: DevboxTransition): Promise<Devbox | undefined>;
-  /** Writes only the given columns (a rename cannot revert a concurrent transition). */
-  patch(accountId: string, id: string, patch: { name?: string | null; metadata?: Record<string, string> }): Promise<Devbox | undefined>;
-  /** Moves the keep-alive mark unless the box has ended; returns whether it did. */
-  keepAlive(accountId: string, id: string, atMs: number): Promise<boolean>;
-  /**
-   * Records that the box may now have something for the view part `part` (Devbox.viewParts); call it in the
-   * transaction that writes that something. Never removed: a part recorded in vain costs one read per view.
-   */
-  markView(id: string, part: string): Promise<void>;
-}
-
-import type { Snapshot, SnapshotFilters, SnapshotStatus } from '../../resources/snapshots/types.js';
-
-export interface SnapshotStore {
-  /** At most one snapshot per devbox is in progress (a unique index): a second one fails with a conflict. */
-  insert(s: Snapshot): Promise<void>;
-  /** Deleted snapshots included; the service decides what a caller may see. */
-  get(accountId: string, id: string): Promise<Snapshot | undefined>;
-  getById(id: string): Promise<Snapshot | undefined>;
-  /** Excludes deleted snapshots. */
-  list(accountId: string, page: PageQuery, filters: SnapshotFilters): Promise<Page<Snapshot>>;
-  /** Every node's snapshots, or only those taken on `node`. */
-  listByStatus(statuses: readonly SnapshotStatus[], node?: string): Promise<Snapshot[]>;
-  inProgressFor(devboxId: string): Promise<Snapshot | undefined>;
-  /** Conditional like a devbox transition: applies only from one of `from`; the updated row or undefined. */
-  setStatus(
-    id: string,
-    from: readonly SnapshotStatus[],
-    to: SnapshotStatus,
-    fields?: { sizeBytes?: number; errorMessage?: string },
-  ): Promise<Snapshot | undefined>;
-  /** Writes only the given columns. */
-  patch(
-    accountId: string,
-    id: string,
-    patch: { name?: string | null; metadata?: Record<string, string>; commitMessage?: string | null },
-  ): Promise<Snapshot | undefined>;
-}
-
-import type { Execution, LogEntry, LogEntryInput, LogFilter } from '../../resources/executions/types.js';
-
-export interface ExecutionStore {
-  insert(e: Execution): Promise<void>;
-  /** Writes the mutable fields (status, exit status, end time, byte counts) unless the row is completed already. */
-  update(e: Execution): Promise<void>;
-  get(devboxId: string, id: string): Promise<Execution | undefined>;
-  findByCommandId(devboxId: string, commandId: string): Promise<Execution | undefined>;
-  /** Executions left queued or running (by a previous server process, at start) on boxes of `node`. */
-  listUnfinished(node?: string): Promise<Execution[]>;
-}
-
-export interface LogStore {
-  /** Appends in one transaction; returns the entries with their sequence numbers. */
-  append(entries: LogEntryInput[]): Promise<LogEntry[]>;
-  /** Oldest first. */
-  list(devboxId: string, filter: LogFilter): Promise<LogEntry[]>;
-}
-
 /** Every store over one database, plus transactions that hand out stores bound to them. */
 import type { Job } from '../jobs/types.js';
 import type { SqlExecutor } from './sql/executor.js';
@@ -220,18 +132,21 @@ export interface JobStore {
   delete(id: string): Promise<void>;
 }
 
-export interface Store {
+/**
+ * The stores each resource adds to `Store`, declared by the resource that owns them: e.g. resources/devboxes
+ * augments this with `devboxes: DevboxStore` (a `declare module` block beside its store interface) and the
+ * composition root hands `openSqlStore` the factory that builds them. The platform names no resource's store.
+ */
+// biome-ignore lint/suspicious/noEmptyInterface: filled by declaration merging in the resources (see above)
+export interface StoreParts {}
+
+export interface Store extends StoreParts {
   readonly dialect: 'sqlite' | 'postgres';
   /**
    * The executor this store runs on (in a transaction, the transaction's): resource modules build their own
    * stores over it (`new SqlSecretStore(store.db)`), so their tables share the database and its transactions.
    */
   readonly db: SqlExecutor;
-  readonly accounts: AccountStore;
-  readonly devboxes: DevboxStore;
-  readonly snapshots: SnapshotStore;
-  readonly executions: ExecutionStore;
-  readonly logs: LogStore;
   readonly idempotency: IdempotencyStore;
   readonly jobs: JobStore;
   /**
@@ -243,3 +158,6 @@ export interface Store {
   ping(): Promise<void>;
   close(): Promise<void>;
 }
+
+/** Builds the resources' stores over one executor (the database's, or a transaction's). */
+export type StorePartsFactory = (db: SqlExecutor) => StoreParts;

@@ -1,60 +1,20 @@
 import { createHash } from 'node:crypto';
 import { ERRORS } from '../../platform/errors.js';
 import { newId, newSecret } from '../../lib/ids.js';
-import type { AccessLevel, Account, AccountStore, ApiKey, Page, PageQuery, Scope, Store } from '../../platform/store/types.js';
-
-export const RESOURCE_TYPES = [
-  'RESOURCE_TYPE_DEVBOXES',
-  'RESOURCE_TYPE_BLUEPRINTS',
-  'RESOURCE_TYPE_SNAPSHOTS',
-  'RESOURCE_TYPE_BENCHMARKS',
-  'RESOURCE_TYPE_SCENARIOS',
-  'RESOURCE_TYPE_AGENTS',
-  'RESOURCE_TYPE_OBJECTS',
-  'RESOURCE_TYPE_ACCOUNT',
-] as const;
-export type ResourceType = (typeof RESOURCE_TYPES)[number];
+import { allows, type Authenticator, grantOf, RANK, type Principal, type ResourceType } from '../../platform/auth/principal.js';
+import type { Account, AccountStore, ApiKey, Page, PageQuery, Scope, Store } from '../../platform/store/types.js';
 
 export const DEFAULT_ACCOUNT_NAME = 'default';
 /** Owner of the server's own seeds (see `builtinAccountId`). */
 export const BUILTIN_ACCOUNT_NAME = 'devboxd-builtin';
 
-/** Who is calling: the account every query is scoped to, and what the key may do. */
-export interface Principal {
-  accountId: string;
-  keyId: string;
-  kind: ApiKey['kind'];
-  scopes: Scope[];
-  expiresAtMs: number | null;
-}
-
-const RANK: Record<AccessLevel, number> = { none: 0, read: 1, write: 2 };
-
-const grantOf = (scopes: Scope[], resource: string): AccessLevel => scopes.find((s) => s.resourceType === resource)?.accessLevel ?? 'none';
-
-/** Whether the key grants `level` on `resource`: standard keys every level, restricted keys what their scopes say. */
-export function allows(p: Principal, resource: ResourceType, level: 'read' | 'write'): boolean {
-  return p.kind === 'standard' || RANK[grantOf(p.scopes, resource)] >= RANK[level];
-}
-
 /** Keys are stored as SHA-256 digests: the secrets are 192-bit random, so a slow hash buys nothing. */
 export const hashSecret = (secret: string): string => createHash('sha256').update(secret).digest('hex');
-
-/** Whether two principals grant the same: a hint used ahead of a key's check must match what the check found. */
-export function samePrincipal(a: Principal, b: Principal): boolean {
-  return (
-    a.accountId === b.accountId &&
-    a.keyId === b.keyId &&
-    a.kind === b.kind &&
-    a.expiresAtMs === b.expiresAtMs &&
-    JSON.stringify(a.scopes) === JSON.stringify(b.scopes)
-  );
-}
 
 /** Keys kept between requests; past this the cache starts afresh (a key costs ~1 KiB). */
 const MAX_CACHED_KEYS = 10_000;
 
-export class AccountService {
+export class AccountService implements Authenticator {
   private readonly store: AccountStore;
   /** Keys by secret hash as read while the store's change token was `cachedToken` (see `findKey`). */
   private readonly cached = new Map<string, ApiKey>();

@@ -148,3 +148,9 @@ export class SqlAccountStore implements AccountStore {
     return r.rowCount;
   }
 }
+
+declare module '../../platform/store/types.js' {
+  interface StoreParts {
+    readonly accounts: AccountStore;
+  }
+}

@@ -1,7 +1,7 @@
 import { DomainError, ERRORS } from '../../platform/errors.js';
 import type { Page, PageQuery, Store } from '../../platform/store/types.js';
 import { newId } from '../../lib/ids.js';
-import type { ObjectService } from '../objects/object-service.js';
+import type { ObjectService } from '../objects/index.js';
 import type { AgentConfig } from './config.js';
 import { checkSource, checkVersion } from './source.js';
 import { SqlAgentStore } from './sql-agent-store.js';

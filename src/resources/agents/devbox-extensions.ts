@@ -1,5 +1,5 @@
 import type { BoxProcess, Sandbox } from '../../runtime/driver.js';
-import type { BootContext, BootStep, CreateResolver } from '../devboxes/extensions.js';
+import type { BootContext, BootStep, CreateResolver } from '../devboxes/index.js';
 import type { AgentService } from './agent-service.js';
 import type { AgentConfig } from './config.js';
 import { EXIT_REFUSED, GIT_SCRIPT, NPM_SCRIPT, PIP_SCRIPT } from './install-scripts.js';

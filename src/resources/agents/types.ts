@@ -35,7 +35,7 @@ export interface AgentListFilter {
   version?: string;
 }
 
-export type { AgentMount as AgentMountInput } from '../devboxes/create-input.js';
+export type { AgentMount as AgentMountInput } from '../devboxes/index.js';
 
 /** An agent mount as resolved at create and recorded with the box: what its boot installs. */
 export interface ResolvedAgentMount {

@@ -1,9 +1,9 @@
 import { DomainError, ERRORS } from '../../platform/errors.js';
 import type { Logger } from '../../lib/logger.js';
 import type { Store } from '../../platform/store/types.js';
-import type { DevboxService } from '../devboxes/devbox-service.js';
-import type { CreateResolver } from '../devboxes/extensions.js';
-import type { Devbox } from '../devboxes/types.js';
+import type { DevboxService } from '../devboxes/index.js';
+import type { CreateResolver } from '../devboxes/index.js';
+import type { Devbox } from '../devboxes/index.js';
 import type { SqlAxonStore } from './sql-axon-store.js';
 import { SqlBrokerStore } from './sql-broker-store.js';
 import { BROKER_PROTOCOLS, type Axon, type AxonEvent, type BrokerMount, type BrokerProtocolName } from './types.js';

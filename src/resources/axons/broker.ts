@@ -1,7 +1,7 @@
 import type { Logger } from '../../lib/logger.js';
 import type { Sandbox } from '../../runtime/driver.js';
-import type { Devbox } from '../devboxes/types.js';
-import type { LogEntryInput } from '../executions/types.js';
+import type { Devbox } from '../devboxes/index.js';
+import type { LogEntryInput } from '../executions/index.js';
 import type { EventHub } from './event-hub.js';
 import { ADAPTERS, AxonLink, exitText, sleep, type BrokerPublish } from './protocols/index.js';
 import type { SqlBrokerStore } from './sql-broker-store.js';

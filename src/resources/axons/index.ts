@@ -1,8 +1,8 @@
 import path from 'node:path';
 import type { Logger } from '../../lib/logger.js';
 import type { Store } from '../../platform/store/types.js';
-import type { DevboxService } from '../devboxes/devbox-service.js';
-import type { Devbox } from '../devboxes/types.js';
+import type { DevboxService } from '../devboxes/index.js';
+import type { Devbox } from '../devboxes/index.js';
 import type { Sandbox } from '../../runtime/driver.js';
 import { AxonService } from './axon-service.js';
 import { Broker } from './broker.js';

@@ -2,7 +2,7 @@ import { ERRORS } from '../../platform/errors.js';
 import { newId } from '../../lib/ids.js';
 import type { Logger } from '../../lib/logger.js';
 import type { Page, PageQuery, Store } from '../../platform/store/types.js';
-import type { Scenario } from '../scenarios/types.js';
+import type { Scenario } from '../scenarios/index.js';
 import type { ScenariosPort } from './ports.js';
 import { SqlBenchmarkStore } from './sql-benchmark-store.js';
 import type { Benchmark, BenchmarkListFilter, BenchmarkPatch } from './types.js';

@@ -1,8 +1,8 @@
 import type { Logger } from '../../lib/logger.js';
 import type { JobKind, JobRunner } from '../../platform/jobs/job-runner.js';
 import type { Page, PageQuery, Store } from '../../platform/store/types.js';
-import type { ScenarioInput } from '../scenarios/scenario-service.js';
-import type { Scenario } from '../scenarios/types.js';
+import type { ScenarioInput } from '../scenarios/index.js';
+import type { Scenario } from '../scenarios/index.js';
 import { BenchmarkService } from './benchmark-service.js';
 import type { BenchmarkConfig } from './config.js';
 import { JobRuns } from './job-runs.js';

@@ -1,5 +1,5 @@
 import type { Page, PageQuery } from '../../platform/store/types.js';
-import type { RunListFilter, Scenario, ScenarioRun, StartRunInput } from '../scenarios/types.js';
+import type { RunListFilter, Scenario, ScenarioRun, StartRunInput } from '../scenarios/index.js';
 
 /**
  * What benchmarks use of the scenarios module (branch evalscen's ScenarioService and ScenarioRunService

@@ -4,7 +4,7 @@ import type { Logger } from '../../lib/logger.js';
 import { Pumps } from '../../lib/pumps.js';
 import type { JobRunner } from '../../platform/jobs/job-runner.js';
 import type { Page, PageQuery, Store } from '../../platform/store/types.js';
-import { RUN_TERMINAL, type ScenarioRun } from '../scenarios/types.js';
+import { RUN_TERMINAL, type ScenarioRun } from '../scenarios/index.js';
 import type { BenchmarkService } from './benchmark-service.js';
 import type { ScenarioRunsPort, ScenariosPort } from './ports.js';
 import { RunLeases } from './run-lease.js';

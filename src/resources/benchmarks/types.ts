@@ -1,6 +1,6 @@
-import type { ObjectMount } from '../devboxes/create-input.js';
-import type { LaunchParameters } from '../devboxes/types.js';
-import type { RunMounts } from '../scenarios/types.js';
+import type { ObjectMount } from '../devboxes/index.js';
+import type { LaunchParameters } from '../devboxes/index.js';
+import type { RunMounts } from '../scenarios/index.js';
 
 /** A named set of scenarios that run together (Runloop's benchmark definition). */
 export interface Benchmark {

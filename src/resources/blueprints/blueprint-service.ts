@@ -4,11 +4,11 @@ import type { Logger } from '../../lib/logger.js';
 import type { Page, PageQuery } from '../../platform/store/types.js';
 import type { RuntimeDriver } from '../../runtime/driver.js';
 import type { JobRunner } from '../../platform/jobs/job-runner.js';
-import { resolveLimits, type HostCapacity } from '../devboxes/resources.js';
+import { resolveLimits, type HostCapacity } from '../devboxes/index.js';
 import type { BuildContextSource } from './build-context.js';
 import type { BuildNetwork } from './build-runner.js';
 import { dockerfileOf } from './preview.js';
-import type { Sealer } from '../secrets/sealer.js';
+import type { Sealer } from '../../platform/sealing/sealer.js';
 import { sealServices } from './credentials.js';
 import { checkCodeMounts, sealCodeMounts } from './code-mounts.js';
 import { checkServices } from './services.js';
@@ -17,9 +17,6 @@ import { EMPTY_IMAGE, type Blueprint, type BlueprintFilters, type BuildLogLine, 
 
 /** The durable job that builds a blueprint: a restart finds it and builds again (finished steps are cached). */
 export const BUILD_JOB = 'blueprint.build';
-
-/** A base image name that means devboxd's default image (Runloop's starter images map to it). */
-export const isDefaultImage = (ref: string): boolean => /^runloop[:/]/.test(ref) || ref === 'devboxd' || ref === 'devboxd:default';
 
 /**
  * Blueprints: records, the public catalogue, and the build queue. The build itself is the build runner's

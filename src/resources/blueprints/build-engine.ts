@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { posix } from 'node:path';
 import type { ResourceLimits, RuntimeDriver, SandboxUser } from '../../runtime/driver.js';
 import type { ContextArchive } from './build-context.js';
-import { DEFAULT_USER } from '../devboxes/create-input.js';
+import { DEFAULT_USER } from '../devboxes/index.js';
 import { applyInstruction, SUPPORTED, type BuildInputs, type BuildState, type CodeStep, type LayerStep } from './build-steps.js';
 import { DockerfileError, expand, parseDockerfile, splitWords, type Instruction } from './dockerfile.js';
 import { COPY_SCRIPT } from './copy-script.js';

@@ -7,24 +7,18 @@
  */
 import { ERRORS } from '../../platform/errors.js';
 import type { Sandbox } from '../../runtime/driver.js';
-import type { CodeMount } from '../devboxes/create-input.js';
-import { GIT_REF } from '../repositories/clone.js';
-import { checkRepoPart, checkToken } from '../repositories/repository-service.js';
-import type { Sealer } from '../secrets/sealer.js';
+import type { CodeMount } from '../devboxes/index.js';
+import { checkRepoPart, checkToken, GIT_REF } from '../../platform/git-names.js';
+import type { Sealer } from '../../platform/sealing/sealer.js';
 import type { CodeStep } from './build-steps.js';
 import { resolveRef } from './git-refs.js';
 
 /** Most code mounts one blueprint takes (as a devbox). */
 export const MAX_CODE_MOUNTS = 20;
 
-/** A code mount as the request sends it (`token` is replaced by `token_sealed` once stored). */
-export interface CodeMountSpec {
-  repo_name: string;
-  repo_owner: string;
-  token?: string | null;
-  git_ref?: string | null;
-  install_command?: string | null;
-}
+import type { CodeMountSpec } from './types.js';
+
+export type { CodeMountSpec };
 
 interface StoredCodeMount extends CodeMountSpec {
   token_sealed?: string;

@@ -5,8 +5,8 @@
  * (resealBlueprintCredentialsPage).
  */
 import type { SqlExecutor } from '../../platform/store/sql/executor.js';
-import type { ResealPage } from '../mcp-configs/reseal.js';
-import type { Sealer } from '../secrets/sealer.js';
+import type { ResealPage } from '../mcp-configs/index.js';
+import type { Sealer } from '../../platform/sealing/sealer.js';
 import { resealCodeMount, type CodeMountSpec } from './code-mounts.js';
 import type { ServiceSpec } from './services.js';
 

@@ -1,6 +1,6 @@
 import { ERRORS } from '../../platform/errors.js';
-import type { CreateResolver } from '../devboxes/extensions.js';
-import type { LaunchParameters } from '../devboxes/types.js';
+import type { CreateResolver } from '../devboxes/index.js';
+import type { LaunchParameters } from '../devboxes/index.js';
 import { checkRequired, servicesOf } from './services.js';
 import type { SqlBlueprintStore } from './sql-blueprint-store.js';
 import type { Blueprint, ImageConfig } from './types.js';

@@ -3,6 +3,9 @@ import type { BuildParameters } from './types.js';
 /** The image a blueprint without a Dockerfile starts from (devboxd's default image). */
 export const DEFAULT_FROM = 'runloop:runloop/starter-x86_64';
 
+/** A base image name that means devboxd's default image (Runloop's starter images map to it). */
+export const isDefaultImage = (ref: string): boolean => /^runloop[:/]/.test(ref) || ref === 'devboxd' || ref === 'devboxd:default';
+
 /**
  * The Dockerfile a request builds: its own (or `FROM` the default image), with a base blueprint as the
  * FROM, then its file mounts (as comments: they are written by the builder), its setup commands as RUN, then

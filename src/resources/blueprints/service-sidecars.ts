@@ -13,10 +13,10 @@
 import type { Gate } from '../../lib/gate.js';
 import type { Logger } from '../../lib/logger.js';
 import { sidecarId, SandboxError, type ImageConfig, type ResourceLimits, type RuntimeDriver, type Sandbox, type SandboxUser } from '../../runtime/driver.js';
-import type { BootContext, BootStep } from '../devboxes/extensions.js';
-import type { Devbox } from '../devboxes/types.js';
+import type { BootContext, BootStep } from '../devboxes/index.js';
+import type { Devbox } from '../devboxes/index.js';
 import { MAX_IMAGE_LAYERS } from '../../runtime/oci/pull.js';
-import type { Sealer } from '../secrets/sealer.js';
+import type { Sealer } from '../../platform/sealing/sealer.js';
 import { openCredentials } from './credentials.js';
 import { waitHealthy } from './service-health.js';
 import { serviceOptions, type ServiceOptions } from './service-options.js';

@@ -6,17 +6,9 @@
 import { ERRORS } from '../../platform/errors.js';
 import { parseReference } from '../../runtime/oci/reference.js';
 import { serviceOptions } from './service-options.js';
-import type { Blueprint } from './types.js';
+import type { Blueprint, ServiceSpec } from './types.js';
 
-/** A service as the request gives it (wire names, echoed in `parameters` without its credentials). */
-export interface ServiceSpec {
-  name: string;
-  image: string;
-  credentials?: { username: string; password: string } | null;
-  env?: Record<string, string> | null;
-  options?: string | null;
-  port_mappings?: string[] | null;
-}
+export type { ServiceSpec };
 
 /** Services one blueprint may have: each running one costs a sandbox with its own limits (SERVICE_LIMITS). */
 export const MAX_SERVICES = 8;

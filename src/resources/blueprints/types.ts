@@ -1,6 +1,24 @@
-import type { LaunchParameters } from '../devboxes/types.js';
-import type { CodeMountSpec } from './code-mounts.js';
-import type { ServiceSpec } from './services.js';
+import type { LaunchParameters } from '../devboxes/index.js';
+
+// The specs are here, not in code-mounts.ts and services.ts (which re-export them): those import this file.
+/** A code mount as the request sends it (`token` is replaced by `token_sealed` once stored). */
+export interface CodeMountSpec {
+  repo_name: string;
+  repo_owner: string;
+  token?: string | null;
+  git_ref?: string | null;
+  install_command?: string | null;
+}
+
+/** A service as the request gives it (wire names, echoed in `parameters` without its credentials). */
+export interface ServiceSpec {
+  name: string;
+  image: string;
+  credentials?: { username: string; password: string } | null;
+  env?: Record<string, string> | null;
+  options?: string | null;
+  port_mappings?: string[] | null;
+}
 
 export const BLUEPRINT_STATUSES = ['queued', 'provisioning', 'building', 'build_complete', 'failed'] as const;
 export type BlueprintStatus = (typeof BLUEPRINT_STATUSES)[number];

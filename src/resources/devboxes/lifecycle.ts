@@ -1,6 +1,6 @@
 import type { Logger } from '../../lib/logger.js';
 import type { RuntimeDriver, Sandbox, SandboxSpec } from '../../runtime/driver.js';
-import type { DevboxStore } from '../../platform/store/types.js';
+import type { DevboxStore } from './devbox-store.js';
 import type { AgentMount, CodeMount, ObjectMount } from './create-input.js';
 import type { BootContext, LifecycleExtensions } from './extensions.js';
 import type { StatusEvents } from './status-events.js';

@@ -1,8 +1,9 @@
 import { marks, type SqlExecutor } from '../../platform/store/sql/executor.js';
 import { paginate } from '../../platform/store/sql/paginate.js';
 import type { Devbox, DevboxStatus } from './types.js';
-import type { ApiKey, DevboxStore, DevboxTransition, Page, PageQuery } from '../../platform/store/types.js';
-import { keyJoin } from '../accounts/sql-account-store.js';
+import type { ApiKey, Page, PageQuery } from '../../platform/store/types.js';
+import type { DevboxStore, DevboxTransition } from './devbox-store.js';
+import { keyJoin } from '../accounts/index.js';
 
 interface Row {
   id: string;

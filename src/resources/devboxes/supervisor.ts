@@ -1,6 +1,6 @@
 import type { Logger } from '../../lib/logger.js';
 import type { RuntimeDriver } from '../../runtime/driver.js';
-import type { DevboxStore } from '../../platform/store/types.js';
+import type { DevboxStore } from './devbox-store.js';
 import type { Suspender } from './hooks.js';
 import { sandboxSpec, type Lifecycle } from './lifecycle.js';
 import { TERMINAL } from './types.js';

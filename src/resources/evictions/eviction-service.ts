@@ -1,9 +1,9 @@
 import { EventEmitter } from 'node:events';
 import type { Logger } from '../../lib/logger.js';
-import type { DevboxStore } from '../../platform/store/types.js';
-import type { Lifecycle } from '../devboxes/lifecycle.js';
-import type { StatusEvents } from '../devboxes/status-events.js';
-import type { Devbox, DevboxStatus } from '../devboxes/types.js';
+import type { DevboxStore } from '../devboxes/index.js';
+import type { Lifecycle } from '../devboxes/index.js';
+import type { StatusEvents } from '../devboxes/index.js';
+import type { Devbox, DevboxStatus } from '../devboxes/index.js';
 import { ERRORS } from '../../platform/errors.js';
 import type { SqlEvictionStore } from './sql-eviction-store.js';
 import type { Eviction, EvictionOutcome, EvictionReason } from './types.js';

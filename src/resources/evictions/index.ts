@@ -1,8 +1,8 @@
 import type { Logger } from '../../lib/logger.js';
 import type { Store } from '../../platform/store/types.js';
-import type { Lifecycle } from '../devboxes/lifecycle.js';
-import type { StatusEvents } from '../devboxes/status-events.js';
-import type { Devbox } from '../devboxes/types.js';
+import type { Lifecycle } from '../devboxes/index.js';
+import type { StatusEvents } from '../devboxes/index.js';
+import type { Devbox } from '../devboxes/index.js';
 import type { EvictionConfig } from './eviction-config.js';
 import { EvictionService } from './eviction-service.js';
 import { PressureEvictor, psiTrigger, type PressureSource } from './memory-pressure.js';
@@ -67,3 +67,6 @@ export function buildEvictions(opts: {
     },
   };
 }
+
+// What other resources import of this one's files: they reach it only through this index (npm run lint).
+export * from './drain-socket.js';

@@ -3,9 +3,9 @@ import { readFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { nativeHelper } from '../../lib/install-root.js';
 import type { Logger } from '../../lib/logger.js';
-import type { DevboxStore } from '../../platform/store/types.js';
-import type { Lifecycle } from '../devboxes/lifecycle.js';
-import type { Devbox } from '../devboxes/types.js';
+import type { DevboxStore } from '../devboxes/index.js';
+import type { Lifecycle } from '../devboxes/index.js';
+import type { Devbox } from '../devboxes/index.js';
 import type { MemoryPressureConfig } from './eviction-config.js';
 import type { EvictionService } from './eviction-service.js';
 

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { newId } from '../../lib/ids.js';
 import type { Sandbox } from '../../runtime/driver.js';
-import type { Devbox } from '../devboxes/types.js';
+import type { Devbox } from '../devboxes/index.js';
 import { droppedMarker, REMOVED_MARKER, STREAM_CHUNK, tailLines, utf8Prefix, utf8Start } from './output.js';
 import type { OutputBudget } from './output-budget.js';
 import { SegmentReader } from './output-segments.js';

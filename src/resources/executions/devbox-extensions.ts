@@ -1,5 +1,5 @@
-import type { BootStep, RunningStep, StopListener } from '../devboxes/extensions.js';
-import type { BoxProcessHooks } from '../devboxes/hooks.js';
+import type { BootStep, RunningStep, StopListener } from '../devboxes/index.js';
+import type { BoxProcessHooks } from '../devboxes/index.js';
 
 /**
  * What the execution side contributes to the devbox lifecycle: launch commands as a boot step, the

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { Logger } from '../../lib/logger.js';
-import type { LogStore } from '../../platform/store/types.js';
+import type { LogStore } from './execution-store.js';
 import type { LogEntry, LogEntryInput, LogFilter } from './types.js';
 
 const matches = (e: LogEntry, f: LogFilter): boolean => (!f.executionId || e.cmdId === f.executionId) && (!f.shellName || e.shellName === f.shellName);

@@ -1,8 +1,8 @@
 import type { Logger } from '../../lib/logger.js';
-import type { ExecutionStore } from '../../platform/store/types.js';
-import type { DevboxService } from '../devboxes/devbox-service.js';
-import type { BoxProcessHooks } from '../devboxes/hooks.js';
-import { TERMINAL } from '../devboxes/types.js';
+import type { ExecutionStore } from './execution-store.js';
+import type { DevboxService } from '../devboxes/index.js';
+import type { BoxProcessHooks } from '../devboxes/index.js';
+import { TERMINAL } from '../devboxes/index.js';
 import { ERRORS } from '../../platform/errors.js';
 import type { BoxJobs, OutputChunk, OutputTail } from './box-jobs.js';
 import type { DevboxLog } from './devbox-log.js';

@@ -1,6 +1,6 @@
 import { marks, type SqlExecutor } from '../../platform/store/sql/executor.js';
 import type { Execution, ExecutionKind, ExecutionStatus } from './types.js';
-import type { ExecutionStore } from '../../platform/store/types.js';
+import type { ExecutionStore } from './execution-store.js';
 
 interface Row {
   id: string;

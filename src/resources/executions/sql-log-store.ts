@@ -1,6 +1,6 @@
 import type { SqlExecutor } from '../../platform/store/sql/executor.js';
 import type { LogEntry, LogEntryInput, LogFilter, LogSource } from './types.js';
-import type { LogStore } from '../../platform/store/types.js';
+import type { LogStore } from './execution-store.js';
 
 interface Row {
   seq: number;

@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream';
 import { DomainError, ERRORS } from '../../platform/errors.js';
 import type { Logger } from '../../lib/logger.js';
 import type { BoxProcess, ProcessExit } from '../../runtime/driver.js';
-import type { DevboxService } from '../devboxes/devbox-service.js';
+import type { DevboxService } from '../devboxes/index.js';
 import { firstByte, hasData } from './box-io.js';
 import { EXIT, READ_SCRIPT, READY, READY_IN_PLACE, TOKEN_LENGTH, WRITE_SCRIPT } from './box-scripts.js';
 import { BoxWrite, type PendingWrite } from './box-write.js';

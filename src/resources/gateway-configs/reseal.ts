@@ -1,6 +1,6 @@
 import type { SqlExecutor } from '../../platform/store/sql/executor.js';
-import type { Sealer } from '../secrets/sealer.js';
-import type { ResealPage } from '../mcp-configs/reseal.js';
+import type { Sealer } from '../../platform/sealing/sealer.js';
+import type { ResealPage } from '../mcp-configs/index.js';
 import { gatewayHeaderAad } from './gateway-config-service.js';
 
 /**

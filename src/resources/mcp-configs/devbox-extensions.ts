@@ -1,8 +1,8 @@
 import type { Logger } from '../../lib/logger.js';
 import { ERRORS } from '../../platform/errors.js';
 import type { Store } from '../../platform/store/types.js';
-import type { CreateResolver, EnvironmentProvider, StopListener, ViewEnricher } from '../devboxes/extensions.js';
-import { TERMINAL } from '../devboxes/types.js';
+import type { CreateResolver, EnvironmentProvider, StopListener, ViewEnricher } from '../devboxes/index.js';
+import { TERMINAL } from '../devboxes/index.js';
 import type { Upstreams } from './hub/upstreams.js';
 import type { McpTokens } from './mcp-tokens.js';
 

@@ -3,7 +3,7 @@ import { ERRORS } from '../../platform/errors.js';
 import type { Store } from '../../platform/store/types.js';
 import { newSecret } from '../../lib/ids.js';
 import type { Logger } from '../../lib/logger.js';
-import { TERMINAL, type Devbox } from '../devboxes/types.js';
+import { TERMINAL, type Devbox } from '../devboxes/index.js';
 import type { McpConfigService } from './mcp-config-service.js';
 import { SqlMcpTokenStore } from './sql-mcp-token-store.js';
 import type { McpBinding, McpConfig, McpToken, SecretReader, Sealer } from './types.js';

@@ -1,5 +1,5 @@
 import type { SqlExecutor } from '../../platform/store/sql/executor.js';
-import type { Sealer } from '../secrets/sealer.js';
+import type { Sealer } from '../../platform/sealing/sealer.js';
 import { headerAad } from './mcp-config-service.js';
 import { tokenAad } from './mcp-tokens.js';
 import type { StoredHeader } from './types.js';

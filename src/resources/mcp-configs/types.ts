@@ -85,7 +85,7 @@ export interface SecretReader {
   resolve(accountId: string, ref: string): Promise<{ id: string; name: string } | undefined>;
 }
 
-/** The authenticated cipher under the master key (src/resources/secrets/sealer.ts). */
+/** The authenticated cipher under the master key (src/platform/sealing/sealer.ts). */
 export interface Sealer {
   seal(plain: string, aad: string): string;
   open(sealed: string, aad: string): string;

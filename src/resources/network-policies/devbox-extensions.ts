@@ -2,7 +2,7 @@ import type { Logger } from '../../lib/logger.js';
 import type { NetworkConfig } from '../../network-config.js';
 import { ERRORS } from '../../platform/errors.js';
 import type { EgressRules, RuntimeDriver } from '../../runtime/driver.js';
-import type { BootStep, CreateResolver, StopListener } from '../devboxes/extensions.js';
+import type { BootStep, CreateResolver, StopListener } from '../devboxes/index.js';
 import { DnsForwarder, type NameDecision } from './dns-forwarder.js';
 import type { NetworkPolicyService, PolicyChanged } from './network-policy-service.js';
 import { hostMatcher } from './rules.js';

@@ -1,7 +1,7 @@
 import { pipeline } from 'node:stream/promises';
 import { DomainError, ERRORS } from '../../platform/errors.js';
 import type { BoxProcess, Sandbox } from '../../runtime/driver.js';
-import type { BootStep, CreateResolver } from '../devboxes/extensions.js';
+import type { BootStep, CreateResolver } from '../devboxes/index.js';
 import type { ObjectConfig } from './config.js';
 import { EXIT_REFUSED, FILE_SCRIPT, UNPACK_SCRIPT } from './mount-scripts.js';
 import type { ObjectService } from './object-service.js';

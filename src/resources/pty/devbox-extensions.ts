@@ -1,5 +1,5 @@
 import type { Logger } from '../../lib/logger.js';
-import type { StopListener } from '../devboxes/extensions.js';
+import type { StopListener } from '../devboxes/index.js';
 import type { PtySessions } from './pty-sessions.js';
 import type { PtyTunnels } from './pty-tunnels.js';
 

@@ -2,9 +2,9 @@ import crypto from 'node:crypto';
 import type { Logger } from '../../lib/logger.js';
 import { DomainError, ERRORS } from '../../platform/errors.js';
 import { SandboxError, type BoxProcess, type Sandbox } from '../../runtime/driver.js';
-import type { DevboxService } from '../devboxes/devbox-service.js';
-import type { Lifecycle } from '../devboxes/lifecycle.js';
-import type { Devbox } from '../devboxes/types.js';
+import type { DevboxService } from '../devboxes/index.js';
+import type { Lifecycle } from '../devboxes/index.js';
+import type { Devbox } from '../devboxes/index.js';
 import { CLIENT_HWM, track, type PtyClient, type PtySession } from './pty-session.js';
 
 export type { PtyClient, PtySession } from './pty-session.js';

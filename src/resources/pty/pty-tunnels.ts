@@ -3,7 +3,7 @@ import type http from 'node:http';
 import type http2 from 'node:http2';
 import { ERRORS } from '../../platform/errors.js';
 import type { Store } from '../../platform/store/types.js';
-import type { DevboxService } from '../devboxes/devbox-service.js';
+import type { DevboxService } from '../devboxes/index.js';
 
 /** A PTY tunnel: the box its host name reaches and the digest of the token every request must carry. */
 export interface PtyTunnel {

@@ -1,6 +1,6 @@
 import type { BoxServices } from '../../platform/boxlink/index.js';
 import type { Sandbox } from '../../runtime/driver.js';
-import type { CodeMount } from '../devboxes/create-input.js';
+import type { CodeMount } from '../devboxes/index.js';
 import { cloneFailure, cloneInBox } from './clone.js';
 import { codeMountPlan } from './code-mount.js';
 import type { GitRelay } from './git-relay.js';

@@ -48,8 +48,7 @@ export async function runInBox(
   }
 }
 
-/** A ref git accepts as a branch or tag name (no option, no revision syntax, no whitespace). */
-export const GIT_REF = /^(?!-)(?!.*\.\.)(?!.*[\s~^:?*[\\\x00-\x1f\x7f])(?!.*@\{)[^/].{0,254}$/;
+export { GIT_REF } from '../../platform/git-names.js';
 
 /**
  * Clones owner/name through the relay into `dest` in the box, as the box user; `origin` then points at

@@ -1,6 +1,6 @@
 import { ERRORS } from '../../platform/errors.js';
-import type { CodeMount } from '../devboxes/create-input.js';
-import type { BootStep, CreateResolver } from '../devboxes/extensions.js';
+import type { CodeMount } from '../devboxes/index.js';
+import type { BootStep, CreateResolver } from '../devboxes/index.js';
 import { cloneFailure, cloneInBox, GIT_REF, runInBox } from './clone.js';
 import type { GitRelay } from './git-relay.js';
 import { checkRepoPart, checkToken, type RepositoryService } from './repository-service.js';

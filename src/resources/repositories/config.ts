@@ -1,4 +1,4 @@
-import { ConfigError } from '../../config.js';
+import { ConfigError } from '../../platform/config-error.js';
 
 /** Repository connection settings (part of Config, parsed once at start). */
 export interface RepositoryConfig {

@@ -4,7 +4,7 @@ import type { Logger } from '../../lib/logger.js';
 import { DomainError } from '../../platform/errors.js';
 import type { BoxServices } from '../../platform/boxlink/index.js';
 import type { ResourceLimits, RuntimeDriver, Sandbox } from '../../runtime/driver.js';
-import { DEFAULT_USER } from '../devboxes/create-input.js';
+import { DEFAULT_USER } from '../devboxes/index.js';
 import { cloneFailure, cloneInBox, runInBox } from './clone.js';
 import type { GitRelay } from './git-relay.js';
 import { deriveManifest } from './manifest/derive.js';

@@ -3,17 +3,17 @@ import type { Logger } from '../../lib/logger.js';
 import { ERRORS } from '../../platform/errors.js';
 import type { JobRunner } from '../../platform/jobs/job-runner.js';
 import type { Page, PageQuery } from '../../platform/store/types.js';
-import { SealError, type Sealer } from '../secrets/sealer.js';
-import { DEFAULT_FROM } from '../blueprints/preview.js';
+import { SealError, type Sealer } from '../../platform/sealing/sealer.js';
+import { DEFAULT_FROM } from '../blueprints/index.js';
+import { checkRepoPart, checkToken } from '../../platform/git-names.js';
+
+export { checkRepoPart, checkToken, REPO_PART, TOKEN_MAX } from '../../platform/git-names.js';
 import type { SqlRepositoryStore } from './sql-repository-store.js';
 import type { Inspection, RepositoryConnection, RepositoryManifest, UserManifestInput } from './types.js';
 
 export const INSPECT_JOB = 'repository.inspect';
 /** Connections one account holds at once. */
 export const MAX_CONNECTIONS_PER_ACCOUNT = 1000;
-/** A GitHub owner or repository name: letters, digits, `-`, `_`, `.`; never `.` or `..` (they would leave the path). */
-export const REPO_PART = /^(?!\.{1,2}$)[A-Za-z0-9_.-]{1,100}$/;
-export const TOKEN_MAX = 4096;
 
 /** The AAD of a connection's sealed token: it opens only on its own row. */
 export const tokenAad = (accountId: string, repositoryId: string) => `repository\0${accountId}\0${repositoryId}`;
@@ -31,16 +31,6 @@ export interface ConnectInput {
   name: string;
   blueprintId?: string | null;
   token?: string | null;
-}
-
-export function checkRepoPart(v: string, field: string): void {
-  if (!REPO_PART.test(v))
-    throw ERRORS.invalid(`${field} must be 1 to 100 letters, digits, "-", "_" or "." (not "." or ".."), got ${JSON.stringify(v.slice(0, 120))}`);
-}
-
-export function checkToken(token: string, field: string): void {
-  if (!token || token.length > TOKEN_MAX || /[\s\u0000]/.test(token))
-    throw ERRORS.invalid(`${field} must be 1 to ${TOKEN_MAX} characters without whitespace or NUL`);
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { SqlExecutor } from '../../platform/store/sql/executor.js';
-import type { ResealPage } from '../mcp-configs/reseal.js';
-import type { Sealer } from '../secrets/sealer.js';
+import type { ResealPage } from '../mcp-configs/index.js';
+import type { Sealer } from '../../platform/sealing/sealer.js';
 import { tokenAad } from './repository-service.js';
 
 /**

@@ -1,11 +1,11 @@
 import type { Logger } from '../../lib/logger.js';
-import type { JobKind, JobRunner } from '../../platform/jobs/job-runner.js';
+import type { JobRunner } from '../../platform/jobs/job-runner.js';
 import type { Job } from '../../platform/jobs/types.js';
 import type { Store } from '../../platform/store/types.js';
 import type { Sandbox } from '../../runtime/driver.js';
-import type { DevboxService } from '../devboxes/devbox-service.js';
-import type { Devbox } from '../devboxes/types.js';
-import type { BoxJobs } from '../executions/box-jobs.js';
+import type { DevboxService } from '../devboxes/index.js';
+import type { Devbox } from '../devboxes/index.js';
+import type { BoxJobs } from '../executions/index.js';
 import type { ScenarioConfig } from './config.js';
 import { RunProgress } from './run-progress.js';
 import { ScenarioRunService, SCORE_JOB } from './run-service.js';
@@ -13,24 +13,14 @@ import { ScenarioService } from './scenario-service.js';
 import { ScorerService } from './scorer-service.js';
 import { SqlScenarioStore } from './sql-scenario-store.js';
 import type { RunListener } from './types.js';
+import type { ScenariosModule } from './routes/options.js';
 
 export { SCENARIOS_SCHEMA } from './schema.js';
 export { scenarioModuleRoutes } from './routes/index.js';
+export type { ScenariosModule } from './routes/options.js';
 export { SCORE_JOB } from './run-service.js';
 export { RUN_TERMINAL } from './types.js';
 export type { RunListFilter, Scenario, ScenarioRun, StartRunInput } from './types.js';
-
-export interface ScenariosModule {
-  scorers: ScorerService;
-  scenarios: ScenarioService;
-  runs: ScenarioRunService;
-  /** Durable job kinds, spread into the job runner's handlers (background kinds: they wait for `reconcile`). */
-  jobs: Record<string, JobKind>;
-  /** The lifecycle's stop listener: an open run whose box ended ends `timeout` or `failed`. */
-  onStopped: (devboxId: string, ended: boolean) => void;
-  /** At start, after the devboxes were adopted: settles runs whose box ended meanwhile, then lets scoring jobs run. */
-  reconcile(): Promise<void>;
-}
 
 /** The scenarios module, built in the composition root; services built later are reached by thunks. */
 export function buildScenarios(deps: {
@@ -84,3 +74,8 @@ export function buildScenarios(deps: {
   });
   return { scorers, scenarios, runs, jobs: { [SCORE_JOB]: progress.job }, onStopped: progress.onStopped, reconcile: () => progress.reconcile() };
 }
+
+// What other resources import of this one's files: they reach it only through this index (npm run lint).
+export * from './routes/schemas.js';
+export * from './scenario-service.js';
+export * from './types.js';

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import yazl from 'yazl';
-import type { LogEntry, LogFilter } from '../executions/types.js';
+import type { LogEntry, LogFilter } from '../executions/index.js';
 import type { ScenarioRun } from './types.js';
 
 /** Devbox log entries read per page while the zip streams. */

@@ -1,7 +1,7 @@
 import { newId } from '../../lib/ids.js';
 import { ERRORS } from '../../platform/errors.js';
 import type { Page, PageQuery } from '../../platform/store/types.js';
-import type { LaunchParameters } from '../devboxes/types.js';
+import type { LaunchParameters } from '../devboxes/index.js';
 import { parseContract } from './contract.js';
 import type { ScorerService } from './scorer-service.js';
 import type { SqlScenarioStore, ScenarioFilter } from './sql-scenario-store.js';

@@ -1,7 +1,7 @@
 import type { Sandbox } from '../../runtime/driver.js';
-import type { BoxJobs } from '../executions/box-jobs.js';
-import { tailBytes, utf8Start } from '../executions/output.js';
-import type { Devbox } from '../devboxes/types.js';
+import type { BoxJobs } from '../executions/index.js';
+import { tailBytes, utf8Start } from '../executions/index.js';
+import type { Devbox } from '../devboxes/index.js';
 import { AST_GREP_SCRIPT, ensureAstGrep } from './ast-grep.js';
 import { pythonProgram } from './python-scorer.js';
 import type { CustomScorer } from './scorer-service.js';

@@ -1,5 +1,5 @@
-import type { CreateDevboxInput, ObjectMount } from '../devboxes/create-input.js';
-import type { LaunchParameters } from '../devboxes/types.js';
+import type { CreateDevboxInput, ObjectMount } from '../devboxes/index.js';
+import type { LaunchParameters } from '../devboxes/index.js';
 
 /** A scenario run's states (Runloop's): running → scoring → scored → completed, or canceled/timeout/failed. */
 export type ScenarioRunState = 'running' | 'scoring' | 'scored' | 'completed' | 'canceled' | 'timeout' | 'failed';

@@ -1,7 +1,7 @@
 import { ERRORS } from '../../platform/errors.js';
 import type { Logger } from '../../lib/logger.js';
 import type { Store } from '../../platform/store/types.js';
-import type { CreateResolver, EnvironmentProvider } from '../devboxes/extensions.js';
+import type { CreateResolver, EnvironmentProvider } from '../devboxes/index.js';
 import type { SecretService } from './secret-service.js';
 import { SqlSecretStore } from './sql-secret-store.js';
 import type { SecretBinding } from './types.js';

@@ -4,12 +4,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { flockFile } from '../../lib/data-dir-lock.js';
 import type { SqlExecutor } from '../../platform/store/sql/executor.js';
 import type { Store } from '../../platform/store/types.js';
-import { blueprintsSealedUnder, resealBlueprintCredentialsPage } from '../blueprints/credentials.js';
-import { gatewaySealedUnder, resealGatewayHeadersPage, resealGatewayPage } from '../gateway-configs/reseal.js';
-import { mcpSealedUnder, resealMcpHeaders, resealMcpTokens, type ResealPage } from '../mcp-configs/reseal.js';
-import { repositoryTokensUnder, resealRepositoryTokens } from '../repositories/reseal.js';
-import { ensureKeyFile, generateKey, KeyError, parseKey, readKeyFile, StaticKeys, writeKeyFile, type MasterKey } from './master-key.js';
-import { Sealer } from './sealer.js';
+import { blueprintsSealedUnder, resealBlueprintCredentialsPage } from '../blueprints/index.js';
+import { gatewaySealedUnder, resealGatewayHeadersPage, resealGatewayPage } from '../gateway-configs/index.js';
+import { mcpSealedUnder, resealMcpHeaders, resealMcpTokens, type ResealPage } from '../mcp-configs/index.js';
+import { repositoryTokensUnder, resealRepositoryTokens } from '../repositories/index.js';
+import { ensureKeyFile, generateKey, KeyError, parseKey, readKeyFile, StaticKeys, writeKeyFile, type MasterKey } from '../../platform/sealing/master-key.js';
+import { Sealer } from '../../platform/sealing/sealer.js';
 import { aadOf } from './secret-service.js';
 import { SqlSecretStore } from './sql-secret-store.js';
 

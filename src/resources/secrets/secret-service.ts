@@ -2,7 +2,7 @@ import { ERRORS } from '../../platform/errors.js';
 import { newId } from '../../lib/ids.js';
 import type { Logger } from '../../lib/logger.js';
 import type { Page, PageQuery, Store } from '../../platform/store/types.js';
-import { SealError, Sealer } from './sealer.js';
+import { SealError, Sealer } from '../../platform/sealing/sealer.js';
 import { SqlSecretStore } from './sql-secret-store.js';
 import type { Secret, SecretRecord } from './types.js';
 

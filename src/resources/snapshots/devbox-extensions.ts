@@ -1,5 +1,5 @@
 import { ERRORS } from '../../platform/errors.js';
-import type { CreateResolver, ShutdownGuard } from '../devboxes/extensions.js';
+import type { CreateResolver, ShutdownGuard } from '../devboxes/index.js';
 import type { SnapshotService } from './snapshot-service.js';
 
 /** The part of the snapshot service the devbox core reaches through its extension points. */

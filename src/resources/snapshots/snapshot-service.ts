@@ -4,10 +4,12 @@ import { DomainError, ERRORS } from '../../platform/errors.js';
 import { newId } from '../../lib/ids.js';
 import type { Logger } from '../../lib/logger.js';
 import type { RuntimeDriver, Sandbox } from '../../runtime/driver.js';
-import type { DevboxStore, Page, PageQuery, SnapshotStore } from '../../platform/store/types.js';
-import type { DevboxService } from '../devboxes/devbox-service.js';
+import type { Page, PageQuery } from '../../platform/store/types.js';
+import type { DevboxStore } from '../devboxes/index.js';
+import type { SnapshotStore } from './snapshot-store.js';
+import type { DevboxService } from '../devboxes/index.js';
 import type { JobRunner } from '../../platform/jobs/job-runner.js';
-import { DEVBOX_STATUSES, TERMINAL, type Devbox } from '../devboxes/types.js';
+import { DEVBOX_STATUSES, TERMINAL, type Devbox } from '../devboxes/index.js';
 import { COMMIT_MESSAGE_MAX, type Snapshot, type SnapshotFilters, type SnapshotInput, type SnapshotStatus } from './types.js';
 
 export const INTERRUPTED = 'the server stopped while the snapshot was being taken';

@@ -2,7 +2,8 @@ import { whereMetadata } from '../../platform/store/sql/metadata-filter.js';
 import { marks, type SqlExecutor } from '../../platform/store/sql/executor.js';
 import { paginate } from '../../platform/store/sql/paginate.js';
 import type { Snapshot, SnapshotFilters, SnapshotStatus } from './types.js';
-import type { Page, PageQuery, SnapshotStore } from '../../platform/store/types.js';
+import type { Page, PageQuery } from '../../platform/store/types.js';
+import type { SnapshotStore } from './snapshot-store.js';
 
 interface Row {
   id: string;

@@ -2,10 +2,10 @@ import { DomainError, ERRORS } from '../../platform/errors.js';
 import type { Logger } from '../../lib/logger.js';
 import type { Sandbox } from '../../runtime/driver.js';
 import type { Store } from '../../platform/store/types.js';
-import type { DevboxService } from '../devboxes/devbox-service.js';
-import type { Lifecycle } from '../devboxes/lifecycle.js';
+import type { DevboxService } from '../devboxes/index.js';
+import type { Lifecycle } from '../devboxes/index.js';
 import type { JobRunner } from '../../platform/jobs/job-runner.js';
-import type { Devbox } from '../devboxes/types.js';
+import type { Devbox } from '../devboxes/index.js';
 import type { SnapshotService } from './snapshot-service.js';
 import { SUSPEND_METADATA_KEY, type Snapshot } from './types.js';
 

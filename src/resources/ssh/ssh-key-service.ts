@@ -1,8 +1,8 @@
 import ssh2, { type ParsedKey } from 'ssh2';
 import type { Logger } from '../../lib/logger.js';
 import { ERRORS } from '../../platform/errors.js';
-import type { DevboxService } from '../devboxes/devbox-service.js';
-import type { StopListener } from '../devboxes/extensions.js';
+import type { DevboxService } from '../devboxes/index.js';
+import type { StopListener } from '../devboxes/index.js';
 import { baseDomain, sshHostName } from './host-name.js';
 import { newKeyPair } from './key-pair.js';
 import { fingerprintOf, type SqlSshKeyStore } from './sql-ssh-key-store.js';

@@ -1,9 +1,9 @@
 import crypto from 'node:crypto';
 import { ERRORS } from '../../platform/errors.js';
 import type { Store } from '../../platform/store/types.js';
-import type { Sealer } from '../secrets/sealer.js';
-import type { DevboxService } from '../devboxes/devbox-service.js';
-import type { CreateResolver, ViewEnricher } from '../devboxes/extensions.js';
+import type { Sealer } from '../../platform/sealing/sealer.js';
+import type { DevboxService } from '../devboxes/index.js';
+import type { CreateResolver, ViewEnricher } from '../devboxes/index.js';
 import { SqlTunnelStore, type TunnelRow } from './sql-tunnel-store.js';
 import type { Tunnel, TunnelSettings } from './types.js';
 

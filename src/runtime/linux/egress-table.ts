@@ -3,7 +3,22 @@
  * box; what is per box is in set elements), and the rules of a box's own chain for overlapping port rules.
  */
 import type { EgressRules } from '../driver.js';
-import type { EgressConfig } from './egress.js';
+
+/** The egress settings (part of the runtime's options); here, where the rules are made from them, so egress.ts imports this file and not the reverse. */
+export interface EgressConfig {
+  /** DEVBOXD_BOX_SUBNET: IPv4 network (prefix at most /16) the boxes' /31 links are carved from. */
+  subnet: string;
+  /** DEVBOXD_EGRESS_DENY: never reachable from a box, whatever its policy. */
+  deny: string[];
+  /** DEVBOXD_EGRESS_OPEN_INTERFACES: host interfaces whose networks stay out of the floor. */
+  openInterfaces?: string[];
+  /** DEVBOXD_EGRESS_PRIVATE_ALLOW: parts of the private ranges left out of the floor (a policy's CIDR may open them). */
+  privateAllow?: string[];
+  /** Bytes per second a box may send, and receive (each way). */
+  bandwidthBytes: number;
+  /** Connections a box may hold open at once. */
+  maxConnections: number;
+}
 
 export const TABLE = 'inet devboxd';
 const REFUSE = 'reject with icmpx type admin-prohibited';

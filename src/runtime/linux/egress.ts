@@ -23,25 +23,10 @@ import { NftShell } from './nft.js';
 import { NftSetDaemon } from './nftset.js';
 import { planCidrs } from './egress-cidrs.js';
 import { hostNetworks } from './egress-floor.js';
-import { baseObjects, baseRules, cidrRules, TABLE } from './egress-table.js';
+import { baseObjects, baseRules, cidrRules, TABLE, type EgressConfig } from './egress-table.js';
 import type { RuntimeLogger } from './logger.js';
 
-export interface EgressConfig {
-  /** DEVBOXD_BOX_SUBNET: IPv4 network (prefix at most /16) the boxes' /31 links are carved from. */
-  subnet: string;
-  /** DEVBOXD_EGRESS_DENY: never reachable from a box, whatever its policy. */
-  deny: string[];
-  /** DEVBOXD_EGRESS_OPEN_INTERFACES: host interfaces whose networks stay out of the floor. */
-  openInterfaces?: string[];
-  /** DEVBOXD_EGRESS_PRIVATE_ALLOW: parts of the private ranges left out of the floor (a policy's CIDR may open them). */
-  privateAllow?: string[];
-  /** Bytes per second a box may send, and receive (each way). */
-  bandwidthBytes: number;
-  /** Connections a box may hold open at once. */
-  maxConnections: number;
-}
-
-export { TABLE } from './egress-table.js';
+export { TABLE, type EgressConfig } from './egress-table.js';
 /** A pinned hostname address stays in a box's set at least this long, whatever its DNS TTL. */
 const MIN_PIN_SECONDS = 60;
 /** Upstream (which a tenant may run) sets the TTL: a pin lasts at most this long whatever it says. */

@@ -1,6 +1,6 @@
 import type { FastifyInstance, onSendHookHandler, RouteOptions } from 'fastify';
 import type { Readable } from 'node:stream';
-import type { AccountService } from '../../../resources/accounts/account-service.js';
+import type { Authenticator } from '../../auth/principal.js';
 import { DomainError, ERRORS } from '../../errors.js';
 import './context.js';
 import { KeyCheck } from './key-check.js';
@@ -18,7 +18,7 @@ export class UnguardedRouteError extends Error {}
  * `resourceModule`, or its own `config.resource`), checked once all routes are known, before the server
  * listens. A route without one stops the start with an error naming it.
  */
-export function registerAuth(app: FastifyInstance, accounts: AccountService): void {
+export function registerAuth(app: FastifyInstance, accounts: Authenticator): void {
   const routes: RouteOptions[] = [];
   // Modules stamp their resource type in their own onRoute hook, which runs after this one: keep the route
   // options (the same object every hook sees) and read their final config once the app is ready.

@@ -1,5 +1,5 @@
 import type { KeyCheck } from './key-check.js';
-import type { Principal, ResourceType } from '../../../resources/accounts/account-service.js';
+import type { Principal, ResourceType } from '../../auth/principal.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

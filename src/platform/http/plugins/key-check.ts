@@ -1,4 +1,4 @@
-import { samePrincipal, type AccountService, type Principal } from '../../../resources/accounts/account-service.js';
+import { type Authenticator, samePrincipal, type Principal } from '../../auth/principal.js';
 import { ERRORS } from '../../errors.js';
 import type { ApiKey } from '../../store/types.js';
 
@@ -17,7 +17,7 @@ export class KeyCheck {
   private folding = false;
 
   constructor(
-    private readonly accounts: AccountService,
+    private readonly accounts: Authenticator,
     private readonly hash: string,
     private readonly hint: Principal,
   ) {}

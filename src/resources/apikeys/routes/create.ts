@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import type { AccountService } from '../../accounts/account-service.js';
+import type { AccountService } from '../../accounts/index.js';
 import type { ApiKey } from '../../../platform/store/types.js';
 import type { Api } from '../../../platform/http/resource-module.js';
 import { Body, LIMITS, Opt, replies } from '../../../platform/http/schemas/common.js';

@@ -1,4 +1,4 @@
-import type { AccountService } from '../../accounts/account-service.js';
+import type { AccountService } from '../../accounts/index.js';
 import { resourceModule } from '../../../platform/http/resource-module.js';
 import { createRoutes } from './create.js';
 import { manageRoutes } from './manage.js';

@@ -1,4 +1,4 @@
-import type { AccountService } from '../../accounts/account-service.js';
+import type { AccountService } from '../../accounts/index.js';
 import type { Api } from '../../../platform/http/resource-module.js';
 import { PageQuerySchema, pageEnvelope, pageSchema, replies, toPageQuery } from '../../../platform/http/schemas/common.js';
 import { KeyIdParams, KeyViewSchema, toKeyView } from './schemas.js';

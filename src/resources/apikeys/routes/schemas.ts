@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { RESOURCE_TYPES } from '../../accounts/account-service.js';
+import { RESOURCE_TYPES } from '../../../platform/auth/principal.js';
 import type { AccessLevel, ApiKey, Scope } from '../../../platform/store/types.js';
 import { Int, OrNull, StringEnum } from '../../../platform/http/schemas/common.js';
 

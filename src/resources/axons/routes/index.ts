@@ -1,7 +1,7 @@
 import { ERRORS } from '../../../platform/errors.js';
 import { resourceModule } from '../../../platform/http/resource-module.js';
 import { ERROR_RESPONSES, pageEnvelope, replies, toPageQuery } from '../../../platform/http/schemas/common.js';
-import { metadataFilters } from '../../snapshots/routes/read.js';
+import { metadataFilters } from '../../snapshots/index.js';
 import type { AxonService } from '../axon-service.js';
 import { sseRoute } from './sse.js';
 import {

@@ -1,9 +1,10 @@
 import type { Static } from 'typebox';
 import { ERRORS } from '../../../platform/errors.js';
 import { Body, EnvironmentMap, Opt, SecretRefsMap, Text } from '../../../platform/http/schemas/common.js';
-import { mountsOf, MountsSchema } from '../../devboxes/routes/mounts.js';
-import { LaunchParametersSchema, refuseUnsupported, type CreateBody } from '../../devboxes/routes/schemas.js';
-import type { LaunchParameters } from '../../devboxes/types.js';
+import { mountsOf } from '../../devboxes/index.js';
+import { LaunchParametersSchema, MountsSchema } from '../../../platform/http/schemas/shared.js';
+import { refuseUnsupported, type CreateBody } from '../../devboxes/index.js';
+import type { LaunchParameters } from '../../devboxes/index.js';
 import type { RunProfile } from '../types.js';
 
 /** Runloop's `runProfile`: what every scenario devbox of a run gets. */

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { Api } from '../../../platform/http/resource-module.js';
 import { IdParams, pageEnvelope, PageQuerySchema, pageSchema, replies, StringEnum, toPageQuery } from '../../../platform/http/schemas/common.js';
-import { RunView, ScenarioView, toRunView, toScenarioView } from '../../scenarios/routes/schemas.js';
+import { RunView, ScenarioView, toRunView, toScenarioView } from '../../scenarios/index.js';
 import type { ScenarioRunsPort } from '../ports.js';
 import type { BenchmarkService } from '../benchmark-service.js';
 import type { BenchmarkRunService } from '../run-service.js';

@@ -15,7 +15,7 @@ import {
   StringMap,
   Text,
 } from '../../../platform/http/schemas/common.js';
-import { LaunchParametersSchema } from '../../devboxes/routes/schemas.js';
+import { LaunchParametersSchema } from '../../../platform/http/schemas/shared.js';
 import { codeMountView, MAX_CODE_MOUNTS } from '../code-mounts.js';
 import { MAX_SERVICES, SERVICE_NAME, serviceView, servicesOf } from '../services.js';
 import { BLUEPRINT_STATUSES, type Blueprint, type BuildLogLine, type BuildParameters } from '../types.js';

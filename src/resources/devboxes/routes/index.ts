@@ -1,13 +1,12 @@
 import type { DevboxService } from '../devbox-service.js';
-import type { SuspendService } from '../../snapshots/suspend-service.js';
 import { resourceModule } from '../../../platform/http/resource-module.js';
 import { changeRoutes } from './change.js';
 import { createRoutes } from './create.js';
 import { readRoutes } from './read.js';
-import { suspendRoutes } from './suspend.js';
+import { type Suspender, suspendRoutes } from './suspend.js';
 
 /** Devbox routes; every one needs RESOURCE_TYPE_DEVBOXES on a restricted key. */
-export const devboxRoutes = resourceModule('RESOURCE_TYPE_DEVBOXES', (scope, opts: { devboxes: DevboxService; suspend?: SuspendService }) => {
+export const devboxRoutes = resourceModule('RESOURCE_TYPE_DEVBOXES', (scope, opts: { devboxes: DevboxService; suspend?: Suspender }) => {
   createRoutes(scope, opts.devboxes);
   readRoutes(scope, opts.devboxes);
   changeRoutes(scope, opts.devboxes);

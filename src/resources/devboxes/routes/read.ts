@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { allows, type Principal } from '../../accounts/account-service.js';
+import { allows, type Principal } from '../../../platform/auth/principal.js';
 import type { DevboxService } from '../devbox-service.js';
 import { ERRORS } from '../../../platform/errors.js';
 import { clientGone } from '../../../platform/http/request-signal.js';

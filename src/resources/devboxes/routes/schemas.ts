@@ -4,53 +4,11 @@ import type { Devbox } from '../types.js';
 import { DEVBOX_STATUSES } from '../types.js';
 import { ERRORS } from '../../../platform/errors.js';
 import { ArgString, Body, EnvironmentMap, Int, LIMITS, Metadata, Opt, OrNull, StringEnum, StringMap, Text } from '../../../platform/http/schemas/common.js';
-import { MAX_BYTES_KEYWORD } from '../../../platform/http/validation.js';
-import { MOUNTS_SERVED, MountsSchema } from './mounts.js';
+import { DevboxIdParams, LaunchParametersSchema, MOUNTS_SERVED, MountsSchema } from '../../../platform/http/schemas/shared.js';
+
+export { DevboxIdParams, LaunchParametersSchema };
 
 export const StatusSchema = StringEnum([...DEVBOX_STATUSES]);
-
-const Seconds = Type.Integer({ minimum: 1, maximum: LIMITS.maxSeconds });
-const Commands = Type.Array(ArgString({ maxLength: 100_000 }), { maxItems: 100 });
-
-const AfterIdle = Body({
-  idle_time_seconds: Seconds,
-  on_idle: Type.Optional(StringEnum(['shutdown', 'suspend'])),
-});
-
-/**
- * Launch parameters: every field of the SDK is known here. The whole object is echoed as sent, so it is
- * bounded as a whole too.
- */
-export const LaunchParametersSchema = Type.Object(
-  {
-    launch_commands: Opt(Commands),
-    resource_size_request: Opt(StringEnum(['X_SMALL', 'SMALL', 'MEDIUM', 'LARGE', 'X_LARGE', 'XX_LARGE', 'CUSTOM_SIZE'])),
-    custom_cpu_cores: Opt(Type.Number({ exclusiveMinimum: 0, maximum: 64 })),
-    custom_gb_memory: Opt(Type.Number({ exclusiveMinimum: 0, maximum: 256 })),
-    custom_disk_size: Opt(Type.Integer({ minimum: 1, maximum: 4096 })),
-    keep_alive_time_seconds: Opt(Seconds),
-    after_idle: Opt(AfterIdle),
-    architecture: Opt(StringEnum(['x86_64', 'arm64'])),
-    available_ports: Opt(Type.Array(Type.Integer({ minimum: 1, maximum: 65535 }), { maxItems: 100, uniqueItems: true })),
-    network_policy_id: Opt(Type.String({ maxLength: 200 })),
-    provisioning_tier: Opt(StringEnum(['standard', 'flex'])),
-    required_services: Opt(Type.Array(Type.String({ maxLength: 200 }), { maxItems: 100 })),
-    user_parameters: Opt(Body({ username: Type.String({ minLength: 1, maxLength: 32 }), uid: Type.Integer({ minimum: 0, maximum: 65534 }) })),
-    lifecycle: Opt(
-      Body({
-        after_idle: Opt(AfterIdle),
-        lifecycle_hooks: Opt(
-          Body({
-            suspend_commands: Opt(Commands),
-            suspend_deadline_ms: Opt(Type.Integer({ minimum: 0, maximum: 600_000 })),
-          }),
-        ),
-        resume_triggers: Opt(Body({ axon_event: Opt(Type.Boolean()), http: Opt(Type.Boolean()) })),
-      }),
-    ),
-  },
-  { additionalProperties: false, [MAX_BYTES_KEYWORD]: LIMITS.launchParametersBytes },
-);
 
 /** The tunnel settings of `tunnel` at create and of enable_tunnel; omitted fields take the API's defaults. */
 export const TunnelParamsSchema = Body({
@@ -127,8 +85,6 @@ export function refuseUnsupported(b: CreateBody): void {
     if (!isEmpty(get(b))) throw ERRORS.invalid(`${field} is not supported on this server yet (${what})`);
   }
 }
-
-export const DevboxIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }) });
 
 const FAILURE_REASONS = ['out_of_memory', 'out_of_disk', 'execution_failed', 'health_check_failed'];
 const SHUTDOWN_REASONS = ['api_shutdown', 'keep_alive_timeout', 'entrypoint_exit', 'idle', 'ttl_expired'];

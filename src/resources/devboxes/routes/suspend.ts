@@ -1,12 +1,21 @@
-import type { SuspendService } from '../../snapshots/suspend-service.js';
 import type { Api } from '../../../platform/http/resource-module.js';
 import { replies } from '../../../platform/http/schemas/common.js';
 import { DevboxIdParams, DevboxViewSchema, view } from './schemas.js';
 import type { DevboxService } from '../devbox-service.js';
+import type { Devbox } from '../types.js';
 
 const schema = { params: DevboxIdParams, response: replies(DevboxViewSchema) };
 
-export function suspendRoutes(app: Api, suspend: SuspendService, devboxes: DevboxService): void {
+/**
+ * What the suspend and resume routes ask of the snapshots module's SuspendService: named here so the devbox
+ * resource does not import the snapshots resource (which imports this one).
+ */
+export interface Suspender {
+  suspend(accountId: string, id: string): Promise<Devbox>;
+  resume(accountId: string, id: string): Promise<Devbox>;
+}
+
+export function suspendRoutes(app: Api, suspend: Suspender, devboxes: DevboxService): void {
   // Answers at once (suspending); the SDK's awaitSuspended polls wait_for_status. 400 unless running.
   app.post('/v1/devboxes/:id/suspend', { schema }, async (req) => {
     const { id } = req.params;

@@ -7,8 +7,8 @@ import { checkPath, PathString } from '../paths.js';
 import { clientGone } from '../../../platform/http/request-signal.js';
 import type { Api } from '../../../platform/http/resource-module.js';
 import { Body, ERROR_RESPONSES, replies } from '../../../platform/http/schemas/common.js';
-import { DevboxIdParams } from '../../devboxes/routes/schemas.js';
-import { SyncViewSchema } from '../../executions/routes/schemas.js';
+import { DevboxIdParams } from '../../../platform/http/schemas/shared.js';
+import { SyncViewSchema } from '../../executions/index.js';
 import type { FileRouteOptions } from './index.js';
 import { holdSlot } from './slots.js';
 

@@ -1,6 +1,6 @@
 import type { ServerHttp2Session, ServerHttp2Stream } from 'node:http2';
 import multipart from '@fastify/multipart';
-import type { DevboxService } from '../../devboxes/devbox-service.js';
+import type { DevboxService } from '../../devboxes/index.js';
 import type { FileService } from '../file-service.js';
 import type { Gate } from '../../../lib/gate.js';
 import { resourceModule } from '../../../platform/http/resource-module.js';

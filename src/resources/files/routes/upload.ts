@@ -5,7 +5,7 @@ import { Upload } from '../upload.js';
 import { clientGone } from '../../../platform/http/request-signal.js';
 import type { Api } from '../../../platform/http/resource-module.js';
 import { EmptyObject, replies } from '../../../platform/http/schemas/common.js';
-import { DevboxIdParams } from '../../devboxes/routes/schemas.js';
+import { DevboxIdParams } from '../../../platform/http/schemas/shared.js';
 import type { FileRouteOptions } from './index.js';
 import { holdSlot } from './slots.js';
 import { StallWatch } from './stall.js';

@@ -1,5 +1,5 @@
 import { resourceModule } from '../../../platform/http/resource-module.js';
-import type { DevboxService } from '../../devboxes/devbox-service.js';
+import type { DevboxService } from '../../devboxes/index.js';
 import type { GatewayBindings } from '../gateway-bindings.js';
 import type { GatewayConfigService } from '../gateway-config-service.js';
 import { configRoutes } from './configs.js';

@@ -1,8 +1,8 @@
 import { Type } from 'typebox';
 import type { Api } from '../../../platform/http/resource-module.js';
 import { Body, replies } from '../../../platform/http/schemas/common.js';
-import type { DevboxService } from '../../devboxes/devbox-service.js';
-import { DevboxIdParams } from '../../devboxes/routes/schemas.js';
+import type { DevboxService } from '../../devboxes/index.js';
+import { DevboxIdParams } from '../../../platform/http/schemas/shared.js';
 import type { GatewayBindings } from '../gateway-bindings.js';
 import { AuthMechanismViewSchema, authView } from './schemas.js';
 

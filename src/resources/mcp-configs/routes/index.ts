@@ -1,5 +1,5 @@
-import type { DevboxService } from '../../devboxes/devbox-service.js';
-import { DevboxIdParams } from '../../devboxes/routes/schemas.js';
+import type { DevboxService } from '../../devboxes/index.js';
+import { DevboxIdParams } from '../../../platform/http/schemas/shared.js';
 import { resourceModule } from '../../../platform/http/resource-module.js';
 import { IdParams, pageEnvelope, pageSchema, replies, toPageQuery } from '../../../platform/http/schemas/common.js';
 import type { McpConfigService } from '../mcp-config-service.js';

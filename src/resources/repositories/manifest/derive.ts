@@ -1,4 +1,4 @@
-import { DEFAULT_FROM } from '../../blueprints/preview.js';
+import { DEFAULT_FROM } from '../../blueprints/index.js';
 import type { RepoSurvey } from '../survey.js';
 import type { RepositoryManifest, Workspace } from '../types.js';
 import { composeServices, parseYaml } from './compose.js';

@@ -7,7 +7,7 @@
  * segment), and one glob list spends at most MAX_STEPS, past which it matches nothing more.
  */
 
-import { segmentMatches, tokens, type StepBudget, type Token } from '../../blueprints/glob.js';
+import { segmentMatches, tokens, type StepBudget, type Token } from '../../blueprints/index.js';
 
 /** Globs one file may declare (the rest are ignored), each glob's length, and its `**` segments. */
 export const MAX_GLOBS = 100;

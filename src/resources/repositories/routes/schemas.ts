@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { Body, Int, Opt, OrNull, pageSchema, PageQuerySchema, StringEnum, StringMap, Text } from '../../../platform/http/schemas/common.js';
 import { MAX_BYTES_KEYWORD } from '../../../platform/http/validation.js';
-import { DEFAULT_FROM } from '../../blueprints/preview.js';
+import { DEFAULT_FROM } from '../../blueprints/index.js';
 import { TOKEN_MAX } from '../repository-service.js';
 import { INSPECTION_STATUSES, type Inspection, type RepositoryConnection, type RepositoryManifest } from '../types.js';
 

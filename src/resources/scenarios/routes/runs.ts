@@ -3,9 +3,9 @@ import { Type } from 'typebox';
 import { clientGone } from '../../../platform/http/request-signal.js';
 import type { Api } from '../../../platform/http/resource-module.js';
 import { ERROR_RESPONSES, IdParams, pageEnvelope, replies, toPageQuery } from '../../../platform/http/schemas/common.js';
-import { mountsOf } from '../../devboxes/routes/mounts.js';
+import { mountsOf } from '../../devboxes/index.js';
 import { runLogsZip } from '../run-logs.js';
-import type { ScenarioRouteOptions } from './index.js';
+import type { ScenarioRouteOptions } from './options.js';
 import { refuseLaunch, RunList, RunListQuery, RunView, StartRunBody, toRunView } from './schemas.js';
 
 const ZipReplies = {

@@ -1,6 +1,6 @@
 import type { Api } from '../../../platform/http/resource-module.js';
 import { IdParams, pageEnvelope, replies, toPageQuery } from '../../../platform/http/schemas/common.js';
-import type { ScenarioRouteOptions } from './index.js';
+import type { ScenarioRouteOptions } from './options.js';
 import {
   CreateScenarioBody,
   PublicScenarioListQuery,

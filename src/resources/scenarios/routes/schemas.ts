@@ -15,8 +15,8 @@ import {
   StringMap,
   Text,
 } from '../../../platform/http/schemas/common.js';
-import { LaunchParametersSchema, refuseUnsupported, type CreateBody } from '../../devboxes/routes/schemas.js';
-import { MountsSchema } from '../../devboxes/routes/mounts.js';
+import { LaunchParametersSchema, MountsSchema } from '../../../platform/http/schemas/shared.js';
+import { refuseUnsupported, type CreateBody } from '../../devboxes/index.js';
 import { SCRIPT_MAX_BYTES, type CustomScorer } from '../scorer-service.js';
 import type { Scenario, ScenarioRun } from '../types.js';
 

@@ -2,7 +2,7 @@ import type { SnapshotService } from '../snapshot-service.js';
 import { clientGone } from '../../../platform/http/request-signal.js';
 import type { Api } from '../../../platform/http/resource-module.js';
 import { replies } from '../../../platform/http/schemas/common.js';
-import { DevboxIdParams } from '../../devboxes/routes/schemas.js';
+import { DevboxIdParams } from '../../../platform/http/schemas/shared.js';
 import { SnapshotBody, SnapshotViewSchema, toInput, toView } from './schemas.js';
 
 /** How long snapshot_disk holds before answering with the snapshot still in progress (client timeout is 30 s). */

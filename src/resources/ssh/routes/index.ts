@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { resourceModule } from '../../../platform/http/resource-module.js';
 import { replies } from '../../../platform/http/schemas/common.js';
-import { DevboxIdParams } from '../../devboxes/routes/schemas.js';
+import { DevboxIdParams } from '../../../platform/http/schemas/shared.js';
 import type { SshKeyService } from '../ssh-key-service.js';
 
 export interface SshRouteOptions {

@@ -1,7 +1,8 @@
 import { Type } from 'typebox';
 import { resourceModule } from '../../../platform/http/resource-module.js';
 import { replies } from '../../../platform/http/schemas/common.js';
-import { DevboxIdParams, TunnelParamsSchema, TunnelViewSchema } from '../../devboxes/routes/schemas.js';
+import { DevboxIdParams } from '../../../platform/http/schemas/shared.js';
+import { TunnelParamsSchema, TunnelViewSchema } from '../../devboxes/index.js';
 import { toView, type TunnelService } from '../tunnel-service.js';
 
 export interface TunnelRouteOptions {

@@ -1,4 +1,4 @@
-import type { Devbox } from '../../devboxes/types.js';
+import type { Devbox } from '../../devboxes/index.js';
 
 /**
  * `launch_parameters.available_ports`: a box created with a non-empty list is reached through its tunnel on

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ERRORS } from '../../platform/errors.js';
+import { ERRORS } from '../errors.js';
 
 /** One AES-256 key and the id rows record it by (a hash of the key: it names the key, never reveals it). */
 export interface MasterKey {

@@ -9,7 +9,7 @@ import type { Api } from '../../../platform/http/resource-module.js';
 import { Body, ERROR_RESPONSES, replies } from '../../../platform/http/schemas/common.js';
 import { DevboxIdParams } from '../../../platform/http/schemas/shared.js';
 import { SyncViewSchema } from '../../executions/index.js';
-import type { FileRouteOptions } from './index.js';
+import type { FileRouteOptions } from './options.js';
 import { holdSlot } from './slots.js';
 
 /** read_file_contents answers in one body; bigger files belong to download_file. */

@@ -4,7 +4,7 @@ import { clientGone } from '../../../platform/http/request-signal.js';
 import type { Api } from '../../../platform/http/resource-module.js';
 import { Body, ERROR_RESPONSES } from '../../../platform/http/schemas/common.js';
 import { DevboxIdParams } from '../../../platform/http/schemas/shared.js';
-import type { FileRouteOptions } from './index.js';
+import type { FileRouteOptions } from './options.js';
 import { holdSlot } from './slots.js';
 import { PathString } from '../paths.js';
 

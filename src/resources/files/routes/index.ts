@@ -1,11 +1,9 @@
 import type { ServerHttp2Session, ServerHttp2Stream } from 'node:http2';
 import multipart from '@fastify/multipart';
-import type { DevboxService } from '../../devboxes/index.js';
-import type { FileService } from '../file-service.js';
-import type { Gate } from '../../../lib/gate.js';
 import { resourceModule } from '../../../platform/http/resource-module.js';
 import { contentRoutes } from './contents.js';
 import { downloadRoutes } from './download.js';
+import type { FileRouteOptions } from './options.js';
 import { uploadRoutes } from './upload.js';
 
 /**
@@ -26,15 +24,6 @@ function widenWindows(session: ServerHttp2Session | undefined): void {
   } catch {
     /* the session is closing */
   }
-}
-
-export interface FileRouteOptions {
-  files: FileService;
-  devboxes: DevboxService;
-  /** Bounds the read_file_contents / write_file_contents requests held in memory at once. */
-  contentsGate: Gate;
-  /** Bounds the upload_file / download_file streams running at once. */
-  transferGate: Gate;
 }
 
 /** File transfer into and out of devboxes; multipart is parsed in this scope only. */

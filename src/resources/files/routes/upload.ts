@@ -6,7 +6,7 @@ import { clientGone } from '../../../platform/http/request-signal.js';
 import type { Api } from '../../../platform/http/resource-module.js';
 import { EmptyObject, replies } from '../../../platform/http/schemas/common.js';
 import { DevboxIdParams } from '../../../platform/http/schemas/shared.js';
-import type { FileRouteOptions } from './index.js';
+import type { FileRouteOptions } from './options.js';
 import { holdSlot } from './slots.js';
 import { StallWatch } from './stall.js';
 

@@ -29,6 +29,7 @@ import { JobRunner } from './platform/jobs/job-runner.js';
 import { CAPTURE_JOB, SnapshotService } from './resources/snapshots/index.js';
 import { RESUME_JOB, SUSPEND_JOB, SuspendService } from './resources/snapshots/index.js';
 import { Gate } from './lib/gate.js';
+import { egressSettings } from './network-config.js';
 import { BoxServices, boxServicesUrl } from './platform/boxlink/index.js';
 import { boxServicesExtensions } from './resources/devboxes/index.js';
 import type { Logger } from './lib/logger.js';
@@ -72,7 +73,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
       logger: logger.child({ component: 'runtime' }),
       maxCommandsPerBox: config.maxExecutionsPerDevbox,
       maxCommands: config.maxExecutions,
-      egress: config.network.enabled ? egressConfig(config) : undefined,
+      egress: config.network.enabled ? egressSettings(config.network) : undefined,
       registry: {
         defaultRegistry: config.registry.defaultRegistry,
         insecure: config.registry.insecure,
@@ -443,8 +444,8 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
     objects,
     agents,
     mcp,
-    fileContentsGate: fairGate(config.fileContentsConcurrency, config.fileContentsQueue),
-    fileTransferGate: fairGate(config.fileTransferConcurrency, config.fileTransferQueue),
+    fileContentsGate: Gate.fair(config.fileContentsConcurrency, config.fileContentsQueue),
+    fileTransferGate: Gate.fair(config.fileTransferConcurrency, config.fileTransferQueue),
     gateway,
     boxServices,
     tunnels: { service: tunnels, front: tunnelFront },
@@ -481,21 +482,4 @@ export async function buildDeps(config: Config, logger: Logger, opts: { runtime?
       await runtime.close?.();
     },
   };
-}
-
-function egressConfig(config: Config) {
-  const n = config.network;
-  return {
-    subnet: n.boxSubnet,
-    deny: n.egressDeny,
-    openInterfaces: n.egressOpenInterfaces,
-    privateAllow: n.egressPrivateAllow,
-    bandwidthBytes: n.boxBandwidthMbit * 125_000,
-    maxConnections: n.boxMaxConnections,
-  };
-}
-
-/** A gate where one account holds at most half the slots and half the queue: others always get a turn. */
-function fairGate(concurrency: number, queue: number): Gate {
-  return new Gate(concurrency, queue, Math.max(1, Math.floor(concurrency / 2)), Math.max(1, Math.floor(queue / 2)));
 }

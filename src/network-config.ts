@@ -100,3 +100,15 @@ export function loadNetworkConfig(env: NodeJS.ProcessEnv, int: (name: string, de
     mirrors,
   };
 }
+
+/** The runtime driver's egress settings from the network config (bandwidth in bytes per second). */
+export function egressSettings(n: NetworkConfig) {
+  return {
+    subnet: n.boxSubnet,
+    deny: n.egressDeny,
+    openInterfaces: n.egressOpenInterfaces,
+    privateAllow: n.egressPrivateAllow,
+    bandwidthBytes: n.boxBandwidthMbit * 125_000,
+    maxConnections: n.boxMaxConnections,
+  };
+}

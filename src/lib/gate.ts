@@ -28,6 +28,11 @@ export class Gate {
     readonly perKeyQueue = Infinity,
   ) {}
 
+  /** A gate where one key holds at most half the slots and half the queue: others always get a turn. */
+  static fair(concurrency: number, queue: number): Gate {
+    return new Gate(concurrency, queue, Math.max(1, Math.floor(concurrency / 2)), Math.max(1, Math.floor(queue / 2)));
+  }
+
   get holders(): number {
     return this.active;
   }

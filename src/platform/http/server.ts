@@ -44,8 +44,14 @@ function plainHead(req: http.IncomingMessage): string {
   return `${lines.join('\r\n')}\r\n\r\n`;
 }
 
-/** How long an idle HTTP/1.1 keep-alive connection, or an HTTP/2 session without streams, is kept. */
+/** How long an idle HTTP/1.1 keep-alive connection is kept. */
 const KEEP_ALIVE_MS = 65_000;
+/**
+ * How long an HTTP/2 session without streams is kept. Longer than HTTP/1.1's: closing a session races the
+ * requests a client is sending on it (refused, which a client may retry but one without retries sees as a
+ * connection error), and the SDK keeps one session for a whole run of work with pauses of a minute and more.
+ */
+const H2_IDLE_MS = 600_000;
 
 /** The first byte of a TLS connection (a handshake record); no HTTP/1.1 request or HTTP/2 preface starts so. */
 const TLS_HANDSHAKE = 0x16;
@@ -121,7 +127,7 @@ export function dualProtocolServer(
     }
     s.on('error', () => s.destroy());
     s.once('close', () => sessions.delete(s));
-    guardSession(s, limits, KEEP_ALIVE_MS);
+    guardSession(s, limits, H2_IDLE_MS);
   });
 
   const server = net.createServer((socket) => {

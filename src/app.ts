@@ -8,7 +8,6 @@ import { registerIdempotency } from './platform/http/plugins/idempotency.js';
 import { registerMetrics } from './platform/http/plugins/metrics.js';
 import { dualProtocolServer } from './platform/http/server.js';
 import type { ConnectionLimits } from './platform/http/connection-limits.js';
-import { registerRoutes } from './resources/index.js';
 import { registerJsonBody } from './platform/http/json-body.js';
 import { registerValidation } from './platform/http/validation.js';
 
@@ -61,7 +60,8 @@ export async function buildApp(deps: Deps, opts: AppOptions): Promise<FastifyIns
     open: (sealed, aad) => deps.sealer.open(sealed, `x-request-id answer ${aad}`),
   });
   registerMetrics(app);
-  await registerRoutes(app, deps);
+  // Every module's routes, each with its auth row.
+  await deps.composition.routes(app);
   app.get('/openapi.json', { config: { auth: false }, schema: { hide: true } }, async () => app.swagger());
   return app;
 }

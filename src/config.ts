@@ -1,21 +1,16 @@
 import os from 'node:os';
 import path from 'node:path';
 import { loadNetworkConfig, type NetworkConfig } from './network-config.js';
-import { loadObjectConfig, type ObjectConfig } from './resources/objects/config.js';
-import { loadRepositoryConfig, type RepositoryConfig } from './resources/repositories/config.js';
-import { loadAgentConfig, type AgentConfig } from './resources/agents/config.js';
-import { loadAxonConfig, type AxonConfig } from './resources/axons/config.js';
-import { loadScenarioConfig, type ScenarioConfig } from './resources/scenarios/config.js';
-import { loadBenchmarkConfig, type BenchmarkConfig } from './resources/benchmarks/config.js';
-import { loadBenchmarkJobConfig, type BenchmarkJobConfig } from './resources/benchmark-jobs/config.js';
 import { loadSshConfig, type SshConfig } from './ssh-config.js';
-import { loadEvictionConfig, type EvictionConfig } from './resources/evictions/eviction-config.js';
 import { loadBlobConfig, type BlobConfig } from './platform/blob/config.js';
 import { type OutboundAllow, parseOutboundAllow } from './platform/outbound/index.js';
 import type { ConnectionLimits } from './platform/http/connection-limits.js';
-import { ConfigError } from './platform/config-error.js';
+import { ConfigError, intSetting } from './platform/config-error.js';
 
-/** Every setting devboxd reads, parsed once at start and passed in; nothing reads process.env elsewhere. */
+/**
+ * The host-wide settings, parsed once at start and passed in. Each resource module parses its own settings
+ * (its `config`, from the same environment: `env` here); nothing else reads process.env.
+ */
 export interface Config {
   /** DEVBOXD_HOST: address to listen on. Loopback by default: devboxd is a local service unless told otherwise. */
   host: string;
@@ -77,16 +72,6 @@ export interface Config {
   boxServicesPort: number;
   /** Box networking and egress (DEVBOXD_NETWORK, DEVBOXD_BOX_SUBNET, DEVBOXD_EGRESS_DENY, ...); see network-config.ts. */
   network: NetworkConfig;
-  /** Storage objects (DEVBOXD_OBJECT_MAX_BYTES, DEVBOXD_PUBLIC_URL, ...); see resources/objects/config.ts. */
-  objects: ObjectConfig;
-  /** Repository connections: DEVBOXD_GIT_BASE_URL, inspections, code mounts; see resources/repositories/config.ts. */
-  repositories: RepositoryConfig;
-  /** Agents (DEVBOXD_AGENT_INSTALL_TIMEOUT, DEVBOXD_AGENT_ACCOUNT_MAX); see resources/agents/config.ts. */
-  agents: AgentConfig;
-  /** Axons (DEVBOXD_AXON_ACCOUNT_MAX, DEVBOXD_AXON_EVENT_BYTES, ...); see resources/axons/config.ts. */
-  axons: AxonConfig;
-  /** Per-account bounds of scenarios and scorers (DEVBOXD_SCENARIO_*); see resources/scenarios/config.ts. */
-  scenarios: ScenarioConfig;
   /**
    * DEVBOXD_TUNNEL_DOMAIN: tunnels answer host names `{port}-{key}.tunnel.<this>` (what the SDK builds from an
    * API at `api.<this>`); null: any `{port}-{key}.tunnel.*` host name.
@@ -98,8 +83,6 @@ export interface Config {
   ptyPingSeconds: number;
   /** The SSH front (DEVBOXD_SSH_PORT, DEVBOXD_SSH_PLAIN_PORT, DEVBOXD_SSH_DOMAIN, ...); see ssh-config.ts. */
   ssh: SshConfig;
-  /** Evictions: drain at SIGTERM, on memory pressure (DEVBOXD_EVICT_*); see resources/evictions/eviction-config.ts. */
-  eviction: EvictionConfig;
   /** Where blobs live: DEVBOXD_BLOB_BACKEND (fs, s3) and the DEVBOXD_S3_* settings; see platform/blob/config.ts. */
   blob: BlobConfig;
   /** DEVBOXD_BLUEPRINT_BUILDS: blueprint builds running at once (more wait, queued). */
@@ -119,10 +102,8 @@ export interface Config {
    * MCP, registries, git) although they are loopback, link-local, private, shared, its own or the box subnet. Empty.
    */
   outboundAllow: OutboundAllow;
-  /** Benchmark runs' concurrency and per-account bounds (DEVBOXD_BENCHMARK_*); see resources/benchmarks/config.ts. */
-  benchmarks: BenchmarkConfig;
-  /** Benchmark jobs' per-account and per-job bounds (DEVBOXD_BENCHMARK_JOB_*); see resources/benchmark-jobs/config.ts. */
-  benchmarkJobs: BenchmarkJobConfig;
+  /** The environment these came from: each resource module parses its own settings from it at start. */
+  env: Readonly<Record<string, string | undefined>>;
 }
 
 export interface RegistrySettings {
@@ -176,14 +157,7 @@ const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export { ConfigError };
 
-function int(name: string, raw: string | undefined, def: number, min: number, max: number): number {
-  if (raw === undefined || raw === '') return def;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max) {
-    throw new ConfigError(`${name} must be an integer between ${min} and ${max}, got "${raw}"`);
-  }
-  return n;
-}
+const int = intSetting;
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const dataDir = path.resolve(env.DEVBOXD_DATA_DIR || './data');
@@ -258,11 +232,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secretKeyPrevious,
     boxServicesPort: int('DEVBOXD_BOX_SERVICES_PORT', env.DEVBOXD_BOX_SERVICES_PORT, 1023, 1, 65535),
     network: loadNetworkConfig(env, (name, def, min, max) => int(name, env[name], def, min, max)),
-    objects: loadObjectConfig(env, (name, def, min, max) => int(name, env[name], def, min, max)),
-    repositories: loadRepositoryConfig(env, (name, def, min, max) => int(name, env[name], def, min, max)),
-    axons: loadAxonConfig((name, def, min, max) => int(name, env[name], def, min, max)),
-    agents: loadAgentConfig((name, def, min, max) => int(name, env[name], def, min, max)),
-    scenarios: loadScenarioConfig((name, def, min, max) => int(name, env[name], def, min, max)),
     tunnelDomain,
     blueprintBuilds: int('DEVBOXD_BLUEPRINT_BUILDS', env.DEVBOXD_BLUEPRINT_BUILDS, 2, 1, 256),
     blueprintAccountBuilds: int('DEVBOXD_BLUEPRINT_ACCOUNT_BUILDS', env.DEVBOXD_BLUEPRINT_ACCOUNT_BUILDS, 10, 1, 100_000),
@@ -274,13 +243,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ptyIdleTtlSeconds: int('DEVBOXD_PTY_IDLE_TTL', env.DEVBOXD_PTY_IDLE_TTL, 600, 1, 7 * 24 * 3600),
     ptyPingSeconds: int('DEVBOXD_PTY_PING_INTERVAL', env.DEVBOXD_PTY_PING_INTERVAL, 30, 1, 3600),
     ssh: loadSshConfig(env, env.DEVBOXD_HOST || '127.0.0.1', (name, def, min, max) => int(name, env[name], def, min, max)),
-    eviction: loadEvictionConfig(
-      env,
-      (name, def, min, max) => int(name, env[name], def, min, max),
-      (message) => new ConfigError(message),
-    ),
     blob: loadBlobConfig(env),
-    benchmarks: loadBenchmarkConfig((name, def, min, max) => int(name, env[name], def, min, max)),
-    benchmarkJobs: loadBenchmarkJobConfig((name, def, min, max) => int(name, env[name], def, min, max)),
+    env: Object.freeze({ ...env }),
   });
 }

@@ -42,7 +42,7 @@ export async function startServer(config: Config): Promise<Running> {
   const port = typeof addr === 'object' && addr ? addr.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const url = `http://${host}:${port}`;
-  const control = await listenControl(config.dataDir, deps.evictions.service, config.eviction.graceMs, logger.child({ component: 'control' }));
+  const control = await listenControl(config.dataDir, deps.evictions.service, deps.evictionConfig.graceMs, logger.child({ component: 'control' }));
 
   // Plain lines on stdout before the JSON logs take over: what a person starting the server needs.
   process.stdout.write(`devboxd listening on ${url}\n`);
@@ -62,10 +62,10 @@ export async function startServer(config: Config): Promise<Running> {
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
-      if (config.eviction.onShutdown === 'suspend') {
+      if (deps.evictionConfig.onShutdown === 'suspend') {
         // Before the API closes: watchers hear of each eviction, and clients may act until the deadline.
         logger.info('shutting down: suspending every devbox (DEVBOXD_EVICT_ON_SHUTDOWN=suspend)');
-        await drainWithin(deps, config.eviction.graceMs, config.eviction.shutdownTimeoutMs, logger);
+        await drainWithin(deps, deps.evictionConfig.graceMs, deps.evictionConfig.shutdownTimeoutMs, logger);
       } else {
         logger.info('shutting down: draining requests; devboxes keep running and are adopted at next start');
       }

@@ -20,9 +20,10 @@ export function operationCommands(config: () => Config, io: Io, withStore: WithS
 DEVBOXD_SECRET_KEY when that is set); the old keys stay in the key file, retired, until --prune,
 which drops them once nothing is sealed under them (checked under the database's write lock; with
 DEVBOXD_SECRET_KEY it checks that DEVBOXD_SECRET_KEY_PREVIOUS can go)`,
-      run: (_args, o) => {
+      run: async (_args, o) => {
         const c = config();
-        const keys = { dataDir: c.dataDir, secretKey: c.secretKey, previousKeys: c.secretKeyPrevious };
+        const { SEALED } = await import('../resources/index.js');
+        const keys = { dataDir: c.dataDir, secretKey: c.secretKey, previousKeys: c.secretKeyPrevious, sealed: SEALED };
         if (o.prune) {
           if (o['new-key-file'] !== undefined)
             throw new UsageError('devboxd secrets rotate-key: --prune takes no --new-key-file', 'usage: devboxd secrets rotate-key --prune');

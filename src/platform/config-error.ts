@@ -4,3 +4,18 @@
  * importing config.ts back (an import cycle).
  */
 export class ConfigError extends Error {}
+
+/** Reads an integer setting: unset or empty is the default; anything but an integer in [min, max] is refused. */
+export function intSetting(name: string, raw: string | undefined, def: number, min: number, max: number): number {
+  if (raw === undefined || raw === '') return def;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new ConfigError(`${name} must be an integer between ${min} and ${max}, got "${raw}"`);
+  }
+  return n;
+}
+
+/** `intSetting` over one environment, in the shape the settings loaders take. */
+export function intsOf(env: Readonly<Record<string, string | undefined>>): (name: string, def: number, min: number, max: number) => number {
+  return (name, def, min, max) => intSetting(name, env[name], def, min, max);
+}

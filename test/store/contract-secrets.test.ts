@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ensureKeyFile, FileKeys, generateKey, readKeyFile, StaticKeys, type KeySource, type MasterKey } from '../../src/platform/sealing/master-key.js';
 import { pruneKeys, rotateKey } from '../../src/resources/secrets/rotate-key.js';
+import { SEALED } from '../../src/resources/index.js';
 import { Sealer } from '../../src/platform/sealing/sealer.js';
 import { aadOf, SecretService } from '../../src/resources/secrets/secret-service.js';
 import { SqlSecretStore } from '../../src/resources/secrets/sql-secret-store.js';
@@ -123,7 +124,7 @@ for (const open of [openSqlite, openPostgres]) {
         const k0 = readKeyFile(file)[0]!;
         const sealed = new Sealer(new StaticKeys(k0)).seal('v2-value', aadOf(acc.id, s.id));
         // ...the rotation runs to its end...
-        const r = await rotateKey(db.b, { dataDir });
+        const r = await rotateKey(db.b, { sealed: SEALED, dataDir });
         assert.deepEqual(
           readKeyFile(file).map((k) => k.id),
           [r.keyId, k0.id],
@@ -135,8 +136,8 @@ for (const open of [openSqlite, openPostgres]) {
         assert.equal((await restarted().reveal(acc.id, 'RACED')).value, 'v2-value', 'a restarted server opens it');
 
         // A prune right after the rotation refuses: a writer may still hold a value sealed under K0.
-        await assert.rejects(pruneKeys(db.b, { dataDir }), /retired \d+ s ago/);
-        const p = await pruneKeys(db.b, { dataDir, retiredGraceMs: 0 });
+        await assert.rejects(pruneKeys(db.b, { sealed: SEALED, dataDir }), /retired \d+ s ago/);
+        const p = await pruneKeys(db.b, { sealed: SEALED, dataDir, retiredGraceMs: 0 });
         assert.deepEqual(p.dropped, [k0.id]);
         assert.equal(p.resealed, 1, 'the straggler was re-sealed');
         assert.deepEqual(
@@ -180,7 +181,7 @@ for (const open of [openSqlite, openPostgres]) {
       try {
         const file = ensureKeyFile(dataDir);
         const before = readKeyFile(file)[0]!;
-        const results = await Promise.allSettled([rotateKey(db.a, { dataDir }), rotateKey(db.b, { dataDir })]);
+        const results = await Promise.allSettled([rotateKey(db.a, { sealed: SEALED, dataDir }), rotateKey(db.b, { sealed: SEALED, dataDir })]);
         const done = results.filter((r) => r.status === 'fulfilled');
         const refused = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
         assert.equal(done.length, 1);
@@ -191,7 +192,7 @@ for (const open of [openSqlite, openPostgres]) {
           [(done[0] as PromiseFulfilledResult<{ keyId: string }>).value.keyId, before.id],
         );
         // The lock goes with the rotation: the next one runs.
-        await rotateKey(db.a, { dataDir });
+        await rotateKey(db.a, { sealed: SEALED, dataDir });
         assert.equal(readKeyFile(file).length, 3);
       } finally {
         fs.rmSync(dataDir, { recursive: true, force: true });
@@ -209,7 +210,7 @@ for (const open of [openSqlite, openPostgres]) {
       for (let i = 0; i < 7; i++) await before.create(acc.id, `ROT_${i}`, `value-${i}`);
 
       // DEVBOXD_SECRET_KEY mode: rotate to a given key.
-      const r = await rotateKey(db.b, { dataDir: '/nonexistent', secretKey: b64(oldKey), newKey: b64(newKey) });
+      const r = await rotateKey(db.b, { sealed: SEALED, dataDir: '/nonexistent', secretKey: b64(oldKey), newKey: b64(newKey) });
       assert.equal(r.resealed, 7);
       assert.equal(r.keyId, newKey.id);
       const ids = await new SqlSecretStore(db.a.db).keyIds();
@@ -222,13 +223,13 @@ for (const open of [openSqlite, openPostgres]) {
       const stray = generateKey();
       const strayService = new SecretService(db.a, new Sealer(new StaticKeys(stray)), log);
       await strayService.create(acc.id, 'STRAY', 'x');
-      await assert.rejects(rotateKey(db.b, { dataDir: '/nonexistent', secretKey: b64(newKey), newKey: b64(oldKey) }), /STRAY .* does not open/);
+      await assert.rejects(rotateKey(db.b, { sealed: SEALED, dataDir: '/nonexistent', secretKey: b64(newKey), newKey: b64(oldKey) }), /STRAY .* does not open/);
       const still = await new SqlSecretStore(db.a.db).keyIds();
       assert.equal(still.get(newKey.id), 7);
       assert.equal(still.get(stray.id), 1);
 
       // With the stray key as a previous key, rotating to the current key gathers it in.
-      const again = await rotateKey(db.b, { dataDir: '/nonexistent', secretKey: b64(newKey), previousKeys: [b64(stray)] });
+      const again = await rotateKey(db.b, { sealed: SEALED, dataDir: '/nonexistent', secretKey: b64(newKey), previousKeys: [b64(stray)] });
       assert.equal(again.resealed, 1);
       assert.deepEqual([...(await new SqlSecretStore(db.a.db).keyIds()).keys()], [newKey.id]);
       assert.equal((await after.reveal(acc.id, 'STRAY')).value, 'x');

@@ -53,7 +53,8 @@ interface Link {
 
 export class BoxServices {
   private readonly http: HttpServer;
-  private readonly routes: { prefix: string; handler: BoxServiceHandler }[] = [];
+  private readonly routes: { prefix: string; handler: BoxServiceHandler; anyPolicy: boolean }[] = [];
+  private allows: ((boxId: string, prefix: string) => boolean) | undefined;
   private readonly owners = new WeakMap<Socket, string>();
   private readonly links = new Map<string, Link>();
   /** Set once the server stops serving boxes: a boot finishing later links nothing. */
@@ -62,6 +63,7 @@ export class BoxServices {
   readonly socketDir: string;
 
   constructor(private readonly opts: BoxServicesOptions) {
+    this.allows = opts.allows;
     const headersTimeout = opts.headersTimeoutMs ?? 10_000;
     this.http = createHttpServer(
       {
@@ -100,11 +102,20 @@ export class BoxServices {
    * Serves requests under `prefix` (`/mcp` takes `/mcp`, `/mcp/...` and `/mcp?...`); the longest matching
    * prefix wins. Anything no route takes is a 404 with a JSON message.
    */
-  route(prefix: string, handler: BoxServiceHandler): void {
+  route(prefix: string, handler: BoxServiceHandler, opts: { anyPolicy?: boolean } = {}): void {
     if (!/^\/[^?#]*$/.test(prefix) || (prefix.length > 1 && prefix.endsWith('/'))) throw new Error(`bad box service prefix ${prefix}`);
     if (this.routes.some((r) => r.prefix === prefix)) throw new Error(`box service prefix ${prefix} is taken`);
-    this.routes.push({ prefix, handler });
+    this.routes.push({ prefix, handler, anyPolicy: opts.anyPolicy ?? false });
     this.routes.sort((a, b) => b.prefix.length - a.prefix.length);
+  }
+
+  /**
+   * Whether a box may use the service under a prefix (its network policy: the module that owns policies
+   * sets it once); routes added with `anyPolicy` are served whatever it says.
+   */
+  policy(allows: (boxId: string, prefix: string) => boolean): void {
+    if (this.allows) throw new Error('the box services have a policy already');
+    this.allows = allows;
   }
 
   /** Ids of the boxes linked now. */
@@ -203,7 +214,7 @@ export class BoxServices {
       sendJson(res, 404, { message: `no box service at ${path.slice(0, 200)}` });
       return;
     }
-    if (this.opts.allows && !this.opts.allows(boxId, route.prefix)) {
+    if (!route.anyPolicy && this.allows && !this.allows(boxId, route.prefix)) {
       sendJson(res, 403, { message: `the network policy of this devbox does not allow ${route.prefix}` });
       return;
     }

@@ -54,16 +54,34 @@ export class JobRunner {
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly runs = new Map<string, Promise<void>>();
   private stopped = false;
+  private readonly handlers: Partial<Record<string, JobHandler | JobKind>>;
+  private readonly background: Set<string>;
+  private readonly untilDone: Set<string>;
 
   constructor(
     private readonly store: JobStore,
     /** DEVBOXD_NODE_NAME: jobs are this node's to run and resume. */
     private readonly node: string,
-    /** One handler per kind; handlers reach services built after the runner through their closures. */
-    private readonly handlers: Readonly<Partial<Record<string, JobHandler | JobKind>>>,
+    /** One handler per kind (more come from `register`, before `resume`). */
+    handlers: Readonly<Partial<Record<string, JobHandler | JobKind>>>,
     private readonly log: Logger,
     private readonly opts: JobRunnerOptions = {},
-  ) {}
+  ) {
+    this.handlers = { ...handlers };
+    this.background = new Set(opts.background);
+    this.untilDone = new Set(opts.untilDone);
+  }
+
+  /**
+   * The handler of one kind, from the module that owns it (composition registers every module's kinds
+   * before `resume`). A kind registered twice is a wiring error: two modules would claim the same jobs.
+   */
+  register(kind: string, handler: JobHandler | JobKind, opts: { background?: boolean; untilDone?: boolean } = {}): void {
+    if (this.handlers[kind]) throw new Error(`jobs of kind ${kind} have a handler already`);
+    this.handlers[kind] = handler;
+    if (opts.background) this.background.add(kind);
+    if (opts.untilDone) this.untilDone.add(kind);
+  }
 
   /**
    * Records a pending job of `kind` on `subjectId` (not started: see `start`). A second open one is a
@@ -117,7 +135,7 @@ export class JobRunner {
     const later = new Map<string, string[]>();
     for (const job of await this.store.listOpen(this.node)) {
       if (job.runAfterMs > Date.now()) this.schedule(job.id, job.runAfterMs);
-      else if (this.opts.background?.includes(job.kind)) later.set(job.kind, [...(later.get(job.kind) ?? []), job.id]);
+      else if (this.background.has(job.kind)) later.set(job.kind, [...(later.get(job.kind) ?? []), job.id]);
       else await this.run(job.id);
     }
     for (const queue of later.values()) {
@@ -170,7 +188,7 @@ export class JobRunner {
     } catch (err) {
       const message = (err as Error).message || String(err);
       const max = this.opts.maxAttempts ?? 5;
-      if (handler && (job.attempts < max || this.opts.untilDone?.includes(job.kind))) {
+      if (handler && (job.attempts < max || this.untilDone.has(job.kind))) {
         const at = Date.now() + Math.min(60_000, (this.opts.retryBaseMs ?? 1000) * 2 ** Math.min(job.attempts - 1, 30));
         this.log.warn({ err, job: id, kind: job.kind, attempt: job.attempts }, 'job failed; it runs again');
         if (await this.store.retry(id, at, message, Date.now())) this.schedule(id, at);

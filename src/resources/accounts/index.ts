@@ -5,3 +5,4 @@
 export * from './account-service.js';
 export * from './routes/index.js';
 export * from './sql-account-store.js';
+export * from './module.js';

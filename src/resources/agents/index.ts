@@ -6,3 +6,4 @@ export type { Agent, AgentSource } from './types.js';
 
 // What other resources import of this one's files: they reach it only through this index (npm run lint).
 export * from './sql-agent-store.js';
+export * from './module.js';

@@ -3,3 +3,4 @@
  * (checked by `npm run lint`, .dependency-cruiser.mjs), so what the resource offers is listed in one place.
  */
 export * from './routes/index.js';
+export * from './module.js';

@@ -32,7 +32,7 @@ export interface BuildRunnerOptions {
   /** What the build's boxes reach: `network_policy_id`'s policy, or a box's default without one. */
   network?: BuildNetwork;
   /** Clones code mounts (the repositories module); opens their sealed tokens. */
-  code?: CodeClones;
+  code?: () => CodeClones | undefined;
   sealer?: Pick<Sealer, 'open'>;
 }
 
@@ -107,8 +107,9 @@ export class BuildRunner {
       let code: CodeStep[] = [];
       try {
         if (p.code_mounts?.length) {
-          if (!this.opts.code || !this.opts.sealer) throw ERRORS.invalid('code_mounts: this server has no repositories module');
-          code = codeSteps(b.accountId, b.id, p.code_mounts, this.opts.code, this.opts.sealer);
+          const clones = this.opts.code?.();
+          if (!clones || !this.opts.sealer) throw ERRORS.invalid('code_mounts: this server has no repositories module');
+          code = codeSteps(b.accountId, b.id, p.code_mounts, clones, this.opts.sealer);
         }
         if (p.network_policy_id) {
           egress = (await this.opts.network?.egressOf(b.accountId, p.network_policy_id)) ?? null;

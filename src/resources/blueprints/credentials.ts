@@ -5,7 +5,7 @@
  * (resealBlueprintCredentialsPage).
  */
 import type { SqlExecutor } from '../../platform/store/sql/executor.js';
-import type { ResealPage } from '../mcp-configs/index.js';
+import type { ResealPage, SealedTexts } from '../../platform/sealing/resealing.js';
 import type { Sealer } from '../../platform/sealing/sealer.js';
 import { resealCodeMount, type CodeMountSpec } from './code-mounts.js';
 import type { ServiceSpec } from './services.js';
@@ -105,3 +105,6 @@ function sealedValues(parameters: string): string[] {
   const tokens = (p.code_mounts ?? []).map((m) => m.token_sealed);
   return [...passwords, ...tokens].filter((v): v is string => typeof v === 'string');
 }
+
+/** The blueprints' sealed texts: service image passwords and code mount tokens (see SealedTexts). */
+export const BLUEPRINTS_SEALED: SealedTexts = { tables: ['blueprints'], pages: [resealBlueprintCredentialsPage], countUnder: blueprintsSealedUnder };

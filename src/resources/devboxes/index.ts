@@ -18,3 +18,5 @@ export * from './sql-devbox-store.js';
 export * from './status-events.js';
 export * from './supervisor.js';
 export * from './types.js';
+export * from './module.js';
+export * from './extension-registry.js';

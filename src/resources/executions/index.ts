@@ -15,3 +15,4 @@ export * from './routes/schemas.js';
 export * from './sql-execution-store.js';
 export * from './sql-log-store.js';
 export * from './types.js';
+export * from './module.js';

@@ -4,3 +4,4 @@
  */
 export * from './file-service.js';
 export * from './routes/index.js';
+export * from './module.js';

@@ -1,6 +1,6 @@
 import type { SqlExecutor } from '../../platform/store/sql/executor.js';
 import type { Sealer } from '../../platform/sealing/sealer.js';
-import type { ResealPage } from '../mcp-configs/index.js';
+import type { ResealPage, SealedTexts } from '../../platform/sealing/resealing.js';
 import { gatewayHeaderAad } from './gateway-config-service.js';
 
 /**
@@ -113,3 +113,10 @@ export async function sealGatewayHeaders(db: SqlExecutor, sealer: Pick<Sealer, '
     page = await resealGatewayHeadersPage(db, sealer, keyId, page.last, 500);
   return n;
 }
+
+/** The gateway's sealed texts: the boxes' tokens and the configs' header values (see SealedTexts). */
+export const GATEWAY_SEALED: SealedTexts = {
+  tables: ['gateway_bindings', 'gateway_configs'],
+  pages: [resealGatewayPage, resealGatewayHeadersPage],
+  countUnder: gatewaySealedUnder,
+};

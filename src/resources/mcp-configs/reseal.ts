@@ -4,11 +4,7 @@ import { headerAad } from './mcp-config-service.js';
 import { tokenAad } from './mcp-tokens.js';
 import type { StoredHeader } from './types.js';
 
-/** One page of a re-seal: how many texts it re-sealed, and the cursor to go on from (undefined: done). */
-export interface ResealPage {
-  n: number;
-  last?: string;
-}
+import type { ResealPage, SealedTexts } from '../../platform/sealing/resealing.js';
 
 type Opener = Pick<Sealer, 'open' | 'seal'>;
 
@@ -86,3 +82,6 @@ export async function mcpSealedUnder(db: SqlExecutor, keyId: string): Promise<nu
   const configs = await db.query<{ n: number }>('SELECT COUNT(*) AS n FROM mcp_configs WHERE custom_headers LIKE ?', [`%"v1.${keyId}.%`]);
   return Number(tokens.rows[0]?.n ?? 0) + Number(configs.rows[0]?.n ?? 0);
 }
+
+/** The MCP module's sealed texts: box tokens and header values (see SealedTexts). */
+export const MCP_SEALED: SealedTexts = { tables: ['mcp_tokens', 'mcp_configs'], pages: [resealMcpTokens, resealMcpHeaders], countUnder: mcpSealedUnder };

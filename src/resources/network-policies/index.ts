@@ -7,3 +7,4 @@ export * from './network-policy-service.js';
 export * from './routes/index.js';
 export * from './schema.js';
 export * from './types.js';
+export * from './module.js';

@@ -8,3 +8,4 @@ export * from './presign.js';
 export * from './routes/index.js';
 export * from './schema.js';
 export * from './sql-object-store.js';
+export * from './module.js';

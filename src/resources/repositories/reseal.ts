@@ -1,5 +1,5 @@
 import type { SqlExecutor } from '../../platform/store/sql/executor.js';
-import type { ResealPage } from '../mcp-configs/index.js';
+import type { ResealPage, SealedTexts } from '../../platform/sealing/resealing.js';
 import type { Sealer } from '../../platform/sealing/sealer.js';
 import { tokenAad } from './repository-service.js';
 
@@ -45,3 +45,6 @@ export async function repositoryTokensUnder(db: SqlExecutor, keyId: string): Pro
   const { rows } = await db.query<{ n: number }>('SELECT COUNT(*) AS n FROM repositories WHERE token_sealed LIKE ?', [`v1.${keyId}.%`]);
   return Number(rows[0]?.n ?? 0);
 }
+
+/** The repositories' sealed texts: their tokens (see SealedTexts). */
+export const REPOSITORIES_SEALED: SealedTexts = { tables: ['repositories'], pages: [resealRepositoryTokens], countUnder: repositoryTokensUnder };

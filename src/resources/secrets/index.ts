@@ -7,3 +7,4 @@ export * from './rotate-key.js';
 export * from './routes/index.js';
 export * from './schema.js';
 export * from './secret-service.js';
+export * from './module.js';

@@ -4,10 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { flockFile } from '../../lib/data-dir-lock.js';
 import type { SqlExecutor } from '../../platform/store/sql/executor.js';
 import type { Store } from '../../platform/store/types.js';
-import { blueprintsSealedUnder, resealBlueprintCredentialsPage } from '../blueprints/index.js';
-import { gatewaySealedUnder, resealGatewayHeadersPage, resealGatewayPage } from '../gateway-configs/index.js';
-import { mcpSealedUnder, resealMcpHeaders, resealMcpTokens, type ResealPage } from '../mcp-configs/index.js';
-import { repositoryTokensUnder, resealRepositoryTokens } from '../repositories/index.js';
+import type { ResealPage, SealedTexts } from '../../platform/sealing/resealing.js';
 import { ensureKeyFile, generateKey, KeyError, parseKey, readKeyFile, StaticKeys, writeKeyFile, type MasterKey } from '../../platform/sealing/master-key.js';
 import { Sealer } from '../../platform/sealing/sealer.js';
 import { aadOf } from './secret-service.js';
@@ -24,6 +21,8 @@ export interface RotateOptions {
   batch?: number;
   /** Prune: a key retired less than this long ago stays (a writer may still hold a value sealed under it). */
   retiredGraceMs?: number;
+  /** Every module's sealed texts (resources/index.ts: SEALED); the secrets themselves are this module's. */
+  sealed: readonly SealedTexts[];
 }
 
 export interface RotateResult {
@@ -38,8 +37,6 @@ export interface RotateResult {
 const BATCH = 100;
 const RETIRED_GRACE_MS = 60_000;
 export const ROTATION_LOCK = 'secret.key.lock';
-
-type Page = (db: SqlExecutor, sealer: Sealer, keyId: string, after: string, limit: number) => Promise<ResealPage>;
 
 /**
  * Re-encrypts every sealed text (secrets, the MCP module's tokens and header values, gateway tokens, the
@@ -77,7 +74,7 @@ export async function rotateKey(store: Store, opts: RotateOptions): Promise<Rota
         notes.push(`retired keys ${retired.join(', ')} stay in ${file} for opening; drop them later with \`devboxd secrets rotate-key --prune\``);
     }
     const sealer = new Sealer(new StaticKeys(target, known));
-    const resealed = await resealEverything(store, sealer, target.id, opts.batch ?? BATCH);
+    const resealed = await resealEverything(store, opts.sealed, sealer, target.id, opts.batch ?? BATCH);
     return { keyId: target.id, resealed, dropped: [], notes };
   });
 }
@@ -109,12 +106,12 @@ export async function pruneKeys(store: Store, opts: RotateOptions): Promise<Rota
     }
     const [current, ...retired] = known as [MasterKey, ...MasterKey[]];
     const sealer = new Sealer(new StaticKeys(current, retired));
-    let resealed = await resealEverything(store, sealer, current.id, opts.batch ?? BATCH);
+    let resealed = await resealEverything(store, opts.sealed, sealer, current.id, opts.batch ?? BATCH);
     for (let round = 0; ; round++) {
-      resealed += await store.transaction(async (tx) => (await lockSealed(tx.db), resealAll(tx.db, sealer, current.id, BATCH)));
+      resealed += await store.transaction(async (tx) => (await lockSealed(tx.db, opts.sealed), resealAll(tx.db, opts.sealed, sealer, current.id, BATCH)));
       const left = await store.transaction(async (tx) => {
-        await lockSealed(tx.db);
-        const counts = await Promise.all(retired.map(async (k) => [k.id, await sealedUnder(tx.db, k.id)] as const));
+        await lockSealed(tx.db, opts.sealed);
+        const counts = await Promise.all(retired.map(async (k) => [k.id, await sealedUnder(tx.db, opts.sealed, k.id)] as const));
         const inUse = counts.filter(([, n]) => n > 0);
         if (!inUse.length && file) writeKeyFile(file, [current]);
         return inUse;
@@ -146,20 +143,10 @@ async function exclusive<T>(opts: RotateOptions, fn: (file: string | undefined) 
   }
 }
 
-const PAGES: Page[] = [
-  resealSecrets,
-  resealMcpTokens,
-  resealMcpHeaders,
-  resealGatewayPage,
-  resealGatewayHeadersPage,
-  resealBlueprintCredentialsPage,
-  resealRepositoryTokens,
-];
-
 /** Every page of every table, each page in its own transaction, pausing as long as it took between pages. */
-async function resealEverything(store: Store, sealer: Sealer, keyId: string, batch: number): Promise<number> {
+async function resealEverything(store: Store, sealed: readonly SealedTexts[], sealer: Sealer, keyId: string, batch: number): Promise<number> {
   let n = 0;
-  for (const page of PAGES) {
+  for (const page of sealed.flatMap((t) => t.pages)) {
     for (let after: string | undefined = ''; after !== undefined; ) {
       const started = performance.now();
       const r: ResealPage = await store.transaction((tx) => page(tx.db, sealer, keyId, after!, batch));
@@ -172,33 +159,27 @@ async function resealEverything(store: Store, sealer: Sealer, keyId: string, bat
 }
 
 /** Every page of every table on one executor (a transaction already holding the write lock). */
-async function resealAll(db: SqlExecutor, sealer: Sealer, keyId: string, batch: number): Promise<number> {
+async function resealAll(db: SqlExecutor, sealed: readonly SealedTexts[], sealer: Sealer, keyId: string, batch: number): Promise<number> {
   let n = 0;
-  for (const page of PAGES) {
+  for (const page of sealed.flatMap((t) => t.pages)) {
     for (let r: ResealPage = { n: 0, last: '' }; r.last !== undefined; n += r.n) r = await page(db, sealer, keyId, r.last, batch);
   }
   return n;
 }
 
 /** Blocks every writer of sealed texts until the transaction ends (SQLite's BEGIN IMMEDIATE already does). */
-async function lockSealed(db: SqlExecutor): Promise<void> {
-  if (db.dialect === 'postgres')
-    await db.query('LOCK TABLE secrets, mcp_tokens, mcp_configs, gateway_bindings, gateway_configs, blueprints, repositories IN SHARE ROW EXCLUSIVE MODE');
+async function lockSealed(db: SqlExecutor, sealed: readonly SealedTexts[]): Promise<void> {
+  if (db.dialect === 'postgres') await db.query(`LOCK TABLE ${sealed.flatMap((t) => t.tables).join(', ')} IN SHARE ROW EXCLUSIVE MODE`);
 }
 
-async function sealedUnder(db: SqlExecutor, keyId: string): Promise<number> {
-  const secrets = (await new SqlSecretStore(db).keyIds()).get(keyId) ?? 0;
-  return (
-    secrets +
-    (await mcpSealedUnder(db, keyId)) +
-    (await gatewaySealedUnder(db, keyId)) +
-    (await blueprintsSealedUnder(db, keyId)) +
-    (await repositoryTokensUnder(db, keyId))
-  );
+async function sealedUnder(db: SqlExecutor, sealed: readonly SealedTexts[], keyId: string): Promise<number> {
+  let n = 0;
+  for (const t of sealed) n += await t.countUnder(db, keyId);
+  return n;
 }
 
 /** A page of secrets not under `keyId`; a value that opens under no key held stops the rotation, naming it. */
-async function resealSecrets(db: SqlExecutor, sealer: Sealer, keyId: string, after: string, limit: number): Promise<ResealPage> {
+async function resealSecrets(db: SqlExecutor, sealer: Pick<Sealer, 'open' | 'seal'>, keyId: string, after: string, limit: number): Promise<ResealPage> {
   const secrets = new SqlSecretStore(db);
   const batch = await secrets.sealedUnder(keyId, after, limit);
   let n = 0;
@@ -216,3 +197,10 @@ async function resealSecrets(db: SqlExecutor, sealer: Sealer, keyId: string, aft
   }
   return { n, last: batch.length < limit ? undefined : batch.at(-1)!.id };
 }
+
+/** The secrets' own sealed texts (see SealedTexts). */
+export const SECRETS_SEALED: SealedTexts = {
+  tables: ['secrets'],
+  pages: [resealSecrets],
+  countUnder: async (db, keyId) => (await new SqlSecretStore(db).keyIds()).get(keyId) ?? 0,
+};

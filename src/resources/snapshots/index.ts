@@ -9,3 +9,4 @@ export * from './snapshot-service.js';
 export * from './snapshot-store.js';
 export * from './sql-snapshot-store.js';
 export * from './suspend-service.js';
+export * from './module.js';

@@ -12,3 +12,8 @@ export const devboxRoutes = resourceModule('RESOURCE_TYPE_DEVBOXES', (scope, opt
   changeRoutes(scope, opts.devboxes);
   if (opts.suspend) suspendRoutes(scope, opts.suspend, opts.devboxes);
 });
+
+/** Suspend and resume, registered by the module that suspends (snapshots): the same auth row as the rest. */
+export const devboxSuspendRoutes = resourceModule('RESOURCE_TYPE_DEVBOXES', (scope, opts: { devboxes: DevboxService; suspend: Suspender }) => {
+  suspendRoutes(scope, opts.suspend, opts.devboxes);
+});

@@ -1,41 +1,26 @@
-// The benchmark jobs module's ports over the services the composition root built: kept apart from deps.ts,
-// whose wiring alone is long. Services are reached through thunks, called once a job runs.
-import type { Logger } from './lib/logger.js';
-import type { JobRunner } from './platform/jobs/job-runner.js';
-import type { Store } from './platform/store/types.js';
-import type { AgentService } from './resources/agents/index.js';
-import { type BenchmarkJobPorts, type BenchmarkJobsModule, buildBenchmarkJobs } from './resources/benchmark-jobs/index.js';
-import type { Config } from './config.js';
-import type { BenchmarksModule } from './resources/benchmarks/index.js';
-import type { DevboxService } from './resources/devboxes/index.js';
-import type { DevboxStatus } from './resources/devboxes/index.js';
-import type { ExecutionService } from './resources/executions/index.js';
-import type { FileService } from './resources/files/index.js';
-import type { ScenariosModule } from './resources/scenarios/index.js';
+import type { AgentService } from '../agents/index.js';
+import type { BenchmarksModule } from '../benchmarks/index.js';
+import type { DevboxService, DevboxStatus } from '../devboxes/index.js';
+import type { ExecutionService } from '../executions/index.js';
+import type { FileService } from '../files/index.js';
+import type { ScenariosModule } from '../scenarios/index.js';
+import type { BenchmarkJobPorts } from './ports.js';
 
-/** Lines of an agent's output a failure message quotes. */
 const TAIL_LINES = 20;
 
-/** The services jobs drive, built after the module: read once a job runs. */
-type Services = () => {
+/** The services benchmark jobs drive, as the module got them from the modules it needs. */
+export interface JobServices {
   benchmarks: BenchmarksModule;
   scenarios: ScenariosModule;
   agents: AgentService;
   devboxes: DevboxService;
   executions: ExecutionService;
   files: FileService;
-};
-
-export { BENCHMARK_JOB } from './resources/benchmark-jobs/index.js';
-
-/** The benchmark jobs module over the services it drives. */
-export function wireBenchmarkJobs(deps: { store: Store; config: Config; jobs: () => JobRunner; logger: Logger }, services: Services): BenchmarkJobsModule {
-  const { store, config, jobs, logger } = deps;
-  const log = logger.child({ component: 'benchmark-jobs' });
-  return buildBenchmarkJobs({ store, node: config.nodeName, config: config.benchmarkJobs, jobs, log, ports: benchmarkJobPorts(services) });
 }
 
-function benchmarkJobPorts(s: Services): BenchmarkJobPorts {
+/** The benchmark jobs' ports (what a job asks of benchmarks, scenarios, agents, boxes) over those services. */
+export function benchmarkJobPorts(services: JobServices): BenchmarkJobPorts {
+  const s = () => services;
   const page = { limit: 20, includeTotalCount: false };
   return {
     benchmarks: {

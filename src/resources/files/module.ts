@@ -1,0 +1,27 @@
+import type { Module } from '../../host.js';
+import { Gate } from '../../lib/gate.js';
+import { devboxesModule } from '../devboxes/index.js';
+import { FileService } from './file-service.js';
+import { fileRoutes } from './routes/index.js';
+
+declare module '../../platform/module/contract.js' {
+  interface Services {
+    files: FileService;
+    /** Bounds the read_file_contents / write_file_contents requests held in memory at once. */
+    fileContentsGate: Gate;
+    /** Bounds the upload_file / download_file streams running at once (each holds stream buffers). */
+    fileTransferGate: Gate;
+  }
+}
+
+/** Files in a box: contents, uploads and downloads, each kind bounded by a fair gate. */
+export const filesModule: Module = {
+  name: 'files',
+  needs: [devboxesModule],
+  build: ({ host, use }) => ({
+    files: new FileService(use('devboxes'), host.logger.child({ component: 'files' }), { stallMs: host.config.uploadStallMs }),
+    fileContentsGate: Gate.fair(host.config.fileContentsConcurrency, host.config.fileContentsQueue),
+    fileTransferGate: Gate.fair(host.config.fileTransferConcurrency, host.config.fileTransferQueue),
+  }),
+  routes: (app, s) => app.register(fileRoutes, { files: s.files, devboxes: s.devboxes, contentsGate: s.fileContentsGate, transferGate: s.fileTransferGate }),
+};

@@ -1,0 +1,46 @@
+import type { Module } from '../../host.js';
+import { devboxesModule } from '../devboxes/index.js';
+import { ptyStopListener } from './devbox-extensions.js';
+import { PtySessions } from './pty-sessions.js';
+import { PtyTunnels } from './pty-tunnels.js';
+import { ptyRoutes } from './routes/index.js';
+import { PtyFront } from './routes/pty-front.js';
+import { PTY_SCHEMA } from './schema.js';
+
+declare module '../../platform/module/contract.js' {
+  interface Services {
+    /** PTY tunnels (create_pty_tunnel), the terminal sessions, and their endpoints on the tunnel host names. */
+    pty: { tunnels: PtyTunnels; sessions: PtySessions; front: PtyFront };
+  }
+}
+
+/** Terminals in a box over WebSockets, reached on tunnel host names with a PTY tunnel's token. */
+export const ptyModule: Module = {
+  name: 'pty',
+  needs: [devboxesModule],
+  schema: PTY_SCHEMA,
+  build({ host, use }) {
+    const { config } = host;
+    const devboxes = use('devboxes');
+    const log = host.logger.child({ component: 'pty' });
+    const tunnels = new PtyTunnels(host.store, () => devboxes);
+    const sessions = new PtySessions(use('lifecycle'), () => devboxes, config.ptyIdleTtlSeconds * 1000, log);
+    const front = new PtyFront({
+      tunnels,
+      sessions,
+      devboxById: (id) => host.store.devboxes.getById(id),
+      domain: config.tunnelDomain,
+      pingMs: config.ptyPingSeconds * 1000,
+      log,
+    });
+    use('devboxExtensions').onStopped(
+      ptyStopListener(
+        () => sessions,
+        () => tunnels,
+        log,
+      ),
+    );
+    return { pty: { tunnels, sessions, front } };
+  },
+  routes: (app, s) => app.register(ptyRoutes, { ptyTunnels: s.pty.tunnels }),
+};

@@ -37,21 +37,10 @@ export default {
     },
     {
       name: 'composition-through-index',
-      comment:
-        'The composition (deps, resources/index.ts, cli, app) also reaches a resource only through its index.ts. ' +
-        'Exception: config.ts calls the resources\' config loaders directly (resources/<name>/config.ts): through ' +
-        'the index it would load every resource to read the environment, and the resources import Config back ' +
-        '(a cycle); item 1 of issue 25 moves each config into its module description instead.',
+      comment: 'The composition (deps, config, host, resources/index.ts, cli, app, main) also reaches a resource only through its index.ts.',
       severity: 'error',
-      from: { path: '^src/', pathNot: ['^src/(platform|runtime|lib)/', '^src/resources/[^/]+/', '^src/config\\.ts$'] },
+      from: { path: '^src/', pathNot: ['^src/(platform|runtime|lib)/', '^src/resources/[^/]+/'] },
       to: { path: '^src/resources/[^/]+/', pathNot: '^src/resources/[^/]+/index\\.ts$' },
-    },
-    {
-      name: 'config-reads-resource-configs-only',
-      comment: 'The one exception to composition-through-index (see there): config.ts imports the resources\' config files and nothing else inside a resource.',
-      severity: 'error',
-      from: { path: '^src/config\\.ts$' },
-      to: { path: '^src/resources/[^/]+/.+', pathNot: ['^src/resources/[^/]+/index\\.ts$', '^src/resources/[^/]+/(config|eviction-config)\\.ts$'] },
     },
     {
       name: 'no-cycle',

@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
-import { buildDeps, type Deps } from '../../src/deps.js';
+import { type BuildOptions, buildDeps, type Deps } from '../../src/deps.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { startTestPostgres } from './postgres.js';
 import { ADMIN_KEY } from './server.js';
@@ -26,9 +26,12 @@ export interface FastApp {
 /**
  * The fast tier: the real app (`buildApp`) and the real SQLite store in a temp dir, over a stub runtime, driven
  * with `inject()` (no socket, no root, no sandbox). `ready` false leaves the app open for more routes; `env` adds
- * configuration (DEVBOXD_DATABASE_URL: PostgreSQL instead); `logTo` receives its log lines at debug level.
+ * configuration (DEVBOXD_DATABASE_URL: PostgreSQL instead); `logTo` receives its log lines at debug level;
+ * `modules` replaces the registered resource modules (resources/index.ts).
  */
-export async function buildFastApp(opts: { ready?: boolean; env?: Record<string, string>; logTo?: { write(line: string): void } } = {}): Promise<FastApp> {
+export async function buildFastApp(
+  opts: { ready?: boolean; env?: Record<string, string>; logTo?: { write(line: string): void }; modules?: BuildOptions['modules'] } = {},
+): Promise<FastApp> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'devboxd-fast-'));
   const config = loadConfig({
     DEVBOXD_DATA_DIR: dataDir,
@@ -40,7 +43,7 @@ export async function buildFastApp(opts: { ready?: boolean; env?: Record<string,
   });
   const logger = opts.logTo ? createLogger('debug', opts.logTo) : createLogger(process.env.DEVBOXD_LOG_LEVEL ?? 'silent');
   const runtime = new StubRuntime();
-  const deps = await buildDeps(config, logger, { runtime });
+  const deps = await buildDeps(config, logger, { runtime, modules: opts.modules });
   await deps.accounts.bootstrap(config.adminKey);
   const app = await buildApp(deps, { logger, bodyLimit: config.bodyLimit, bodyTimeoutMs: config.bodyTimeoutMs, connections: config.connections });
   if (opts.ready !== false) await app.ready();

@@ -2,6 +2,7 @@ import { openSqlStore, type StoreOptions } from '../platform/store/open.js';
 import type { Store, StoreParts } from '../platform/store/types.js';
 import type { SqlExecutor } from '../platform/store/sql/executor.js';
 import { SqlAccountStore } from './accounts/index.js';
+import { CORE_SCHEMA } from './core-schema.js';
 import { SqlDevboxStore } from './devboxes/index.js';
 import { SqlExecutionStore, SqlLogStore } from './executions/index.js';
 import { SqlSnapshotStore } from './snapshots/index.js';
@@ -18,7 +19,7 @@ export const coreStoreParts = (db: SqlExecutor): StoreParts => ({
   logs: new SqlLogStore(db),
 });
 
-/** Opens the configured database with the core stores (see platform/store/open.ts). */
+/** Opens the configured database with the core stores (see platform/store/open.ts), its tables migrated first. */
 export function openStore(opts: StoreOptions): Promise<Store> {
-  return openSqlStore(opts, coreStoreParts);
+  return openSqlStore({ ...opts, modules: [CORE_SCHEMA, ...(opts.modules ?? [])] }, coreStoreParts);
 }

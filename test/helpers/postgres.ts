@@ -22,6 +22,9 @@ function binDir(): string {
   return path.join(root, versions.sort((a, b) => Number(b) - Number(a))[0]!, 'bin');
 }
 
+/** One of the server's programs (psql, pg_dump) of the version the tests run. */
+export const postgresBin = (program: string): string => path.join(binDir(), program);
+
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();

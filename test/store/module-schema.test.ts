@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
+import { ddl } from '../../src/platform/store/ddl.js';
 import { migrateModules, type ModuleSchema } from '../../src/platform/store/module-schema.js';
 import { openStore } from '../../src/resources/core-store.js';
 import { MODULE_SCHEMAS } from '../../src/resources/index.js';
@@ -10,14 +11,9 @@ after(holdPostgres());
 
 const v1: ModuleSchema = {
   module: 'widgets',
-  sqlite: [`CREATE TABLE widgets (id TEXT PRIMARY KEY, name TEXT NOT NULL); CREATE INDEX widgets_name ON widgets (name);`],
-  postgres: [`CREATE TABLE widgets (id TEXT PRIMARY KEY, name TEXT NOT NULL); CREATE INDEX widgets_name ON widgets (name);`],
+  steps: [ddl`CREATE TABLE widgets (id TEXT PRIMARY KEY, name TEXT NOT NULL); CREATE INDEX widgets_name ON widgets (name);`],
 };
-const v2: ModuleSchema = {
-  module: 'widgets',
-  sqlite: [...v1.sqlite, `ALTER TABLE widgets ADD COLUMN colour TEXT`],
-  postgres: [...v1.postgres, `ALTER TABLE widgets ADD COLUMN colour TEXT`],
-};
+const v2: ModuleSchema = { module: 'widgets', steps: [...v1.steps, ddl`ALTER TABLE widgets ADD COLUMN colour TEXT`] };
 
 test('two servers starting at once on one empty PostgreSQL database both start, and migrate it once', async () => {
   // The race is in the first statements (the migrations table itself): a few rounds make a lost race likely.
@@ -25,7 +21,10 @@ test('two servers starting at once on one empty PostgreSQL database both start, 
     const url = await freshPostgresUrl();
     const open = () => openStore({ dataDir: '/nonexistent', databaseUrl: url, modules: MODULE_SCHEMAS });
     const stores = await Promise.all([open(), open(), open()]);
-    const { rows } = await stores[0]!.db.query<{ n: number; m: number }>('SELECT COUNT(*) AS n, COUNT(DISTINCT version) AS m FROM schema_migrations');
+    // The core tables' versions are in module_migrations (module 'core') like every module's.
+    const { rows } = await stores[0]!.db.query<{ n: number; m: number }>(
+      "SELECT COUNT(*) AS n, COUNT(DISTINCT version) AS m FROM module_migrations WHERE module = 'core'",
+    );
     assert.equal(Number(rows[0]?.n), Number(rows[0]?.m), 'each core migration is recorded once');
     for (const s of stores) await s.close();
   }
@@ -54,11 +53,7 @@ for (const open of [openSqlite, openPostgres]) {
 
     test('a failing migration leaves nothing behind and names the module', async () => {
       await ready;
-      const bad: ModuleSchema = {
-        module: 'broken',
-        sqlite: ['CREATE TABLE broken_a (id TEXT); CREATE TABLE nope ('],
-        postgres: ['CREATE TABLE broken_a (id TEXT); CREATE TABLE nope ('],
-      };
+      const bad: ModuleSchema = { module: 'broken', steps: [ddl`CREATE TABLE broken_a (id TEXT); CREATE TABLE nope (`] };
       await assert.rejects(migrateModules(db.a.db, [bad]), /module broken: migration v1 failed/);
       const { rows } = await db.a.db.query<{ n: number }>("SELECT COUNT(*) AS n FROM module_migrations WHERE module = 'broken'");
       assert.equal(Number(rows[0]?.n), 0);

@@ -1,5 +1,4 @@
 import { migrateModules, type ModuleSchema } from './module-schema.js';
-import { migratePostgres } from './postgres/migrate.js';
 import { PgExecutor } from './postgres/executor.js';
 import type { SqlExecutor } from './sql/executor.js';
 import { sqlStore } from './sql/store.js';
@@ -11,7 +10,7 @@ export interface StoreOptions {
   /** SQLite lives in `<dataDir>/devboxd.db` unless `databaseUrl` names a PostgreSQL database. */
   dataDir: string;
   databaseUrl?: string;
-  /** The resource modules' own tables, migrated after the core ones (see src/resources/index.ts). */
+  /** The tables, module by module in this order (resources/core-store.ts puts the core tables first). */
   modules?: readonly ModuleSchema[];
 }
 
@@ -20,19 +19,7 @@ export interface StoreOptions {
  * resources' stores (resources/core-store.ts passes them: the platform names none).
  */
 export async function openSqlStore(opts: StoreOptions, parts: StorePartsFactory): Promise<Store> {
-  let db: SqlExecutor;
-  if (opts.databaseUrl) {
-    const pg = PgExecutor.connect(opts.databaseUrl);
-    db = pg;
-    try {
-      await migratePostgres(pg);
-    } catch (err) {
-      await pg.close();
-      throw err;
-    }
-  } else {
-    db = new SqliteExecutor(openDatabase(opts.dataDir));
-  }
+  const db: SqlExecutor = opts.databaseUrl ? PgExecutor.connect(opts.databaseUrl) : new SqliteExecutor(openDatabase(opts.dataDir));
   try {
     await migrateModules(db, opts.modules ?? []);
   } catch (err) {

@@ -1,3 +1,4 @@
+import { BIG, ddl, KEY } from '../../platform/store/ddl.js';
 import type { ModuleSchema } from '../../platform/store/module-schema.js';
 
 /**
@@ -8,50 +9,25 @@ import type { ModuleSchema } from '../../platform/store/module-schema.js';
  */
 export const AGENTS_SCHEMA: ModuleSchema = {
   module: 'agents',
-  sqlite: [
-    `CREATE TABLE agents (
-       id TEXT PRIMARY KEY,
+  steps: [
+    ddl`CREATE TABLE agents (
+       id ${KEY} PRIMARY KEY,
        account_id TEXT NOT NULL REFERENCES accounts(id),
-       name TEXT NOT NULL,
+       name ${KEY} NOT NULL,
        version TEXT,
        source TEXT,
        is_public INTEGER NOT NULL DEFAULT 0,
-       create_time_ms INTEGER NOT NULL
+       create_time_ms ${BIG} NOT NULL
      );
      CREATE INDEX agents_account ON agents (account_id, id);
      CREATE INDEX agents_account_name ON agents (account_id, name, id);
      CREATE INDEX agents_public ON agents (id) WHERE is_public = 1;
      CREATE TABLE devbox_agents (
-       devbox_id TEXT NOT NULL REFERENCES devboxes(id) ON DELETE CASCADE,
+       devbox_id ${KEY} NOT NULL REFERENCES devboxes(id) ON DELETE CASCADE,
        position INTEGER NOT NULL,
        account_id TEXT NOT NULL,
-       agent_id TEXT NOT NULL,
-       agent_name TEXT NOT NULL,
-       agent TEXT NOT NULL,
-       agent_path TEXT,
-       PRIMARY KEY (devbox_id, position)
-     );
-     CREATE INDEX devbox_agents_account ON devbox_agents (account_id, agent_name);`,
-  ],
-  postgres: [
-    `CREATE TABLE agents (
-       id TEXT COLLATE "C" PRIMARY KEY,
-       account_id TEXT NOT NULL REFERENCES accounts(id),
-       name TEXT COLLATE "C" NOT NULL,
-       version TEXT,
-       source TEXT,
-       is_public INTEGER NOT NULL DEFAULT 0,
-       create_time_ms BIGINT NOT NULL
-     );
-     CREATE INDEX agents_account ON agents (account_id, id);
-     CREATE INDEX agents_account_name ON agents (account_id, name, id);
-     CREATE INDEX agents_public ON agents (id) WHERE is_public = 1;
-     CREATE TABLE devbox_agents (
-       devbox_id TEXT COLLATE "C" NOT NULL REFERENCES devboxes(id) ON DELETE CASCADE,
-       position INTEGER NOT NULL,
-       account_id TEXT NOT NULL,
-       agent_id TEXT COLLATE "C" NOT NULL,
-       agent_name TEXT COLLATE "C" NOT NULL,
+       agent_id ${KEY} NOT NULL,
+       agent_name ${KEY} NOT NULL,
        agent TEXT NOT NULL,
        agent_path TEXT,
        PRIMARY KEY (devbox_id, position)

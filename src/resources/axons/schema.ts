@@ -1,3 +1,4 @@
+import { BIG, ddl, KEY, octets } from '../../platform/store/ddl.js';
 import type { ModuleSchema } from '../../platform/store/module-schema.js';
 
 /**
@@ -13,91 +14,47 @@ import type { ModuleSchema } from '../../platform/store/module-schema.js';
  */
 export const AXONS_SCHEMA: ModuleSchema = {
   module: 'axons',
-  sqlite: [
-    `CREATE TABLE axons (
-       id TEXT PRIMARY KEY,
+  steps: [
+    ddl`CREATE TABLE axons (
+       id ${KEY} PRIMARY KEY,
        account_id TEXT NOT NULL REFERENCES accounts(id),
-       name TEXT,
+       name ${KEY},
        metadata TEXT NOT NULL,
-       created_at_ms INTEGER NOT NULL,
-       deleted_at_ms INTEGER,
-       last_sequence INTEGER NOT NULL DEFAULT 0
+       created_at_ms ${BIG} NOT NULL,
+       deleted_at_ms ${BIG},
+       last_sequence ${BIG} NOT NULL DEFAULT 0
      );
      CREATE INDEX axons_account ON axons (account_id, id);
      CREATE TABLE axon_events (
-       axon_id TEXT NOT NULL REFERENCES axons(id),
-       sequence INTEGER NOT NULL,
+       axon_id ${KEY} NOT NULL REFERENCES axons(id),
+       sequence ${BIG} NOT NULL,
        event_type TEXT NOT NULL,
        origin TEXT NOT NULL,
        payload TEXT NOT NULL,
        source TEXT NOT NULL,
-       timestamp_ms INTEGER NOT NULL,
+       timestamp_ms ${BIG} NOT NULL,
        PRIMARY KEY (axon_id, sequence)
      );
      CREATE TABLE axon_broker_mounts (
-       devbox_id TEXT NOT NULL REFERENCES devboxes(id) ON DELETE CASCADE,
+       devbox_id ${KEY} NOT NULL REFERENCES devboxes(id) ON DELETE CASCADE,
        position INTEGER NOT NULL,
-       axon_id TEXT NOT NULL REFERENCES axons(id),
+       axon_id ${KEY} NOT NULL REFERENCES axons(id),
        protocol TEXT NOT NULL,
        agent_binary TEXT NOT NULL,
        launch_args TEXT NOT NULL,
        working_directory TEXT,
-       delivered_sequence INTEGER NOT NULL,
+       delivered_sequence ${BIG} NOT NULL,
        PRIMARY KEY (devbox_id, position)
      );
      CREATE INDEX axon_broker_mounts_axon ON axon_broker_mounts (axon_id);`,
-    `ALTER TABLE axons ADD COLUMN event_bytes INTEGER NOT NULL DEFAULT 0;
-     ALTER TABLE axon_events ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0;
-     UPDATE axon_events SET bytes = length(CAST(payload AS BLOB));
+    ddl`ALTER TABLE axons ADD COLUMN event_bytes ${BIG} NOT NULL DEFAULT 0;
+     ALTER TABLE axon_events ADD COLUMN bytes ${BIG} NOT NULL DEFAULT 0;
+     UPDATE axon_events SET bytes = ${octets('payload')};
      UPDATE axons SET event_bytes = (SELECT COALESCE(SUM(bytes), 0) FROM axon_events WHERE axon_id = axons.id);
      CREATE INDEX axon_events_bytes ON axon_events (axon_id, sequence, bytes);
      CREATE TABLE axon_accounts (
-       account_id TEXT PRIMARY KEY REFERENCES accounts(id),
-       event_bytes INTEGER NOT NULL
-     );
-     INSERT INTO axon_accounts (account_id, event_bytes) SELECT account_id, SUM(event_bytes) FROM axons GROUP BY account_id;`,
-  ],
-  postgres: [
-    `CREATE TABLE axons (
-       id TEXT COLLATE "C" PRIMARY KEY,
-       account_id TEXT NOT NULL REFERENCES accounts(id),
-       name TEXT COLLATE "C",
-       metadata TEXT NOT NULL,
-       created_at_ms BIGINT NOT NULL,
-       deleted_at_ms BIGINT,
-       last_sequence BIGINT NOT NULL DEFAULT 0
-     );
-     CREATE INDEX axons_account ON axons (account_id, id);
-     CREATE TABLE axon_events (
-       axon_id TEXT COLLATE "C" NOT NULL REFERENCES axons(id),
-       sequence BIGINT NOT NULL,
-       event_type TEXT NOT NULL,
-       origin TEXT NOT NULL,
-       payload TEXT NOT NULL,
-       source TEXT NOT NULL,
-       timestamp_ms BIGINT NOT NULL,
-       PRIMARY KEY (axon_id, sequence)
-     );
-     CREATE TABLE axon_broker_mounts (
-       devbox_id TEXT COLLATE "C" NOT NULL REFERENCES devboxes(id) ON DELETE CASCADE,
-       position INTEGER NOT NULL,
-       axon_id TEXT COLLATE "C" NOT NULL REFERENCES axons(id),
-       protocol TEXT NOT NULL,
-       agent_binary TEXT NOT NULL,
-       launch_args TEXT NOT NULL,
-       working_directory TEXT,
-       delivered_sequence BIGINT NOT NULL,
-       PRIMARY KEY (devbox_id, position)
-     );
-     CREATE INDEX axon_broker_mounts_axon ON axon_broker_mounts (axon_id);`,
-    `ALTER TABLE axons ADD COLUMN event_bytes BIGINT NOT NULL DEFAULT 0;
-     ALTER TABLE axon_events ADD COLUMN bytes BIGINT NOT NULL DEFAULT 0;
-     UPDATE axon_events SET bytes = octet_length(payload);
-     UPDATE axons SET event_bytes = (SELECT COALESCE(SUM(bytes), 0) FROM axon_events WHERE axon_id = axons.id);
-     CREATE INDEX axon_events_bytes ON axon_events (axon_id, sequence, bytes);
-     CREATE TABLE axon_accounts (
-       account_id TEXT COLLATE "C" PRIMARY KEY REFERENCES accounts(id),
-       event_bytes BIGINT NOT NULL
+       account_id ${KEY} PRIMARY KEY REFERENCES accounts(id),
+       event_bytes ${BIG} NOT NULL
      );
      INSERT INTO axon_accounts (account_id, event_bytes) SELECT account_id, SUM(event_bytes) FROM axons GROUP BY account_id;`,
   ],

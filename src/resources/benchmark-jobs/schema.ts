@@ -1,3 +1,4 @@
+import { BIG, ddl, KEY } from '../../platform/store/ddl.js';
 import type { ModuleSchema } from '../../platform/store/module-schema.js';
 
 /**
@@ -6,41 +7,40 @@ import type { ModuleSchema } from '../../platform/store/module-schema.js';
  * written before each step it takes (scenario run started, agent launched, ended), so a restart resumes every
  * trial from its row: one row per attempt of one scenario with one agent config.
  */
-const tables = (id: string, big: string) => `
+const tables = ddl`
   CREATE TABLE benchmark_jobs (
-    id ${id} PRIMARY KEY,
+    id ${KEY} PRIMARY KEY,
     account_id TEXT NOT NULL REFERENCES accounts(id),
     name TEXT NOT NULL,
     state TEXT NOT NULL,
     node TEXT NOT NULL,
     spec TEXT NOT NULL,
     failure_reason TEXT,
-    create_time_ms ${big} NOT NULL,
-    end_time_ms ${big}
+    create_time_ms ${BIG} NOT NULL,
+    end_time_ms ${BIG}
   );
   CREATE INDEX benchmark_jobs_account ON benchmark_jobs (account_id, id);
   CREATE INDEX benchmark_jobs_open ON benchmark_jobs (node, state);
   CREATE TABLE benchmark_job_trials (
-    id ${id} PRIMARY KEY,
-    job_id ${id} NOT NULL REFERENCES benchmark_jobs(id) ON DELETE CASCADE,
+    id ${KEY} PRIMARY KEY,
+    job_id ${KEY} NOT NULL REFERENCES benchmark_jobs(id) ON DELETE CASCADE,
     agent_index INTEGER NOT NULL,
-    scenario_id ${id} NOT NULL,
+    scenario_id ${KEY} NOT NULL,
     attempt INTEGER NOT NULL,
     state TEXT NOT NULL,
     scenario_run_id TEXT,
     devbox_id TEXT,
     execution_id TEXT,
-    agent_start_ms ${big},
+    agent_start_ms ${BIG},
     score DOUBLE PRECISION,
     failure_type TEXT,
     failure_message TEXT,
-    start_time_ms ${big} NOT NULL,
-    end_time_ms ${big},
+    start_time_ms ${BIG} NOT NULL,
+    end_time_ms ${BIG},
     CONSTRAINT benchmark_job_trials_once UNIQUE (job_id, agent_index, scenario_id, attempt)
   );`;
 
 export const BENCHMARK_JOBS_SCHEMA: ModuleSchema = {
   module: 'benchmark-jobs',
-  sqlite: [tables('TEXT', 'INTEGER')],
-  postgres: [tables('TEXT COLLATE "C"', 'BIGINT')],
+  steps: [tables],
 };

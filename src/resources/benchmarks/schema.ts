@@ -1,3 +1,4 @@
+import { BIG, ddl, eachDialect, KEY } from '../../platform/store/ddl.js';
 import type { ModuleSchema } from '../../platform/store/module-schema.js';
 
 /**
@@ -5,11 +6,10 @@ import type { ModuleSchema } from '../../platform/store/module-schema.js';
  * are read and written whole with their record. A run keeps the scenario ids it started with and its run
  * profile, so a restart resumes it from its row and the scenario runs that carry its id.
  */
-const tables = (id: string, big: string) => [
-  `CREATE TABLE benchmarks (
-     id ${id} PRIMARY KEY,
+const tables = ddl`CREATE TABLE benchmarks (
+     id ${KEY} PRIMARY KEY,
      account_id TEXT NOT NULL REFERENCES accounts(id),
-     name ${id} NOT NULL,
+     name ${KEY} NOT NULL,
      is_public INTEGER NOT NULL,
      status TEXT NOT NULL,
      attribution TEXT,
@@ -18,15 +18,15 @@ const tables = (id: string, big: string) => [
      required_env TEXT NOT NULL,
      required_secrets TEXT NOT NULL,
      scenario_ids TEXT NOT NULL,
-     create_time_ms ${big} NOT NULL,
-     update_time_ms ${big} NOT NULL,
+     create_time_ms ${BIG} NOT NULL,
+     update_time_ms ${BIG} NOT NULL,
      CONSTRAINT benchmarks_account_name UNIQUE (account_id, name)
    );
    CREATE INDEX benchmarks_public ON benchmarks (is_public, id);
    CREATE TABLE benchmark_runs (
-     id ${id} PRIMARY KEY,
+     id ${KEY} PRIMARY KEY,
      account_id TEXT NOT NULL REFERENCES accounts(id),
-     benchmark_id ${id} NOT NULL REFERENCES benchmarks(id),
+     benchmark_id ${KEY} NOT NULL REFERENCES benchmarks(id),
      node TEXT NOT NULL,
      name TEXT,
      state TEXT NOT NULL,
@@ -34,20 +34,19 @@ const tables = (id: string, big: string) => [
      profile TEXT NOT NULL,
      scenario_ids TEXT NOT NULL,
      score DOUBLE PRECISION,
-     start_time_ms ${big} NOT NULL,
-     end_time_ms ${big},
+     start_time_ms ${BIG} NOT NULL,
+     end_time_ms ${BIG},
      failure_reason TEXT
    );
    CREATE INDEX benchmark_runs_account ON benchmark_runs (account_id, id);
-   CREATE INDEX benchmark_runs_open ON benchmark_runs (node, state);`,
-];
+   CREATE INDEX benchmark_runs_open ON benchmark_runs (node, state);`;
 
 /**
  * v2: a running run's lease. Its server renews it; once it lapses (the server gone, renamed, or down longer
  * than the lease) any server takes the run over. Rows from v1 start lapsed: the next sweep claims them.
  */
-const lease = (big: string) => `
-  ALTER TABLE benchmark_runs ADD COLUMN lease_until_ms ${big} NOT NULL DEFAULT 0;
+const lease = ddl`
+  ALTER TABLE benchmark_runs ADD COLUMN lease_until_ms ${BIG} NOT NULL DEFAULT 0;
   CREATE INDEX benchmark_runs_lease ON benchmark_runs (state, lease_until_ms);`;
 
 /**
@@ -56,7 +55,8 @@ const lease = (big: string) => `
  * over a list of scenarios has no benchmark, so `benchmark_id` may be null (SQLite drops a NOT NULL only by
  * copying the table; nothing references benchmark_runs, so the copy replaces it whole).
  */
-const jobRunsSqlite = `
+const jobRuns = eachDialect({
+  sqlite: ddl`
   CREATE TABLE benchmark_runs_v3 (
     id TEXT PRIMARY KEY,
     account_id TEXT NOT NULL REFERENCES accounts(id),
@@ -82,13 +82,13 @@ const jobRunsSqlite = `
   ALTER TABLE benchmark_runs_v3 RENAME TO benchmark_runs;
   CREATE INDEX benchmark_runs_account ON benchmark_runs (account_id, id);
   CREATE INDEX benchmark_runs_open ON benchmark_runs (node, state);
-  CREATE INDEX benchmark_runs_lease ON benchmark_runs (state, lease_until_ms);`;
-const jobRunsPostgres = `
+  CREATE INDEX benchmark_runs_lease ON benchmark_runs (state, lease_until_ms);`,
+  postgres: ddl`
   ALTER TABLE benchmark_runs ALTER COLUMN benchmark_id DROP NOT NULL;
-  ALTER TABLE benchmark_runs ADD COLUMN job_id TEXT COLLATE "C";`;
+  ALTER TABLE benchmark_runs ADD COLUMN job_id TEXT COLLATE "C";`,
+});
 
 export const BENCHMARKS_SCHEMA: ModuleSchema = {
   module: 'benchmarks',
-  sqlite: [...tables('TEXT', 'INTEGER'), lease('INTEGER'), jobRunsSqlite],
-  postgres: [...tables('TEXT COLLATE "C"', 'BIGINT'), lease('BIGINT'), jobRunsPostgres],
+  steps: [tables, lease, jobRuns],
 };

@@ -1,3 +1,4 @@
+import { BIG, ddl, KEY } from '../../platform/store/ddl.js';
 import type { ModuleSchema } from '../../platform/store/module-schema.js';
 
 /**
@@ -7,23 +8,13 @@ import type { ModuleSchema } from '../../platform/store/module-schema.js';
  */
 export const EVICTIONS_SCHEMA: ModuleSchema = {
   module: 'evictions',
-  sqlite: [
-    `CREATE TABLE devbox_evictions (
-       devbox_id TEXT PRIMARY KEY REFERENCES devboxes(id) ON DELETE CASCADE,
-       account_id TEXT NOT NULL,
+  steps: [
+    ddl`CREATE TABLE devbox_evictions (
+       devbox_id ${KEY} PRIMARY KEY REFERENCES devboxes(id) ON DELETE CASCADE,
+       account_id ${KEY} NOT NULL,
        reason TEXT NOT NULL,
-       deadline_ms INTEGER NOT NULL,
-       create_time_ms INTEGER NOT NULL
-     );
-     CREATE INDEX devbox_evictions_account ON devbox_evictions (account_id);`,
-  ],
-  postgres: [
-    `CREATE TABLE devbox_evictions (
-       devbox_id TEXT COLLATE "C" PRIMARY KEY REFERENCES devboxes(id) ON DELETE CASCADE,
-       account_id TEXT COLLATE "C" NOT NULL,
-       reason TEXT NOT NULL,
-       deadline_ms BIGINT NOT NULL,
-       create_time_ms BIGINT NOT NULL
+       deadline_ms ${BIG} NOT NULL,
+       create_time_ms ${BIG} NOT NULL
      );
      CREATE INDEX devbox_evictions_account ON devbox_evictions (account_id);`,
   ],

@@ -1,3 +1,4 @@
+import { BIG, ddl, eachDialect } from '../../platform/store/ddl.js';
 import type { ModuleSchema } from '../../platform/store/module-schema.js';
 
 /**
@@ -7,7 +8,7 @@ import type { ModuleSchema } from '../../platform/store/module-schema.js';
  * prefix). A token is kept as its SHA-256 (the lookup key) and sealed under the server's master key (so it
  * can be handed to the box again at every execution); never in clear.
  */
-const v1 = (time: string) => `
+const v1 = ddl`
   CREATE TABLE gateway_configs (
     id TEXT PRIMARY KEY,
     account_id TEXT NOT NULL,
@@ -17,7 +18,7 @@ const v1 = (time: string) => `
     auth_key TEXT,
     description TEXT,
     custom_headers TEXT NOT NULL,
-    create_time_ms ${time} NOT NULL,
+    create_time_ms ${BIG} NOT NULL,
     UNIQUE (account_id, name)
   );
   CREATE INDEX gateway_configs_account ON gateway_configs (account_id, id);
@@ -30,7 +31,7 @@ const v1 = (time: string) => `
     secret_id TEXT NOT NULL,
     token_hash TEXT NOT NULL UNIQUE,
     token_sealed TEXT NOT NULL,
-    create_time_ms ${time} NOT NULL
+    create_time_ms ${BIG} NOT NULL
   );
   CREATE INDEX gateway_bindings_devbox ON gateway_bindings (devbox_id);
   INSERT INTO gateway_configs (id, account_id, name, endpoint, auth_type, auth_key, description, custom_headers, create_time_ms) VALUES
@@ -41,13 +42,14 @@ const v1 = (time: string) => `
  * v2: ids order bytewise on PostgreSQL as on SQLite (cursors compare ids), as the MCP and secrets tables do;
  * SQLite's TEXT already compares bytes.
  */
-const v2sqlite = 'SELECT 1;';
-const v2postgres = `
+const v2 = eachDialect({
+  sqlite: ddl`SELECT 1;`,
+  postgres: ddl`
   ALTER TABLE gateway_configs ALTER COLUMN id TYPE TEXT COLLATE "C";
-  ALTER TABLE gateway_bindings ALTER COLUMN id TYPE TEXT COLLATE "C";`;
+  ALTER TABLE gateway_bindings ALTER COLUMN id TYPE TEXT COLLATE "C";`,
+});
 
 export const GATEWAY_SCHEMA: ModuleSchema = {
   module: 'gateway-configs',
-  sqlite: [v1('INTEGER'), v2sqlite],
-  postgres: [v1('BIGINT'), v2postgres],
+  steps: [v1, v2],
 };

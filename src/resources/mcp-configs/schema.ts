@@ -1,12 +1,13 @@
+import { BIG, ddl, KEY } from '../../platform/store/ddl.js';
 import type { ModuleSchema } from '../../platform/store/module-schema.js';
 
 /**
  * The MCP module's tables: configs, the `mcp` bindings of each devbox, and the hub tokens boxes hold (by
  * SHA-256, with the token sealed when the box is given it again at each execution; never in clear).
  */
-const v1 = (text: string, bigint: string) => `
+const v1 = ddl`
   CREATE TABLE mcp_configs (
-    id ${text} PRIMARY KEY,
+    id ${KEY} PRIMARY KEY,
     account_id TEXT NOT NULL,
     name TEXT NOT NULL,
     endpoint TEXT NOT NULL,
@@ -15,8 +16,8 @@ const v1 = (text: string, bigint: string) => `
     auth_key TEXT,
     description TEXT,
     custom_headers TEXT NOT NULL,
-    create_time_ms ${bigint} NOT NULL,
-    update_time_ms ${bigint} NOT NULL
+    create_time_ms ${BIG} NOT NULL,
+    update_time_ms ${BIG} NOT NULL
   );
   CREATE INDEX mcp_configs_account ON mcp_configs (account_id, id);
   CREATE INDEX mcp_configs_name ON mcp_configs (account_id, name);
@@ -36,13 +37,12 @@ const v1 = (text: string, bigint: string) => `
     secret_id TEXT,
     env_name TEXT,
     sealed TEXT,
-    create_time_ms ${bigint} NOT NULL
+    create_time_ms ${BIG} NOT NULL
   );
   CREATE INDEX mcp_tokens_devbox ON mcp_tokens (devbox_id);
 `;
 
 export const MCP_SCHEMA: ModuleSchema = {
   module: 'mcp-configs',
-  sqlite: [v1('TEXT', 'INTEGER')],
-  postgres: [v1('TEXT COLLATE "C"', 'BIGINT')],
+  steps: [v1],
 };

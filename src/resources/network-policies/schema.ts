@@ -1,3 +1,4 @@
+import { BIG, ddl, KEY } from '../../platform/store/ddl.js';
 import type { ModuleSchema } from '../../platform/store/module-schema.js';
 
 /**
@@ -7,37 +8,20 @@ import type { ModuleSchema } from '../../platform/store/module-schema.js';
  */
 export const NETWORK_POLICIES_SCHEMA: ModuleSchema = {
   module: 'network_policies',
-  sqlite: [
-    `CREATE TABLE network_policies (
-       id TEXT PRIMARY KEY,
+  steps: [
+    ddl`CREATE TABLE network_policies (
+       id ${KEY} PRIMARY KEY,
        account_id TEXT NOT NULL REFERENCES accounts(id),
-       name TEXT NOT NULL,
+       name ${KEY} NOT NULL,
        description TEXT,
        egress TEXT NOT NULL,
-       create_time_ms INTEGER NOT NULL,
-       update_time_ms INTEGER NOT NULL,
+       create_time_ms ${BIG} NOT NULL,
+       update_time_ms ${BIG} NOT NULL,
        CONSTRAINT network_policies_account_name UNIQUE (account_id, name)
      );
      CREATE TABLE devbox_network_policies (
-       devbox_id TEXT PRIMARY KEY REFERENCES devboxes(id) ON DELETE CASCADE,
-       policy_id TEXT NOT NULL REFERENCES network_policies(id)
-     );
-     CREATE INDEX devbox_network_policies_policy ON devbox_network_policies (policy_id);`,
-  ],
-  postgres: [
-    `CREATE TABLE network_policies (
-       id TEXT COLLATE "C" PRIMARY KEY,
-       account_id TEXT NOT NULL REFERENCES accounts(id),
-       name TEXT COLLATE "C" NOT NULL,
-       description TEXT,
-       egress TEXT NOT NULL,
-       create_time_ms BIGINT NOT NULL,
-       update_time_ms BIGINT NOT NULL,
-       CONSTRAINT network_policies_account_name UNIQUE (account_id, name)
-     );
-     CREATE TABLE devbox_network_policies (
-       devbox_id TEXT COLLATE "C" PRIMARY KEY REFERENCES devboxes(id) ON DELETE CASCADE,
-       policy_id TEXT COLLATE "C" NOT NULL REFERENCES network_policies(id)
+       devbox_id ${KEY} PRIMARY KEY REFERENCES devboxes(id) ON DELETE CASCADE,
+       policy_id ${KEY} NOT NULL REFERENCES network_policies(id)
      );
      CREATE INDEX devbox_network_policies_policy ON devbox_network_policies (policy_id);`,
   ],

@@ -1,3 +1,4 @@
+import { BIG, ddl, KEY } from '../../platform/store/ddl.js';
 import type { ModuleSchema } from '../../platform/store/module-schema.js';
 
 /**
@@ -8,35 +9,17 @@ import type { ModuleSchema } from '../../platform/store/module-schema.js';
  */
 export const OBJECTS_SCHEMA: ModuleSchema = {
   module: 'objects',
-  sqlite: [
-    `CREATE TABLE objects (
-       id TEXT PRIMARY KEY,
+  steps: [
+    ddl`CREATE TABLE objects (
+       id ${KEY} PRIMARY KEY,
        account_id TEXT NOT NULL REFERENCES accounts(id),
-       name TEXT NOT NULL,
+       name ${KEY} NOT NULL,
        content_type TEXT NOT NULL,
        state TEXT NOT NULL CHECK (state IN ('UPLOADING', 'READ_ONLY', 'DELETED', 'ERROR')),
        metadata TEXT NOT NULL,
-       size_bytes INTEGER,
-       create_time_ms INTEGER NOT NULL,
-       delete_after_time_ms INTEGER,
-       is_public INTEGER NOT NULL DEFAULT 0,
-       blob_key TEXT
-     );
-     CREATE INDEX objects_account ON objects (account_id, id);
-     CREATE INDEX objects_public ON objects (id) WHERE is_public = 1;
-     CREATE INDEX objects_deleted ON objects (id) WHERE state = 'DELETED';`,
-  ],
-  postgres: [
-    `CREATE TABLE objects (
-       id TEXT COLLATE "C" PRIMARY KEY,
-       account_id TEXT NOT NULL REFERENCES accounts(id),
-       name TEXT COLLATE "C" NOT NULL,
-       content_type TEXT NOT NULL,
-       state TEXT NOT NULL CHECK (state IN ('UPLOADING', 'READ_ONLY', 'DELETED', 'ERROR')),
-       metadata TEXT NOT NULL,
-       size_bytes BIGINT,
-       create_time_ms BIGINT NOT NULL,
-       delete_after_time_ms BIGINT,
+       size_bytes ${BIG},
+       create_time_ms ${BIG} NOT NULL,
+       delete_after_time_ms ${BIG},
        is_public INTEGER NOT NULL DEFAULT 0,
        blob_key TEXT
      );

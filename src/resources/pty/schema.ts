@@ -1,3 +1,4 @@
+import { BIG, ddl, KEY } from '../../platform/store/ddl.js';
 import type { ModuleSchema } from '../../platform/store/module-schema.js';
 
 /**
@@ -8,21 +9,12 @@ import type { ModuleSchema } from '../../platform/store/module-schema.js';
  */
 export const PTY_SCHEMA: ModuleSchema = {
   module: 'pty',
-  sqlite: [
-    `CREATE TABLE pty_tunnels (
-       tunnel_key TEXT PRIMARY KEY,
-       devbox_id TEXT NOT NULL REFERENCES devboxes(id) ON DELETE CASCADE,
+  steps: [
+    ddl`CREATE TABLE pty_tunnels (
+       tunnel_key ${KEY} PRIMARY KEY,
+       devbox_id ${KEY} NOT NULL REFERENCES devboxes(id) ON DELETE CASCADE,
        token_sha256 TEXT NOT NULL,
-       create_time_ms INTEGER NOT NULL
-     );
-     CREATE INDEX pty_tunnels_devbox ON pty_tunnels (devbox_id, create_time_ms);`,
-  ],
-  postgres: [
-    `CREATE TABLE pty_tunnels (
-       tunnel_key TEXT COLLATE "C" PRIMARY KEY,
-       devbox_id TEXT COLLATE "C" NOT NULL REFERENCES devboxes(id) ON DELETE CASCADE,
-       token_sha256 TEXT NOT NULL,
-       create_time_ms BIGINT NOT NULL
+       create_time_ms ${BIG} NOT NULL
      );
      CREATE INDEX pty_tunnels_devbox ON pty_tunnels (devbox_id, create_time_ms);`,
   ],

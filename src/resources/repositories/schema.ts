@@ -1,3 +1,4 @@
+import { BIG, ddl, KEY } from '../../platform/store/ddl.js';
 import type { ModuleSchema } from '../../platform/store/module-schema.js';
 
 /**
@@ -8,23 +9,23 @@ import type { ModuleSchema } from '../../platform/store/module-schema.js';
  */
 export const REPOSITORIES_SCHEMA: ModuleSchema = {
   module: 'repositories',
-  sqlite: [
-    `CREATE TABLE repositories (
-       id TEXT PRIMARY KEY,
+  steps: [
+    ddl`CREATE TABLE repositories (
+       id ${KEY} PRIMARY KEY,
        account_id TEXT NOT NULL REFERENCES accounts(id),
-       owner TEXT NOT NULL,
-       name TEXT NOT NULL,
+       owner ${KEY} NOT NULL,
+       name ${KEY} NOT NULL,
        blueprint_id TEXT,
        token_sealed TEXT,
-       create_time_ms INTEGER NOT NULL,
+       create_time_ms ${BIG} NOT NULL,
        CONSTRAINT repositories_account_repo UNIQUE (account_id, owner, name)
      );
      CREATE TABLE repository_inspections (
-       id TEXT PRIMARY KEY,
-       repository_id TEXT NOT NULL REFERENCES repositories(id) ON DELETE CASCADE,
+       id ${KEY} PRIMARY KEY,
+       repository_id ${KEY} NOT NULL REFERENCES repositories(id) ON DELETE CASCADE,
        status TEXT NOT NULL,
        commit_sha TEXT NOT NULL DEFAULT '',
-       inspected_at_ms INTEGER NOT NULL,
+       inspected_at_ms ${BIG} NOT NULL,
        manifest TEXT,
        user_manifest TEXT,
        failure_reason TEXT
@@ -32,35 +33,7 @@ export const REPOSITORIES_SCHEMA: ModuleSchema = {
      CREATE INDEX repository_inspections_repo ON repository_inspections (repository_id, id);`,
     // At most one pending inspection per connection, as a constraint (two concurrent inspect calls raced a
     // check-then-insert); older duplicates settle failed first.
-    `UPDATE repository_inspections SET status = 'inspection_failed', failure_reason = 'superseded by a newer pending inspection'
-       WHERE status = 'inspection_pending' AND id NOT IN (SELECT MAX(id) FROM repository_inspections WHERE status = 'inspection_pending' GROUP BY repository_id);
-     CREATE UNIQUE INDEX repository_inspections_one_pending ON repository_inspections (repository_id) WHERE status = 'inspection_pending';`,
-  ],
-  postgres: [
-    `CREATE TABLE repositories (
-       id TEXT COLLATE "C" PRIMARY KEY,
-       account_id TEXT NOT NULL REFERENCES accounts(id),
-       owner TEXT COLLATE "C" NOT NULL,
-       name TEXT COLLATE "C" NOT NULL,
-       blueprint_id TEXT,
-       token_sealed TEXT,
-       create_time_ms BIGINT NOT NULL,
-       CONSTRAINT repositories_account_repo UNIQUE (account_id, owner, name)
-     );
-     CREATE TABLE repository_inspections (
-       id TEXT COLLATE "C" PRIMARY KEY,
-       repository_id TEXT COLLATE "C" NOT NULL REFERENCES repositories(id) ON DELETE CASCADE,
-       status TEXT NOT NULL,
-       commit_sha TEXT NOT NULL DEFAULT '',
-       inspected_at_ms BIGINT NOT NULL,
-       manifest TEXT,
-       user_manifest TEXT,
-       failure_reason TEXT
-     );
-     CREATE INDEX repository_inspections_repo ON repository_inspections (repository_id, id);`,
-    // At most one pending inspection per connection, as a constraint (two concurrent inspect calls raced a
-    // check-then-insert); older duplicates settle failed first.
-    `UPDATE repository_inspections SET status = 'inspection_failed', failure_reason = 'superseded by a newer pending inspection'
+    ddl`UPDATE repository_inspections SET status = 'inspection_failed', failure_reason = 'superseded by a newer pending inspection'
        WHERE status = 'inspection_pending' AND id NOT IN (SELECT MAX(id) FROM repository_inspections WHERE status = 'inspection_pending' GROUP BY repository_id);
      CREATE UNIQUE INDEX repository_inspections_one_pending ON repository_inspections (repository_id) WHERE status = 'inspection_pending';`,
   ],

@@ -1,3 +1,4 @@
+import { BIG, ddl, KEY } from '../../platform/store/ddl.js';
 import type { ModuleSchema } from '../../platform/store/module-schema.js';
 
 /**
@@ -9,42 +10,22 @@ import type { ModuleSchema } from '../../platform/store/module-schema.js';
  */
 export const SECRETS_SCHEMA: ModuleSchema = {
   module: 'secrets',
-  sqlite: [
-    `CREATE TABLE secrets (
-       id TEXT PRIMARY KEY,
+  steps: [
+    ddl`CREATE TABLE secrets (
+       id ${KEY} PRIMARY KEY,
        account_id TEXT NOT NULL REFERENCES accounts(id),
-       name TEXT NOT NULL,
+       name ${KEY} NOT NULL,
        sealed_value TEXT NOT NULL,
        key_id TEXT NOT NULL,
-       create_time_ms INTEGER NOT NULL,
-       update_time_ms INTEGER NOT NULL,
+       create_time_ms ${BIG} NOT NULL,
+       update_time_ms ${BIG} NOT NULL,
        CONSTRAINT secrets_account_name UNIQUE (account_id, name)
      );
      CREATE INDEX secrets_key_id ON secrets (key_id);
      CREATE TABLE devbox_secrets (
-       devbox_id TEXT NOT NULL REFERENCES devboxes(id) ON DELETE CASCADE,
+       devbox_id ${KEY} NOT NULL REFERENCES devboxes(id) ON DELETE CASCADE,
        env_name TEXT NOT NULL,
-       secret_id TEXT NOT NULL REFERENCES secrets(id) ON DELETE CASCADE,
-       PRIMARY KEY (devbox_id, env_name)
-     );
-     CREATE INDEX devbox_secrets_secret ON devbox_secrets (secret_id);`,
-  ],
-  postgres: [
-    `CREATE TABLE secrets (
-       id TEXT COLLATE "C" PRIMARY KEY,
-       account_id TEXT NOT NULL REFERENCES accounts(id),
-       name TEXT COLLATE "C" NOT NULL,
-       sealed_value TEXT NOT NULL,
-       key_id TEXT NOT NULL,
-       create_time_ms BIGINT NOT NULL,
-       update_time_ms BIGINT NOT NULL,
-       CONSTRAINT secrets_account_name UNIQUE (account_id, name)
-     );
-     CREATE INDEX secrets_key_id ON secrets (key_id);
-     CREATE TABLE devbox_secrets (
-       devbox_id TEXT COLLATE "C" NOT NULL REFERENCES devboxes(id) ON DELETE CASCADE,
-       env_name TEXT NOT NULL,
-       secret_id TEXT COLLATE "C" NOT NULL REFERENCES secrets(id) ON DELETE CASCADE,
+       secret_id ${KEY} NOT NULL REFERENCES secrets(id) ON DELETE CASCADE,
        PRIMARY KEY (devbox_id, env_name)
      );
      CREATE INDEX devbox_secrets_secret ON devbox_secrets (secret_id);`,

@@ -1,3 +1,4 @@
+import { BIG, ddl, KEY } from '../../platform/store/ddl.js';
 import type { ModuleSchema } from '../../platform/store/module-schema.js';
 
 /**
@@ -7,23 +8,13 @@ import type { ModuleSchema } from '../../platform/store/module-schema.js';
  */
 export const SSH_KEYS_SCHEMA: ModuleSchema = {
   module: 'ssh',
-  sqlite: [
-    `CREATE TABLE devbox_ssh_keys (
-       devbox_id TEXT NOT NULL REFERENCES devboxes(id) ON DELETE CASCADE,
-       account_id TEXT NOT NULL,
-       fingerprint TEXT NOT NULL,
+  steps: [
+    ddl`CREATE TABLE devbox_ssh_keys (
+       devbox_id ${KEY} NOT NULL REFERENCES devboxes(id) ON DELETE CASCADE,
+       account_id ${KEY} NOT NULL,
+       fingerprint ${KEY} NOT NULL,
        public_key TEXT NOT NULL,
-       create_time_ms INTEGER NOT NULL,
-       PRIMARY KEY (devbox_id, fingerprint)
-     );`,
-  ],
-  postgres: [
-    `CREATE TABLE devbox_ssh_keys (
-       devbox_id TEXT COLLATE "C" NOT NULL REFERENCES devboxes(id) ON DELETE CASCADE,
-       account_id TEXT COLLATE "C" NOT NULL,
-       fingerprint TEXT COLLATE "C" NOT NULL,
-       public_key TEXT NOT NULL,
-       create_time_ms BIGINT NOT NULL,
+       create_time_ms ${BIG} NOT NULL,
        PRIMARY KEY (devbox_id, fingerprint)
      );`,
   ],

@@ -1,3 +1,4 @@
+import { BIG, ddl, KEY } from '../../platform/store/ddl.js';
 import type { ModuleSchema } from '../../platform/store/module-schema.js';
 
 /**
@@ -7,26 +8,15 @@ import type { ModuleSchema } from '../../platform/store/module-schema.js';
  */
 export const TUNNELS_SCHEMA: ModuleSchema = {
   module: 'tunnels',
-  sqlite: [
-    `CREATE TABLE devbox_tunnels (
-       devbox_id TEXT PRIMARY KEY REFERENCES devboxes(id) ON DELETE CASCADE,
-       tunnel_key TEXT NOT NULL UNIQUE,
+  steps: [
+    ddl`CREATE TABLE devbox_tunnels (
+       devbox_id ${KEY} PRIMARY KEY REFERENCES devboxes(id) ON DELETE CASCADE,
+       tunnel_key ${KEY} NOT NULL UNIQUE,
        auth_mode TEXT NOT NULL,
        auth_token_sealed TEXT,
        http_keep_alive INTEGER NOT NULL,
        wake_on_http INTEGER NOT NULL,
-       create_time_ms INTEGER NOT NULL
-     );`,
-  ],
-  postgres: [
-    `CREATE TABLE devbox_tunnels (
-       devbox_id TEXT COLLATE "C" PRIMARY KEY REFERENCES devboxes(id) ON DELETE CASCADE,
-       tunnel_key TEXT COLLATE "C" NOT NULL UNIQUE,
-       auth_mode TEXT NOT NULL,
-       auth_token_sealed TEXT,
-       http_keep_alive INTEGER NOT NULL,
-       wake_on_http INTEGER NOT NULL,
-       create_time_ms BIGINT NOT NULL
+       create_time_ms ${BIG} NOT NULL
      );`,
   ],
 };

@@ -1,13 +1,12 @@
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
-import { MIGRATIONS } from './migrations.js';
 
 export type Db = Database.Database;
 
 /**
  * Opens the database in WAL mode with synchronous=FULL: every acknowledged state change is on disk before the
- * HTTP answer leaves, so `kill -9` loses nothing. Migrations run by `user_version`, in one transaction each.
+ * HTTP answer leaves, so `kill -9` loses nothing. The schema is migrated by the caller (module-schema.ts).
  */
 export function openDatabase(dataDir: string): Db {
   fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
@@ -20,19 +19,5 @@ export function openDatabase(dataDir: string): Db {
   db.pragma('synchronous = FULL');
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 5000');
-  migrate(db);
   return db;
-}
-
-function migrate(db: Db): void {
-  const current = db.pragma('user_version', { simple: true }) as number;
-  if (current > MIGRATIONS.length) {
-    throw new Error(`database schema v${current} is newer than this devboxd (v${MIGRATIONS.length})`);
-  }
-  for (let v = current; v < MIGRATIONS.length; v++) {
-    db.transaction(() => {
-      db.exec(MIGRATIONS[v]!);
-      db.pragma(`user_version = ${v + 1}`);
-    })();
-  }
 }

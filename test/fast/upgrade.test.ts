@@ -1,0 +1,3 @@
+import { suiteOn } from './upgrade.js';
+
+suiteOn('sqlite');

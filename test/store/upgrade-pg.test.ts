@@ -1,0 +1,3 @@
+import { suiteOn } from '../fast/upgrade.js';
+
+suiteOn('postgres');

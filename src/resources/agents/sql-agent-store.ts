@@ -1,5 +1,6 @@
 import { marks, type SqlExecutor } from '../../platform/store/sql/executor.js';
 import { paginate } from '../../platform/store/sql/paginate.js';
+import { nameFilters } from '../../platform/store/sql/name-filter.js';
 import type { Page, PageQuery } from '../../platform/store/types.js';
 import type { Agent, AgentListFilter, AgentSource, ResolvedAgentMount } from './types.js';
 
@@ -24,7 +25,6 @@ const fromRow = (r: Row): Agent => ({
 });
 
 const COLUMNS = ['id', 'account_id', 'name', 'version', 'source', 'is_public', 'create_time_ms'];
-const likePattern = (s: string) => `%${s.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 /** Boxes in these states count for nothing: they never run again. */
 const ENDED = "('shutdown', 'failure')";
 
@@ -89,14 +89,7 @@ export class SqlAgentStore {
       where.push('is_public = ?');
       params.push(filter.isPublic ? 1 : 0);
     }
-    if (filter.name) {
-      where.push("LOWER(name) LIKE ? ESCAPE '\\'");
-      params.push(likePattern(filter.name));
-    }
-    if (filter.search) {
-      where.push("(id = ? OR LOWER(name) LIKE ? ESCAPE '\\')");
-      params.push(filter.search, likePattern(filter.search));
-    }
+    nameFilters(where, params, filter);
     if (filter.version === 'latest') {
       // Ids are time-ordered: the greatest id of a name is its most recent agent.
       where.push(`id IN (SELECT MAX(id) FROM agents WHERE ${scope} GROUP BY name)`);

@@ -1,4 +1,5 @@
 import type { SqlExecutor } from '../../platform/store/sql/executor.js';
+import { searchFilter } from '../../platform/store/sql/name-filter.js';
 import { paginate } from '../../platform/store/sql/paginate.js';
 import type { Page, PageQuery } from '../../platform/store/types.js';
 import type { BenchmarkJob, BenchmarkJobListFilter, BenchmarkJobState, FailureType, Trial, TrialState } from './types.js';
@@ -100,10 +101,7 @@ export class SqlBenchmarkJobStore {
     const where = ['account_id = ?'];
     const params: unknown[] = [accountId];
     if (filter.name) where.push('name = ?'), params.push(filter.name);
-    if (filter.search) {
-      where.push("(id = ? OR LOWER(name) LIKE ? ESCAPE '\\')");
-      params.push(filter.search, `%${filter.search.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
-    }
+    searchFilter(where, params, filter.search);
     return paginate<JobRow, BenchmarkJob>(this.db, 'benchmark_jobs', where, params, page, fromJobRow);
   }
 

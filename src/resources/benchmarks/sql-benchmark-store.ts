@@ -1,6 +1,7 @@
 import { DomainError, ERRORS } from '../../platform/errors.js';
 import type { SqlExecutor } from '../../platform/store/sql/executor.js';
 import { paginate } from '../../platform/store/sql/paginate.js';
+import { nameFilters } from '../../platform/store/sql/name-filter.js';
 import type { Page, PageQuery } from '../../platform/store/types.js';
 import type { Benchmark, BenchmarkListFilter } from './types.js';
 
@@ -35,20 +36,6 @@ const fromRow = (r: Row): Benchmark => ({
   createTimeMs: Number(r.create_time_ms),
   updateTimeMs: Number(r.update_time_ms),
 });
-
-export const likePattern = (s: string) => `%${s.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-
-/** Adds the `name` and `search` filters every list of this module shares. */
-export function nameFilters(where: string[], params: unknown[], f: { name?: string; search?: string }): void {
-  if (f.name) {
-    where.push("LOWER(name) LIKE ? ESCAPE '\\'");
-    params.push(likePattern(f.name));
-  }
-  if (f.search) {
-    where.push("(id = ? OR LOWER(name) LIKE ? ESCAPE '\\')");
-    params.push(f.search, likePattern(f.search));
-  }
-}
 
 /** The benchmarks table over either dialect; built over `store.db` (or a transaction's `tx.db`). */
 export class SqlBenchmarkStore {

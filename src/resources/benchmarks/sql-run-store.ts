@@ -1,7 +1,7 @@
 import type { SqlExecutor } from '../../platform/store/sql/executor.js';
 import { paginate } from '../../platform/store/sql/paginate.js';
+import { nameFilters } from '../../platform/store/sql/name-filter.js';
 import type { Page, PageQuery } from '../../platform/store/types.js';
-import { nameFilters } from './sql-benchmark-store.js';
 import type { BenchmarkRun, BenchmarkRunListFilter, BenchmarkRunState, RunProfile } from './types.js';
 
 interface Row {

@@ -1,6 +1,7 @@
 import { DomainError, ERRORS } from '../../platform/errors.js';
 import type { SqlExecutor } from '../../platform/store/sql/executor.js';
 import { paginate } from '../../platform/store/sql/paginate.js';
+import { nameFilters } from '../../platform/store/sql/name-filter.js';
 import type { Page, PageQuery } from '../../platform/store/types.js';
 import type { Egress, NetworkPolicy, PolicyListFilter } from './types.js';
 
@@ -26,7 +27,6 @@ const fromRow = (r: Row): NetworkPolicy => ({
 
 /** Statuses after which a box never runs again: its binding no longer holds its policy. */
 const ENDED = "('shutdown', 'failure')";
-const likePattern = (s: string) => `%${s.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 /** The network policy tables over either dialect; built over `store.db` (or a transaction's `tx.db`). */
 export class SqlNetworkPolicyStore {
@@ -56,14 +56,7 @@ export class SqlNetworkPolicyStore {
       where.push('id = ?');
       params.push(filter.id);
     }
-    if (filter.name) {
-      where.push("LOWER(name) LIKE ? ESCAPE '\\'");
-      params.push(likePattern(filter.name));
-    }
-    if (filter.search) {
-      where.push("(id = ? OR LOWER(name) LIKE ? ESCAPE '\\')");
-      params.push(filter.search, likePattern(filter.search));
-    }
+    nameFilters(where, params, filter);
     return paginate<Row, NetworkPolicy>(this.db, 'network_policies', where, params, page, fromRow);
   }
 

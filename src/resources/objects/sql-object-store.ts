@@ -1,5 +1,6 @@
 import { marks, type SqlExecutor } from '../../platform/store/sql/executor.js';
 import { paginate } from '../../platform/store/sql/paginate.js';
+import { nameFilters } from '../../platform/store/sql/name-filter.js';
 import type { Page, PageQuery } from '../../platform/store/types.js';
 import type { ContentType, ObjectListFilter, ObjectState, StoredObject } from './types.js';
 
@@ -44,7 +45,6 @@ const COLUMNS = [
   'is_public',
   'blob_key',
 ];
-const likePattern = (s: string) => `%${s.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 /** The objects table over either dialect; every state change is conditional on the state it leaves. */
 export class SqlObjectStore {
@@ -86,14 +86,7 @@ export class SqlObjectStore {
       where.push('state = ?');
       params.push(filter.state);
     }
-    if (filter.name) {
-      where.push("LOWER(name) LIKE ? ESCAPE '\\'");
-      params.push(likePattern(filter.name));
-    }
-    if (filter.search) {
-      where.push("(id = ? OR LOWER(name) LIKE ? ESCAPE '\\')");
-      params.push(filter.search, likePattern(filter.search));
-    }
+    nameFilters(where, params, filter);
     return paginate<Row, StoredObject>(this.db, 'objects', where, params, page, fromRow);
   }
 

@@ -36,7 +36,8 @@ function linkDaemon(): number {
     try {
       const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (stat.includes('(boxlinkd)') && Number(fields[1]) === server.pid()) return Number(p);
+      // A killed daemon stays in /proc as a zombie (state Z) until the server reaps it: not the daemon.
+      if (stat.includes('(boxlinkd)') && fields[0] !== 'Z' && Number(fields[1]) === server.pid()) return Number(p);
     } catch {
       /* gone meanwhile */
     }

@@ -4,6 +4,7 @@ import type { BlobStore } from './platform/blob/types.js';
 import type { BoxServices } from './platform/boxlink/index.js';
 import type { JobRunner } from './platform/jobs/job-runner.js';
 import type { AnyModule, ResourceModule } from './platform/module/index.js';
+import type { SealedTexts } from './platform/sealing/resealing.js';
 import type { OutboundGuard } from './platform/outbound/index.js';
 import type { KeySource } from './platform/sealing/master-key.js';
 import type { Sealer } from './platform/sealing/sealer.js';
@@ -33,8 +34,19 @@ export interface Host {
   sealer: Sealer;
 }
 
+/** What a module's CLI command works with: no server runs in the process, and no module is built. */
+export interface CommandContext {
+  /** The host-wide settings of the environment the command runs in. */
+  config: Config;
+  io: { out(text: string): void; err(text: string): void };
+  /** Opens the database the server uses (DEVBOXD_DATABASE_URL, else SQLite in the data dir), runs `fn`, closes it. */
+  withStore(fn: (store: Store) => Promise<number>): Promise<number>;
+  /** Every module's sealed texts (for key rotation). */
+  sealed: readonly SealedTexts[];
+}
+
 /** A resource module of this server: see platform/module/contract.ts and the README's layout section. */
-export type Module<C = undefined> = ResourceModule<Host, C>;
+export type Module<C = undefined> = ResourceModule<Host, C, CommandContext>;
 
 /** A module of any settings type, as lists of modules hold them. */
-export type AnyHostModule = AnyModule<Host>;
+export type AnyHostModule = AnyModule<Host, CommandContext>;

@@ -1,15 +1,14 @@
 import { loadConfig, type Config } from '../config.js';
+import type { CommandContext } from '../host.js';
 import { openStore } from '../resources/core-store.js';
-import { keyCommands } from './keys.js';
-import { operationCommands } from './operations.js';
 import { type Command, commandHelp, type Io, resolve, UsageError, usage, type WithStore } from './parse.js';
 
 const PROCESS_IO: Io = { out: (s) => void process.stdout.write(s), err: (s) => void process.stderr.write(s) };
 
-function commands(config: () => Config, io: Io): Command[] {
+async function commands(config: () => Config, io: Io): Promise<Command[]> {
+  const { MODULES, MODULE_SCHEMAS, SEALED } = await import('../resources/index.js');
   const withStore: WithStore = async (fn) => {
     const c = config();
-    const { MODULE_SCHEMAS } = await import('../resources/index.js');
     const store = await openStore({ dataDir: c.dataDir, databaseUrl: c.databaseUrl, modules: MODULE_SCHEMAS });
     try {
       return await fn(store);
@@ -35,18 +34,29 @@ function commands(config: () => Config, io: Io): Command[] {
       return -1;
     },
   };
-  return [serve, ...keyCommands(io, withStore), ...operationCommands(config, io, withStore)];
+  // The settings load when a command runs, not for `--help`: a bad environment does not hide the usage.
+  const ctx: CommandContext = {
+    get config() {
+      return config();
+    },
+    io,
+    withStore,
+    sealed: SEALED,
+  };
+  const fromModules = MODULES.flatMap((m) => m.commands ?? []).map((c): Command => ({ ...c, run: (args, options) => c.run(ctx, args, options) }));
+  return [serve, ...fromModules];
 }
 
 /**
  * The operator CLI on `node:util`'s parseArgs: `devboxd --help` and `devboxd COMMAND --help` print usage (exit
  * 0); an unknown command, a wrong argument count or an unknown option exits 2 with the usage line. No command
- * is `serve`. Commands that touch accounts and keys open the database the server uses (DEVBOXD_DATABASE_URL,
- * else SQLite in DEVBOXD_DATA_DIR). Answers the exit code, or -1 while the server runs.
+ * is `serve`; the others are the resource modules' (each module's `commands`, in the order of the list). Commands that
+ * touch the database open the one the server uses (DEVBOXD_DATABASE_URL, else SQLite in DEVBOXD_DATA_DIR).
+ * Answers the exit code, or -1 while the server runs.
  */
 export async function runCli(argv: string[], io: Io = PROCESS_IO): Promise<number> {
   let loaded: Config | undefined;
-  const table = commands(() => (loaded ??= loadConfig()), io);
+  const table = await commands(() => (loaded ??= loadConfig()), io);
   if (argv.length === 0) argv = ['serve'];
   if (argv[0] === 'help' || argv[0] === '--help' || argv[0] === '-h') {
     io.out(`${usage(table)}\n`);

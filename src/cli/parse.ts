@@ -23,15 +23,8 @@ export interface Io {
   err(text: string): void;
 }
 
-/** Thrown for a command line that names no command or does not fit one: exit 2, the usage line on stderr. */
-export class UsageError extends Error {
-  constructor(
-    message: string,
-    readonly usage: string,
-  ) {
-    super(message);
-  }
-}
+export { UsageError } from '../platform/module/index.js';
+import { UsageError } from '../platform/module/index.js';
 
 const flag = (name: string, o: NonNullable<Command['options']>[string]) => (o.type === 'string' ? `--${name} ${o.placeholder ?? 'VALUE'}` : `--${name}`);
 const synopsis = (c: Command) => ['devboxd', ...c.words, ...c.args, ...Object.entries(c.options ?? {}).map(([n, o]) => `[${flag(n, o)}]`)].join(' ');

@@ -43,12 +43,42 @@ export interface BuildContext<H, C> {
   use<K extends ServiceName>(name: K): Services[K];
 }
 
+/** Thrown for a command line that names no command or does not fit one: exit 2, the usage line on stderr. */
+export class UsageError extends Error {
+  constructor(
+    message: string,
+    readonly usage: string,
+  ) {
+    super(message);
+  }
+}
+
+/** One option of a command: a string (with the placeholder `--help` shows) or a flag. */
+export interface CommandOption {
+  type: 'string' | 'boolean';
+  placeholder?: string;
+  help: string;
+}
+
+/**
+ * A command of the operator CLI (`devboxd <words…> <ARGS…> [--options]`) that a module brings; `X` is what the
+ * CLI gives it to work with (src/host.ts: CommandContext). It answers the exit code.
+ */
+export interface ModuleCommand<X> {
+  words: string[];
+  args: string[];
+  options?: Record<string, CommandOption>;
+  /** One line (more lines indented) for the usage text. */
+  summary: string;
+  run(ctx: X, args: Record<string, string>, options: Record<string, string | boolean | undefined>): Promise<number>;
+}
+
 /**
  * One resource, whole: everything the composition root needs to add it to the server. A module lists the
  * modules it needs; the root builds them first (a topological sort), so `use` never sees a service before it
  * exists, and a cycle is an error at start that names it.
  */
-export interface ResourceModule<H, C = unknown> {
+export interface ResourceModule<H, C = unknown, X = unknown> {
   /** Unique; names the module in errors, logs and (with `schema`) the migrations it recorded. */
   name: string;
   /** The modules whose services `build` and the hooks use. */
@@ -67,7 +97,9 @@ export interface ResourceModule<H, C = unknown> {
   start?: Partial<Record<Phase, (services: Services, host: H) => unknown>>;
   /** Stops background work and closes what `build` opened; modules close in the reverse of their order. */
   close?(services: Services, host: H): unknown;
+  /** Its commands of the operator CLI (they run without a server, on the database the server uses). */
+  commands?: readonly ModuleCommand<X>[];
 }
 
 /** A module of any config type (lists of modules hold several). */
-export type AnyModule<H> = ResourceModule<H, any>;
+export type AnyModule<H, X = any> = ResourceModule<H, any, X>;

@@ -1,5 +1,6 @@
 import type { Module } from '../../host.js';
 import { intsOf } from '../../platform/config-error.js';
+import { visibilityCommands } from '../../platform/module/index.js';
 import { devboxesModule } from '../devboxes/index.js';
 import { objectsModule, placeObject } from '../objects/index.js';
 import { AgentService } from './agent-service.js';
@@ -7,6 +8,7 @@ import { type AgentConfig, loadAgentConfig } from './config.js';
 import { agentMountExtensions } from './devbox-extensions.js';
 import { agentRoutes } from './routes/index.js';
 import { AGENTS_SCHEMA } from './schema.js';
+import { SqlAgentStore } from './sql-agent-store.js';
 
 declare module '../../platform/module/contract.js' {
   interface Services {
@@ -36,4 +38,11 @@ export const agentsModule: Module<AgentConfig> = {
     return { agents };
   },
   routes: (app, s) => app.register(agentRoutes, { agents: s.agents }),
+  commands: visibilityCommands({
+    plural: 'agents',
+    one: 'agent',
+    article: 'an',
+    means: "listed by list_public, readable and mountable by every account (an object agent's object must be public too)",
+    setPublic: (store, id, pub) => new SqlAgentStore(store.db).setPublic(id, pub),
+  }),
 };

@@ -1,5 +1,6 @@
 import type { Module } from '../../host.js';
 import { Gate } from '../../lib/gate.js';
+import { visibilityCommands } from '../../platform/module/index.js';
 import { devboxesModule } from '../devboxes/index.js';
 import { executionsModule } from '../executions/index.js';
 import { networkPoliciesModule } from '../network-policies/index.js';
@@ -8,6 +9,7 @@ import { secretsModule } from '../secrets/index.js';
 import { BLUEPRINTS_SCHEMA, BUILD_JOB, blueprintRoutes, buildBlueprints, type BlueprintsModule, SERVICE_PULL_QUEUE, serviceBootStep } from './build.js';
 import type { CodeClones } from './code-mounts.js';
 import { BLUEPRINTS_SEALED } from './credentials.js';
+import { SqlBlueprintStore } from './sql-blueprint-store.js';
 
 declare module '../../platform/module/contract.js' {
   interface Services {
@@ -85,4 +87,11 @@ export const blueprintsModule: Module = {
   routes: (app, s) => app.register(blueprintRoutes, { blueprints: s.blueprints.service }),
   // Builds a restart cut run again from here (their jobs retry): the supervisor removed their old sandboxes.
   start: { run: (s) => s.blueprints.runner.markStarted() },
+  commands: visibilityCommands({
+    plural: 'blueprints',
+    one: 'blueprint',
+    article: 'a',
+    means: 'every account lists it (list_public), sees its metadata and may boot devboxes or build on it',
+    setPublic: (store, id, pub) => new SqlBlueprintStore(store.db).setPublic(id, pub),
+  }),
 };

@@ -3,6 +3,7 @@ import { ConfigError, intsOf } from '../../platform/config-error.js';
 import { devboxesModule } from '../devboxes/index.js';
 import { snapshotsModule } from '../snapshots/index.js';
 import { buildEvictions, EVICTIONS_SCHEMA, evictionRoutes, type EvictionModule } from './build.js';
+import { EVICTION_COMMANDS } from './commands.js';
 import { type EvictionConfig, loadEvictionConfig } from './eviction-config.js';
 
 declare module '../../platform/module/contract.js' {
@@ -41,4 +42,5 @@ export const evictionsModule: Module<EvictionConfig> = {
   routes: (app, s) => app.register(evictionRoutes, { evictions: s.evictions.service }),
   start: { run: (s) => s.evictions.start() },
   close: (s) => s.evictions.close(),
+  commands: EVICTION_COMMANDS,
 };

@@ -1,5 +1,6 @@
 import type { Module } from '../../host.js';
 import { intsOf } from '../../platform/config-error.js';
+import { visibilityCommands } from '../../platform/module/index.js';
 import { devboxesModule } from '../devboxes/index.js';
 import { loadObjectConfig, type ObjectConfig } from './config.js';
 import { objectMountExtensions } from './devbox-extensions.js';
@@ -7,6 +8,7 @@ import { EXPIRE_JOB, ObjectService } from './object-service.js';
 import { Presigner } from './presign.js';
 import { objectRoutes } from './routes/index.js';
 import { OBJECTS_SCHEMA } from './schema.js';
+import { SqlObjectStore } from './sql-object-store.js';
 
 declare module '../../platform/module/contract.js' {
   interface Services {
@@ -41,4 +43,11 @@ export const objectsModule: Module<ObjectConfig> = {
   },
   routes: (app, s) => app.register(objectRoutes, { objects: s.objects }),
   start: { settle: (s) => s.objects.reconcile() },
+  commands: visibilityCommands({
+    plural: 'objects',
+    one: 'object',
+    article: 'an',
+    means: 'listed by list_public, readable and mountable by every account (only its owner deletes it)',
+    setPublic: (store, id, pub) => new SqlObjectStore(store.db).setPublic(id, pub),
+  }),
 };

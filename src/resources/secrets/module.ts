@@ -2,6 +2,7 @@ import type { Module } from '../../host.js';
 import { devboxesModule } from '../devboxes/index.js';
 import { secretExtensions } from './devbox-extensions.js';
 import { secretRoutes } from './routes/index.js';
+import { SECRET_COMMANDS } from './commands.js';
 import { SECRETS_SEALED } from './rotate-key.js';
 import { SECRETS_SCHEMA } from './schema.js';
 import { SecretService } from './secret-service.js';
@@ -28,4 +29,5 @@ export const secretsModule: Module = {
     return { secrets };
   },
   routes: (app, s) => app.register(secretRoutes, { secrets: s.secrets }),
+  commands: SECRET_COMMANDS,
 };

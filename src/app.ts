@@ -28,15 +28,9 @@ export async function buildApp(deps: Deps, opts: AppOptions): Promise<FastifyIns
   const app = Fastify({
     loggerInstance: opts.logger,
     bodyLimit: opts.bodyLimit,
-    // Tunnel traffic (by host name or /tunnel/ path) is served ahead of Fastify, streamed to the box; PTY
-    // tunnels' host names ahead of those.
+    // What modules serve ahead of Fastify (tunnel traffic streamed to the box, PTY endpoints, SSH over TLS).
     serverFactory: ((handler: Parameters<typeof dualProtocolServer>[0]) =>
-      dualProtocolServer(
-        deps.pty.front.wrap(deps.tunnels.front.wrap(handler as never) as never) as never,
-        deps.pty.front.upgrade(deps.tunnels.front.upgrade),
-        deps.ssh.front.takeTls,
-        opts.connections,
-      )) as never,
+      dualProtocolServer(deps.fronts.handler(handler as never) as never, deps.fronts.onUpgrade(), deps.fronts.onTls(), opts.connections)) as never,
     requestIdHeader: false,
   }) as unknown as FastifyInstance;
 

@@ -4,6 +4,7 @@ import type { AnyHostModule } from './host.js';
 import type { Logger } from './lib/logger.js';
 import { openBlobStore } from './platform/blob/open.js';
 import { BoxServices } from './platform/boxlink/index.js';
+import { HttpFronts } from './platform/http/fronts.js';
 import { JobRunner } from './platform/jobs/job-runner.js';
 import { type Composition, compose, moduleConfigs, type Services } from './platform/module/index.js';
 import { OutboundGuard } from './platform/outbound/index.js';
@@ -69,7 +70,20 @@ export async function buildDeps(config: Config, logger: Logger, opts: BuildOptio
   const jobs = new JobRunner(store.jobs, config.nodeName, {}, logger.child({ component: 'jobs' }));
   const boxServices = new BoxServices({ runtime, dataDir: config.dataDir, port: config.boxServicesPort, log: logger.child({ component: 'box-services' }) });
   boxServices.start();
-  const host: Host = { config, logger, node: config.nodeName, store, blobs, runtime, outbound, jobs, boxServices, keys, sealer: new Sealer(keys) };
+  const host: Host = {
+    config,
+    logger,
+    node: config.nodeName,
+    store,
+    blobs,
+    runtime,
+    outbound,
+    jobs,
+    boxServices,
+    keys,
+    fronts: new HttpFronts(),
+    sealer: new Sealer(keys),
+  };
   const composition = await compose(modules, host, config.env, logger);
   // Jobs a restart cut (captures, suspends, builds, runs) settle first: the start phases look at what they left.
   await jobs.resume();

@@ -2,6 +2,7 @@ import type { Config } from './config.js';
 import type { Logger } from './lib/logger.js';
 import type { BlobStore } from './platform/blob/types.js';
 import type { BoxServices } from './platform/boxlink/index.js';
+import type { HttpFronts } from './platform/http/fronts.js';
 import type { JobRunner } from './platform/jobs/job-runner.js';
 import type { AnyModule, ResourceModule } from './platform/module/index.js';
 import type { SealedTexts } from './platform/sealing/resealing.js';
@@ -30,6 +31,8 @@ export interface Host {
   /** The HTTP services a box reaches from inside (MCP hub, agent gateway, git relay, tunnels). */
   boxServices: BoxServices;
   keys: KeySource;
+  /** What modules serve on the API port ahead of the API (tunnels, PTY endpoints, SSH over TLS). */
+  fronts: HttpFronts;
   /** The authenticated cipher under the master key (secret values, tokens, x-request-id answers). */
   sealer: Sealer;
 }

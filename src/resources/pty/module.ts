@@ -33,6 +33,9 @@ export const ptyModule: Module = {
       pingMs: config.ptyPingSeconds * 1000,
       log,
     });
+    // PTY tunnels' host names ahead of the tunnels' (this module is built after them).
+    host.fronts.wrap((next) => front.wrap(next));
+    host.fronts.upgrade((next) => front.upgrade(next));
     use('devboxExtensions').onStopped(
       ptyStopListener(
         () => sessions,

@@ -42,6 +42,8 @@ export const sshModule: Module = {
       busy: (id, delta) => devboxes.busy(id, delta),
       log,
     });
+    // TLS connections to the API port are SSH (its own ports, if configured, are listened on at start).
+    host.fronts.takeTls(front.takeTls);
     use('devboxExtensions').onStopped(front.onStopped);
     use('devboxExtensions').onStopped(keys.onStopped);
     return { ssh: { keys, front } };

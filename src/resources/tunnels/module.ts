@@ -39,6 +39,9 @@ export const tunnelsModule: Module = {
     });
     // Boxes whose policy allows devbox-to-devbox traffic reach their account's tunnels through the box services.
     host.boxServices.route(TUNNEL_PREFIX, front.fromBox);
+    // Tunnel traffic (by host name or /tunnel/ path) is served ahead of the API, streamed to the box.
+    host.fronts.wrap((next) => front.wrap(next));
+    host.fronts.upgrade(() => front.upgrade);
     use('devboxExtensions').resolver(service.resolver);
     use('devboxExtensions').enricher(service.enricher);
     return { tunnels: { service, front } };

@@ -41,22 +41,6 @@ export interface Config {
   databaseUrl: string | undefined;
   /** DEVBOXD_NODE_NAME: this server's name in a shared database; it reconciles and supervises only its own boxes. */
   nodeName: string;
-  /** DEVBOXD_EXECUTION_OUTPUT_MAX_BYTES: output kept per stream of one execution (its first eighth and the most recent bytes). */
-  executionOutputMaxBytes: number;
-  /** DEVBOXD_EXECUTION_OUTPUT_BOX_MAX_BYTES: output kept for all executions of one box; finished ones' output goes oldest first past it. */
-  executionOutputBoxMaxBytes: number;
-  /** DEVBOXD_EXECUTION_OUTPUT_RETENTION: seconds execution output outlives its box (0: removed as the box ends). */
-  executionOutputRetentionSeconds: number;
-  /** DEVBOXD_FILE_CONTENTS_CONCURRENCY: read_file_contents / write_file_contents requests held in memory at once; more wait in a queue. */
-  fileContentsConcurrency: number;
-  /** DEVBOXD_FILE_CONTENTS_QUEUE: such requests that may wait; past it they get 429 with Retry-After. */
-  fileContentsQueue: number;
-  /** DEVBOXD_FILE_TRANSFER_CONCURRENCY: upload_file / download_file streams running at once; more wait in a queue. */
-  fileTransferConcurrency: number;
-  /** DEVBOXD_FILE_TRANSFER_QUEUE: such transfers that may wait; past it they get 429 with Retry-After. */
-  fileTransferQueue: number;
-  /** DEVBOXD_UPLOAD_STALL_MS: an upload whose client sends no byte for this long (while the server waits) gets 408. */
-  uploadStallMs: number;
   /** DEVBOXD_MAX_EXECUTIONS_PER_DEVBOX: commands one devbox runs at once; past it `execute` gets 429. */
   maxExecutionsPerDevbox: number;
   /** DEVBOXD_MAX_EXECUTIONS: commands all devboxes run at once (one host relay each); past it a command ends with 125. */
@@ -77,24 +61,10 @@ export interface Config {
    * API at `api.<this>`); null: any `{port}-{key}.tunnel.*` host name.
    */
   tunnelDomain: string | null;
-  /** DEVBOXD_PTY_IDLE_TTL: seconds a PTY session (its shell) outlives its last client. */
-  ptyIdleTtlSeconds: number;
-  /** DEVBOXD_PTY_PING_INTERVAL: seconds between pings of an attached PTY client; one unanswered detaches it. */
-  ptyPingSeconds: number;
   /** The SSH front (DEVBOXD_SSH_PORT, DEVBOXD_SSH_PLAIN_PORT, DEVBOXD_SSH_DOMAIN, ...); see ssh-config.ts. */
   ssh: SshConfig;
   /** Where blobs live: DEVBOXD_BLOB_BACKEND (fs, s3) and the DEVBOXD_S3_* settings; see platform/blob/config.ts. */
   blob: BlobConfig;
-  /** DEVBOXD_BLUEPRINT_BUILDS: blueprint builds running at once (more wait, queued). */
-  blueprintBuilds: number;
-  /** DEVBOXD_BLUEPRINT_ACCOUNT_BUILDS: builds one account may have queued or running at once (a create past it is a 429). */
-  blueprintAccountBuilds: number;
-  /** DEVBOXD_BLUEPRINT_BUILD_TIMEOUT: seconds a build may take before it fails. */
-  blueprintBuildTimeoutSeconds: number;
-  /** DEVBOXD_SERVICE_READY_TIMEOUT: seconds a devbox's services have to pull and listen on their ports. */
-  serviceReadyTimeoutSeconds: number;
-  /** DEVBOXD_SERVICE_PULLS: service image pulls running at once, host-wide (more wait, within their deadline). */
-  servicePulls: number;
   /** Registries images are pulled from (DEVBOXD_REGISTRY_*); see src/runtime/oci/. */
   registry: RegistrySettings;
   /**
@@ -191,7 +161,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       throw new ConfigError(`${name} must be the base64 of 32 bytes (e.g. the output of \`openssl rand -base64 32\`)`);
     }
   }
-  const outputMax = int('DEVBOXD_EXECUTION_OUTPUT_MAX_BYTES', env.DEVBOXD_EXECUTION_OUTPUT_MAX_BYTES, 64 * MiB, 64 * 1024, 2 ** 40);
   return Object.freeze({
     host: env.DEVBOXD_HOST || '127.0.0.1',
     port: int('DEVBOXD_PORT', env.DEVBOXD_PORT, 4000, 0, 65535),
@@ -212,20 +181,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxMemoryGiB: int('DEVBOXD_MAX_MEMORY_GB', env.DEVBOXD_MAX_MEMORY_GB, Math.floor(os.totalmem() / 1024 ** 3), 1, 65536),
     databaseUrl,
     nodeName,
-    executionOutputMaxBytes: outputMax,
-    executionOutputBoxMaxBytes: int(
-      'DEVBOXD_EXECUTION_OUTPUT_BOX_MAX_BYTES',
-      env.DEVBOXD_EXECUTION_OUTPUT_BOX_MAX_BYTES,
-      Math.max(4 * outputMax, 256 * MiB),
-      outputMax,
-      2 ** 50,
-    ),
-    executionOutputRetentionSeconds: int('DEVBOXD_EXECUTION_OUTPUT_RETENTION', env.DEVBOXD_EXECUTION_OUTPUT_RETENTION, 0, 0, 7 * 24 * 3600),
-    fileContentsConcurrency: int('DEVBOXD_FILE_CONTENTS_CONCURRENCY', env.DEVBOXD_FILE_CONTENTS_CONCURRENCY, 4, 1, 1024),
-    fileContentsQueue: int('DEVBOXD_FILE_CONTENTS_QUEUE', env.DEVBOXD_FILE_CONTENTS_QUEUE, 64, 0, 100_000),
-    fileTransferConcurrency: int('DEVBOXD_FILE_TRANSFER_CONCURRENCY', env.DEVBOXD_FILE_TRANSFER_CONCURRENCY, 32, 1, 65536),
-    fileTransferQueue: int('DEVBOXD_FILE_TRANSFER_QUEUE', env.DEVBOXD_FILE_TRANSFER_QUEUE, 256, 0, 1_000_000),
-    uploadStallMs: int('DEVBOXD_UPLOAD_STALL_MS', env.DEVBOXD_UPLOAD_STALL_MS, 60_000, 100, 3_600_000),
     maxExecutionsPerDevbox: int('DEVBOXD_MAX_EXECUTIONS_PER_DEVBOX', env.DEVBOXD_MAX_EXECUTIONS_PER_DEVBOX, 256, 1, 65536),
     maxExecutions: int('DEVBOXD_MAX_EXECUTIONS', env.DEVBOXD_MAX_EXECUTIONS, 4096, 1, 1 << 20),
     secretKey,
@@ -233,15 +188,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     boxServicesPort: int('DEVBOXD_BOX_SERVICES_PORT', env.DEVBOXD_BOX_SERVICES_PORT, 1023, 1, 65535),
     network: loadNetworkConfig(env, (name, def, min, max) => int(name, env[name], def, min, max)),
     tunnelDomain,
-    blueprintBuilds: int('DEVBOXD_BLUEPRINT_BUILDS', env.DEVBOXD_BLUEPRINT_BUILDS, 2, 1, 256),
-    blueprintAccountBuilds: int('DEVBOXD_BLUEPRINT_ACCOUNT_BUILDS', env.DEVBOXD_BLUEPRINT_ACCOUNT_BUILDS, 10, 1, 100_000),
-    blueprintBuildTimeoutSeconds: int('DEVBOXD_BLUEPRINT_BUILD_TIMEOUT', env.DEVBOXD_BLUEPRINT_BUILD_TIMEOUT, 3600, 1, 7 * 24 * 3600),
-    serviceReadyTimeoutSeconds: int('DEVBOXD_SERVICE_READY_TIMEOUT', env.DEVBOXD_SERVICE_READY_TIMEOUT, 300, 1, 3600),
-    servicePulls: int('DEVBOXD_SERVICE_PULLS', env.DEVBOXD_SERVICE_PULLS, 2, 1, 64),
     registry: loadRegistry(env),
     outboundAllow: outboundAllow(env.DEVBOXD_OUTBOUND_ALLOW ?? ''),
-    ptyIdleTtlSeconds: int('DEVBOXD_PTY_IDLE_TTL', env.DEVBOXD_PTY_IDLE_TTL, 600, 1, 7 * 24 * 3600),
-    ptyPingSeconds: int('DEVBOXD_PTY_PING_INTERVAL', env.DEVBOXD_PTY_PING_INTERVAL, 30, 1, 3600),
     ssh: loadSshConfig(env, env.DEVBOXD_HOST || '127.0.0.1', (name, def, min, max) => int(name, env[name], def, min, max)),
     blob: loadBlobConfig(env),
     env: Object.freeze({ ...env }),

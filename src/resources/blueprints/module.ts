@@ -8,6 +8,7 @@ import { objectsModule } from '../objects/index.js';
 import { secretsModule } from '../secrets/index.js';
 import { BLUEPRINTS_SCHEMA, BUILD_JOB, blueprintRoutes, buildBlueprints, type BlueprintsModule, SERVICE_PULL_QUEUE, serviceBootStep } from './build.js';
 import type { CodeClones } from './code-mounts.js';
+import { type BlueprintConfig, loadBlueprintConfig } from './config.js';
 import { BLUEPRINTS_SEALED } from './credentials.js';
 import { SqlBlueprintStore } from './sql-blueprint-store.js';
 
@@ -21,13 +22,13 @@ declare module '../../platform/module/contract.js' {
 }
 
 /** Blueprints: image builds (a durable job), their layers, and the services a box of a blueprint starts. */
-export const blueprintsModule: Module = {
+export const blueprintsModule: Module<BlueprintConfig> = {
   name: 'blueprints',
   needs: [devboxesModule, executionsModule, objectsModule, secretsModule, networkPoliciesModule],
   schema: BLUEPRINTS_SCHEMA,
   sealed: BLUEPRINTS_SEALED,
-  build({ host, use }) {
-    const { config } = host;
+  config: loadBlueprintConfig,
+  build({ host, config, use }) {
     const secrets = use('secrets');
     const policies = use('networkPolicies');
     const egress = use('egress');
@@ -39,7 +40,7 @@ export const blueprintsModule: Module = {
       runtime: host.runtime,
       jobs: () => host.jobs,
       node: host.node,
-      host: { maxCpuCores: config.maxCpuCores, maxMemoryGiB: config.maxMemoryGiB },
+      host: { maxCpuCores: host.config.maxCpuCores, maxMemoryGiB: host.config.maxMemoryGiB },
       objects: () => objects,
       builds: config.blueprintBuilds,
       accountBuilds: config.blueprintAccountBuilds,

@@ -3,6 +3,7 @@ import type { Module } from '../../host.js';
 import { devboxesModule, TERMINAL } from '../devboxes/index.js';
 import { BoxJobs } from './box-jobs.js';
 import { executionExtensions } from './devbox-extensions.js';
+import { type ExecutionConfig, loadExecutionConfig } from './config.js';
 import { DevboxLog } from './devbox-log.js';
 import { ExecutionService } from './execution-service.js';
 import { OutputBudget } from './output-budget.js';
@@ -21,14 +22,15 @@ declare module '../../platform/module/contract.js' {
 }
 
 /** Executions (their output spooled, sealed into the blob store, bounded per stream and per box) and the devbox log. */
-export const executionsModule: Module = {
+export const executionsModule: Module<ExecutionConfig> = {
   name: 'executions',
   needs: [devboxesModule],
-  async build({ host, use }) {
-    const { config, store, logger } = host;
+  config: loadExecutionConfig,
+  async build({ host, config, use }) {
+    const { store, logger } = host;
     const devboxLog = new DevboxLog(store.logs, logger.child({ component: 'devbox-log' }));
     const outputs = new OutputBudget(
-      new OutputStorage(path.join(config.dataDir, 'executions'), host.blobs),
+      new OutputStorage(path.join(host.config.dataDir, 'executions'), host.blobs),
       {
         streamMaxBytes: config.executionOutputMaxBytes,
         boxMaxBytes: config.executionOutputBoxMaxBytes,
@@ -49,7 +51,7 @@ export const executionsModule: Module = {
       boxState,
       logger.child({ component: 'executions' }),
       host.node,
-      config.maxExecutionsPerDevbox,
+      host.config.maxExecutionsPerDevbox,
     );
     // Launch commands run last of the boot steps; the entrypoint once running.
     const processes = executionExtensions(() => executions.processes);

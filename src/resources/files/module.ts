@@ -1,6 +1,7 @@
 import type { Module } from '../../host.js';
 import { Gate } from '../../lib/gate.js';
 import { devboxesModule } from '../devboxes/index.js';
+import { type FileConfig, loadFileConfig } from './config.js';
 import { FileService } from './file-service.js';
 import { fileRoutes } from './routes/index.js';
 
@@ -15,13 +16,14 @@ declare module '../../platform/module/contract.js' {
 }
 
 /** Files in a box: contents, uploads and downloads, each kind bounded by a fair gate. */
-export const filesModule: Module = {
+export const filesModule: Module<FileConfig> = {
   name: 'files',
   needs: [devboxesModule],
-  build: ({ host, use }) => ({
-    files: new FileService(use('devboxes'), host.logger.child({ component: 'files' }), { stallMs: host.config.uploadStallMs }),
-    fileContentsGate: Gate.fair(host.config.fileContentsConcurrency, host.config.fileContentsQueue),
-    fileTransferGate: Gate.fair(host.config.fileTransferConcurrency, host.config.fileTransferQueue),
+  config: loadFileConfig,
+  build: ({ host, config, use }) => ({
+    files: new FileService(use('devboxes'), host.logger.child({ component: 'files' }), { stallMs: config.uploadStallMs }),
+    fileContentsGate: Gate.fair(config.fileContentsConcurrency, config.fileContentsQueue),
+    fileTransferGate: Gate.fair(config.fileTransferConcurrency, config.fileTransferQueue),
   }),
   routes: (app, s) => app.register(fileRoutes, { files: s.files, devboxes: s.devboxes, contentsGate: s.fileContentsGate, transferGate: s.fileTransferGate }),
 };

@@ -1,5 +1,6 @@
 import type { Module } from '../../host.js';
 import { devboxesModule } from '../devboxes/index.js';
+import { loadPtyConfig, type PtyConfig } from './config.js';
 import { ptyStopListener } from './devbox-extensions.js';
 import { PtySessions } from './pty-sessions.js';
 import { PtyTunnels } from './pty-tunnels.js';
@@ -15,12 +16,12 @@ declare module '../../platform/module/contract.js' {
 }
 
 /** Terminals in a box over WebSockets, reached on tunnel host names with a PTY tunnel's token. */
-export const ptyModule: Module = {
+export const ptyModule: Module<PtyConfig> = {
   name: 'pty',
   needs: [devboxesModule],
+  config: loadPtyConfig,
   schema: PTY_SCHEMA,
-  build({ host, use }) {
-    const { config } = host;
+  build({ host, config, use }) {
     const devboxes = use('devboxes');
     const log = host.logger.child({ component: 'pty' });
     const tunnels = new PtyTunnels(host.store, () => devboxes);
@@ -29,7 +30,7 @@ export const ptyModule: Module = {
       tunnels,
       sessions,
       devboxById: (id) => host.store.devboxes.getById(id),
-      domain: config.tunnelDomain,
+      domain: host.config.tunnelDomain,
       pingMs: config.ptyPingSeconds * 1000,
       log,
     });

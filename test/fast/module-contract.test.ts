@@ -92,5 +92,9 @@ describe('composition by declared needs', () => {
       /module early uses devboxes, which no module built before it provides/,
     );
     await assert.rejects(compose([base, mod('again', [], { devboxes: 2 })], host, {}, log), /modules base and again both provide devboxes/);
+    // Routes and start phases see the same: a service of a module not needed throws when read.
+    const sneaky: M = { ...mod('sneaky'), routes: (_app, s) => s.devboxes };
+    const c = await compose([base, sneaky], host, {}, log);
+    await assert.rejects(c.routes({} as never), /module sneaky uses devboxes of module base without needing base/);
   });
 });

@@ -77,19 +77,34 @@ export async function compose<H>(modules: readonly AnyModule<H>[], host: H, env:
     }
   }
   const all = services as unknown as Services;
+  // What a module's routes, phases and close see: every service, but one of a module it does not need throws
+  // as `use` does, when it is read (a route reads its services at registration, so a wrong need fails the start).
+  const views = new Map(
+    order.map((m) => {
+      const reachable = reach.get(m.name)!;
+      const view = new Proxy(all, {
+        get(target, name, receiver) {
+          const from = typeof name === 'string' ? owner.get(name) : undefined;
+          if (from !== undefined && !reachable.has(from)) throw new Error(`module ${m.name} uses ${name as string} of module ${from} without needing ${from}`);
+          return Reflect.get(target, name, receiver);
+        },
+      });
+      return [m.name, view] as const;
+    }),
+  );
   return {
     services: all,
     order: order.map((m) => m.name),
     async routes(app) {
-      for (const m of order) await m.routes?.(app, all, host);
+      for (const m of order) await m.routes?.(app, views.get(m.name)!, host);
     },
     async start() {
-      for (const phase of PHASES) for (const m of order) await m.start?.[phase]?.(all, host);
+      for (const phase of PHASES) for (const m of order) await m.start?.[phase]?.(views.get(m.name)!, host);
     },
     async close() {
       for (const m of [...order].reverse()) {
         try {
-          await m.close?.(all, host);
+          await m.close?.(views.get(m.name)!, host);
         } catch (err) {
           log.error({ err, module: m.name }, 'module close failed');
         }

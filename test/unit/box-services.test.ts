@@ -202,3 +202,23 @@ test('a box opening connections faster than its rate gets the extra ones closed 
   assert.equal(answers.filter((a) => a === '').length, 40 - ok);
   await few.close();
 });
+
+test('a small body that arrives after its early answer is read, not reset: the client gets the answer and may send again', async () => {
+  await services.link('dbx_late');
+  const s = net.connect(services.socketPath('dbx_late'));
+  await new Promise((r) => s.once('connect', r));
+  let got = '';
+  s.on('data', (d: Buffer) => (got += d.toString()));
+  // The headers first; the 404 leaves before the body, which follows a moment later (as a client writing them
+  // apart does). Closing on that answer reset the connection under the body and lost the answer.
+  s.write('POST /nope HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 20\r\n\r\n');
+  for (let i = 0; i < 100 && !got.includes('\r\n\r\n'); i++) await new Promise((r) => setTimeout(r, 10));
+  s.write('{"jsonrpc":"2.0"}   ');
+  s.write('GET /_whoami HTTP/1.1\r\nHost: x\r\n\r\n');
+  for (let i = 0; i < 100 && !got.includes('dbx_late'); i++) await new Promise((r) => setTimeout(r, 10));
+  s.destroy();
+  assert.match(got, /^HTTP\/1\.1 404 /);
+  assert.doesNotMatch(got.split('\r\n\r\n')[0]!, /Connection: close/i);
+  assert.match(got, /"devbox_id":"dbx_late"/, 'the connection served the next request');
+  await services.unlink('dbx_late');
+});

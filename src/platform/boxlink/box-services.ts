@@ -228,13 +228,19 @@ export class BoxServices {
   }
 }
 
+/** A body answered before it arrived is still read (and discarded) up to this size; past it the connection closes. */
+const DRAINED_BODY_BYTES = 64 * 1024;
+
 /**
  * An answer that leaves before its request's body was read (a 404, a 500, a handler refusing the request)
  * closes the connection once it is flushed: kept alive, the server would read and discard the rest of the
  * body at full speed on its main thread, for as long as the box cares to send it.
  */
 function closeIfAnsweredEarly(req: IncomingMessage, res: ServerResponse): void {
-  if (req.headers['transfer-encoding'] === undefined && !(Number(req.headers['content-length']) > 0)) return;
+  // A small body of a known length is read to its end after the answer (Node discards it) and the connection
+  // stays: closing it would reset a client still sending those few bytes, which then loses the answer (an MCP
+  // client refused with 401 before its JSON body arrived saw "remote end closed connection without response").
+  if (req.headers['transfer-encoding'] === undefined && !(Number(req.headers['content-length']) > DRAINED_BODY_BYTES)) return;
   const writeHead = res.writeHead;
   res.writeHead = function (this: ServerResponse, ...args: Parameters<ServerResponse['writeHead']>) {
     // `Connection: close`, and the server destroys the socket once the answer is flushed.

@@ -12,14 +12,14 @@ export type { BenchmarkJobPorts } from './ports.js';
 
 export interface BenchmarkJobsModule {
   service: BenchmarkJobService;
-  /** Durable job kinds, spread into the job runner's handlers (background: a pass may start devboxes). */
+  /** Durable job kinds, registered with the job runner by the module (background: a pass may start devboxes). */
   jobs: Record<string, JobKind>;
   /** At start, after benchmark runs resumed: a pass over every running job of this node. */
   start(): Promise<void>;
   stop(): void;
 }
 
-/** The benchmark jobs module, built in the composition root; what it drives is reached through its ports. */
+/** The benchmark jobs' services, built by their module (module.ts); what they drive is reached through its ports. */
 export function buildBenchmarkJobs(deps: {
   store: Store;
   ports: BenchmarkJobPorts;

@@ -4,7 +4,7 @@ import type { Benchmark, JobRuns } from '../benchmarks/index.js';
 import type { RunListFilter, Scenario, ScenarioRun, StartRunInput } from '../scenarios/index.js';
 
 /**
- * What benchmark jobs use of other modules, wired in the composition root: jobs hold ids and drive scenario
+ * What benchmark jobs use of other modules, wired by the module (wire.ts): jobs hold ids and drive scenario
  * runs, agents' boxes and executions through these, never their tables.
  */
 export interface BenchmarkJobPorts {

@@ -23,9 +23,9 @@ export interface BenchmarksModule {
   runs: BenchmarkRunService;
   /** The runs benchmark jobs drive (one per agent config). */
   jobRuns: JobRuns;
-  /** Durable job kinds, spread into the job runner's handlers (background: they may start devboxes). */
+  /** Durable job kinds, registered with the job runner by the module (background: they may start devboxes). */
   jobs: Record<string, JobKind>;
-  /** The scenario-run listener (scenarios module's `runListeners`). */
+  /** The scenario-run listener (registered with the scenarios module's `scenarioHooks`). */
   runChanged: BenchmarkRunService['runChanged'];
   /** The scenarios module's `benchmark_id` list filter. */
   scenarioIdsOf(accountId: string, benchmarkId: string): Promise<string[] | undefined>;

@@ -25,7 +25,7 @@ export interface BlueprintsModule {
   resolver: ReturnType<typeof blueprintResolver>;
 }
 
-/** The blueprints module, built in the composition root; the job runner reaches `runner` by a thunk. */
+/** The blueprints' services, built by their module (module.ts), which registers `runner` as the build job's handler. */
 export function buildBlueprints(deps: {
   store: Store;
   runtime: RuntimeDriver;

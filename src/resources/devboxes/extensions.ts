@@ -5,10 +5,10 @@ import type { AgentMount, CodeMount, CreateDevboxInput, ObjectMount } from './cr
 import type { Devbox, LaunchParameters } from './types.js';
 
 /**
- * The extension points of the devbox core. Features that extend a devbox (snapshots, secrets, network
- * policies, objects, tunnels, MCP and gateway configs) contribute to these lists at construction in the
- * composition root, instead of each adding a setter to the devbox service or the lifecycle. A contributor
- * that needs a service built later reaches it through a thunk (`() => snapshots`), which the compiler checks.
+ * The extension points of the devbox core. Modules that extend a devbox (snapshots, secrets, network
+ * policies, objects, tunnels, MCP and gateway configs, ...) register with them as they are built (each needs
+ * the devbox module; see extension-registry.ts), instead of each adding a setter to the devbox service or the
+ * lifecycle.
  */
 
 /** What a create request resolves to beyond its own fields; resolvers fill in the parts they own. */

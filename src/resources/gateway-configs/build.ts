@@ -18,7 +18,7 @@ export interface AgentGateway {
   bindings: GatewayBindings;
   /** The box-services handler for GATEWAY_PREFIX. */
   proxy: GatewayProxy;
-  /** What the gateway contributes to the devbox core (wired in deps.ts). */
+  /** What the gateway contributes to the devbox core (registered by module.ts). */
   devbox: { resolver: CreateResolver; environment: EnvironmentProvider; enricher: ViewEnricher; onStopped: StopListener };
 }
 

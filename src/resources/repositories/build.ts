@@ -33,7 +33,7 @@ export interface RepositoriesModule {
   buildClones: ReturnType<typeof buildClones>;
 }
 
-/** The repositories module, built in the composition root; the job runner reaches `runner` by a thunk. */
+/** The repositories' services, built by their module (module.ts), which registers `runner` as the inspection job's handler. */
 export function buildRepositories(deps: {
   store: Store;
   sealer: Sealer;

@@ -22,7 +22,7 @@ export { SCORE_JOB } from './run-service.js';
 export { RUN_TERMINAL } from './types.js';
 export type { RunListFilter, Scenario, ScenarioRun, StartRunInput } from './types.js';
 
-/** The scenarios module, built in the composition root; services built later are reached by thunks. */
+/** The scenarios' services, built by their module (module.ts), which registers the scoring job and the stop listener. */
 export function buildScenarios(deps: {
   store: Store;
   config: ScenarioConfig;

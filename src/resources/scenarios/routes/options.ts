@@ -12,7 +12,7 @@ export interface ScenariosModule {
   scorers: ScorerService;
   scenarios: ScenarioService;
   runs: ScenarioRunService;
-  /** Durable job kinds, spread into the job runner's handlers (background kinds: they wait for `reconcile`). */
+  /** Durable job kinds, registered with the job runner by the module (background kinds: they wait for `reconcile`). */
   jobs: Record<string, JobKind>;
   /** The lifecycle's stop listener: an open run whose box ended ends `timeout` or `failed`. */
   onStopped: (devboxId: string, ended: boolean) => void;

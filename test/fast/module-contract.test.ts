@@ -34,6 +34,14 @@ describe('a module from test/, registered by one line', () => {
   test('the rest of the server is unchanged beside it', async () => {
     assert.equal((await f.call({ method: 'GET', url: '/v1/devboxes' })).statusCode, 200);
   });
+
+  test("the shipped modules' boot steps run in the order of their stages: network, link, files, mounts, services, commands", () => {
+    // Each module registers its own as it is built; the stages, not the build order, decide where each runs.
+    assert.deepEqual(
+      f.deps.devboxExtensions.lifecycle.bootSteps.map((s) => s.name),
+      ['network', 'box services link', 'file mounts', 'object mounts', 'agent mounts', 'code mounts', 'services', 'launch commands'],
+    );
+  });
 });
 
 test("a bad value of a module's setting stops the start, naming the variable", async () => {

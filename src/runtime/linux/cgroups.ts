@@ -249,18 +249,26 @@ export class BoxCgroup {
     };
   }
 
-  /** Freezes every process of the box; resolves once the kernel reports the group frozen. */
-  async freeze(): Promise<void> {
+  /**
+   * Freezes every process of the box; resolves once the kernel reports the group frozen. A group that does
+   * not freeze in time (a task stuck in the kernel, on a loaded host) is thawed before the error: left
+   * half-frozen, the box would hang every later command and file write.
+   */
+  async freeze(timeoutMs = 10_000): Promise<void> {
     const f = this.dir('freezer');
     if (!f) return; // no freezer on this host: the copy is taken live
-    if (f.v2) writeFileSync(join(f.dir, 'cgroup.freeze'), '1');
-    else writeFileSync(join(f.dir, 'freezer.state'), 'FROZEN');
-    for (let i = 0; i < 1000; i++) {
+    const request = () => (f.v2 ? writeFileSync(join(f.dir, 'cgroup.freeze'), '1') : writeFileSync(join(f.dir, 'freezer.state'), 'FROZEN'));
+    request();
+    const deadline = Date.now() + timeoutMs;
+    for (let i = 0; Date.now() < deadline; i++) {
       const frozen = f.v2 ? /^frozen 1$/m.test(read(join(f.dir, 'cgroup.events'))) : read(join(f.dir, 'freezer.state')).trim() === 'FROZEN';
       if (frozen) return;
+      // The v1 freezer tries the tasks it could not freeze again only when asked again (FREEZING stays else).
+      if (!f.v2 && i % 10 === 9) request();
       await sleep(i < 20 ? 1 : 10);
     }
-    throw new Error(`cgroup of ${this.id} did not freeze`);
+    this.thaw();
+    throw new Error(`cgroup of ${this.id} did not freeze within ${timeoutMs} ms (thawed again)`);
   }
 
   thaw(): void {

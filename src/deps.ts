@@ -41,7 +41,7 @@ export interface BuildOptions {
 export async function buildDeps(config: Config, logger: Logger, opts: BuildOptions = {}): Promise<Deps> {
   const modules = opts.modules ?? MODULES;
   // Every module's settings parse before anything opens: a bad value stops the start here, naming it.
-  moduleConfigs(modules, config.env);
+  const configs = moduleConfigs(modules, config.env);
   const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, modules: moduleSchemas(modules) });
   // The blob store (local files or S3) is opened before anything runs: an unreachable bucket stops the start here.
   const blobs = await openBlobStore(config.blob, config.dataDir, logger.child({ component: 'blobs' }));
@@ -84,7 +84,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: BuildOptio
     fronts: new HttpFronts(),
     sealer: new Sealer(keys),
   };
-  const composition = await compose(modules, host, config.env, logger);
+  const composition = await compose(modules, host, configs, logger);
   // Jobs a restart cut (captures, suspends, builds, runs) settle first: the start phases look at what they left.
   await jobs.resume();
   await composition.start();

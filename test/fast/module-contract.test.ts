@@ -93,16 +93,16 @@ describe('composition by declared needs', () => {
     const base = mod('base', [], { devboxes: 1 });
     const needing = mod('needing', [base], {}, ['devboxes']);
     const stranger = mod('stranger', [], {}, ['devboxes']);
-    await compose([base, needing], host, {}, log);
-    await assert.rejects(compose([base, stranger], host, {}, log), /module stranger uses devboxes of module base without needing base/);
+    await compose([base, needing], host, new Map(), log);
+    await assert.rejects(compose([base, stranger], host, new Map(), log), /module stranger uses devboxes of module base without needing base/);
     await assert.rejects(
-      compose([mod('early', [], {}, ['devboxes']), base], host, {}, log),
+      compose([mod('early', [], {}, ['devboxes']), base], host, new Map(), log),
       /module early uses devboxes, which no module built before it provides/,
     );
-    await assert.rejects(compose([base, mod('again', [], { devboxes: 2 })], host, {}, log), /modules base and again both provide devboxes/);
+    await assert.rejects(compose([base, mod('again', [], { devboxes: 2 })], host, new Map(), log), /modules base and again both provide devboxes/);
     // Routes and start phases see the same: a service of a module not needed throws when read.
     const sneaky: M = { ...mod('sneaky'), routes: (_app, s) => s.devboxes };
-    const c = await compose([base, sneaky], host, {}, log);
+    const c = await compose([base, sneaky], host, new Map(), log);
     await assert.rejects(c.routes({} as never), /module sneaky uses devboxes of module base without needing base/);
   });
 });

@@ -31,15 +31,16 @@ export function moduleOrder<H>(modules: readonly AnyModule<H>[]): AnyModule<H>[]
   return order;
 }
 
-/** Every module's settings, parsed from `env`; the first bad value throws (a ConfigError naming it). */
-export function moduleConfigs<H>(modules: readonly AnyModule<H>[], env: Env): Map<string, unknown> {
+/**
+ * Every module's settings by module name, parsed from `env`; the first bad value throws (a ConfigError naming
+ * it). Parsed before anything opens, and handed to `compose`.
+ */
+export function moduleConfigs<H>(modules: readonly AnyModule<H>[], env: Env): ReadonlyMap<string, unknown> {
   return new Map(modules.map((m) => [m.name, m.config?.(env)]));
 }
 
 export interface Composition {
   services: Services;
-  /** The built modules, in build order. */
-  order: readonly string[];
   /** Registers every module's routes, in module order. */
   routes(app: FastifyInstance): Promise<void>;
   /** Runs the start phases, each in every module before the next. */
@@ -53,9 +54,8 @@ export interface Composition {
  * needs (directly or transitively), checked on every call: a thunk called late cannot reach a module it did
  * not declare either.
  */
-export async function compose<H>(modules: readonly AnyModule<H>[], host: H, env: Env, log: Logger): Promise<Composition> {
+export async function compose<H>(modules: readonly AnyModule<H>[], host: H, configs: ReadonlyMap<string, unknown>, log: Logger): Promise<Composition> {
   const order = moduleOrder(modules);
-  const configs = moduleConfigs(order, env);
   const services = {} as Record<string, unknown>;
   const owner = new Map<string, string>();
   const reach = new Map<string, Set<string>>();
@@ -94,7 +94,6 @@ export async function compose<H>(modules: readonly AnyModule<H>[], host: H, env:
   );
   return {
     services: all,
-    order: order.map((m) => m.name),
     async routes(app) {
       for (const m of order) await m.routes?.(app, views.get(m.name)!, host);
     },

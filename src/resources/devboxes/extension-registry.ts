@@ -38,7 +38,7 @@ export class DevboxExtensionRegistry {
   readonly service: DevboxExtensions = { resolvers: [], environment: [], enrichers: [], shutdownGuards: [] };
   private readonly resolverStages: ResolverStage[] = [];
   private readonly bootStages: BootStage[] = [];
-  private readonly suspenders: Suspender[] = [];
+  private suspender: Suspender | undefined;
 
   resolver(resolve: CreateResolver, stage: ResolverStage = 'resolve'): void {
     insertByStage(this.service.resolvers, this.resolverStages, RESOLVER_STAGES, resolve, stage);
@@ -70,16 +70,12 @@ export class DevboxExtensionRegistry {
 
   /** What suspends a box idle past after_idle with on_idle: suspend (one module offers it: snapshots). */
   idleSuspender(suspend: Suspender): void {
-    if (this.suspenders.length) throw new Error('a second idle suspender was registered');
-    this.suspenders.push(suspend);
+    if (this.suspender) throw new Error('a second idle suspender was registered');
+    this.suspender = suspend;
   }
 
   /** The supervisor's suspender: refuses while no module offers one (idle boxes are then left running). */
-  readonly suspendIdle: Suspender = (d: Devbox) => {
-    const suspend = this.suspenders[0];
-    if (!suspend) return Promise.reject(new Error('no module suspends idle devboxes'));
-    return suspend(d);
-  };
+  readonly suspendIdle: Suspender = (d: Devbox) => (this.suspender ? this.suspender(d) : Promise.reject(new Error('no module suspends idle devboxes')));
 }
 
 /** Inserts `item` after every item of its stage or an earlier one, keeping `stages` beside `items`. */

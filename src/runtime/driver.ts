@@ -3,7 +3,7 @@
  * The local Linux driver (`linux/`) is the shipped implementation; a Kubernetes driver fits the same shape
  * later (one Pod per sandbox, `spawn` through the exec API, layers as volume snapshots).
  */
-import type { Readable, Writable } from 'node:stream';
+import type { Duplex, Readable, Writable } from 'node:stream';
 
 export interface ResourceLimits {
   /** CPU bandwidth in cores (0.5 = half a core). */
@@ -284,6 +284,11 @@ export interface RuntimeDriver {
   setEgress(id: string, rules: EgressRules): Promise<void>;
   /** Lets a sandbox reach `addresses` (DNS answers for allowed names) for `ttlSeconds`. */
   pinEgress(id: string, addresses: string[], ttlSeconds: number): Promise<void>;
+  /**
+   * A TCP connection to `port` of the sandbox, on its network link (tunnels' bytes): resolves once connected,
+   * rejects when nothing listens there or the sandbox has no link.
+   */
+  openPort(id: string, port: number): Promise<Duplex>;
   /** Releases what the driver holds for the server (not the boxes, which keep running). */
   close?(): Promise<void>;
 }

@@ -1,4 +1,4 @@
-import { PassThrough } from 'node:stream';
+import { type Duplex, PassThrough } from 'node:stream';
 import {
   SandboxError,
   type BoxNetwork,
@@ -87,6 +87,10 @@ export class StubRuntime implements RuntimeDriver {
   }
 
   async pinEgress(): Promise<void> {}
+
+  async openPort(id: string): Promise<Duplex> {
+    throw new SandboxError('not_found', `sandbox ${id} has no network link`);
+  }
 
   async layerExists(layerId: string): Promise<boolean> {
     return this.layers.has(layerId);

@@ -4,6 +4,8 @@
  * layer per box), limited by cgroups, with a detached init (native/boxinit) that outlives the server.
  */
 import { spawn } from 'node:child_process';
+import { connect } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { rename, rm, stat } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
@@ -440,6 +442,18 @@ export class LinuxDriver implements RuntimeDriver {
 
   async pinEgress(id: string, addresses: string[], ttlSeconds: number): Promise<void> {
     await this.egress?.pin(id, addresses, ttlSeconds);
+  }
+
+  async openPort(id: string, port: number): Promise<Duplex> {
+    const link = await this.network(id);
+    if (!link) throw new SandboxError('not_found', `sandbox ${id} has no network link`);
+    const socket = connect({ host: link.boxAddress, port });
+    await new Promise<void>((resolve, reject) => {
+      socket.once('connect', resolve);
+      socket.once('error', reject);
+    });
+    socket.setNoDelay(true);
+    return socket;
   }
 
   async remove(id: string): Promise<void> {

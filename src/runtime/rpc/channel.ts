@@ -1,0 +1,76 @@
+/** One API server's connection to one node agent: unary calls and streams, each with the cluster token. */
+import * as grpc from '@grpc/grpc-js';
+import { fromStatus, grpcTarget, nodeClient, tokenMetadata } from './protocol.js';
+
+/** How long a call waits for an agent that is not connected (restarting) before it fails. */
+const RECONNECT_MS = 10_000;
+
+export type Message = Record<string, unknown> & { kind?: string };
+export type Stream = grpc.ClientDuplexStream<Message, Message>;
+
+export interface ChannelOptions {
+  /** `unix:/path` or `host:port`. */
+  address: string;
+  token: string;
+  /** TLS toward an agent on another host (mutual when a key and certificate are given). */
+  credentials?: grpc.ChannelCredentials;
+}
+
+export class Channel {
+  private readonly client: grpc.Client & Record<string, (...args: unknown[]) => unknown>;
+  private readonly md: grpc.Metadata;
+
+  constructor(readonly opts: ChannelOptions) {
+    const Client = nodeClient();
+    this.client = new Client(grpcTarget(opts.address), opts.credentials ?? grpc.credentials.createInsecure(), {
+      // A dead peer (a host gone without closing its connections) is noticed within seconds, not at the
+      // kernel's TCP timeout: the calls on it fail and the API server's watchers retry.
+      'grpc.keepalive_time_ms': 10_000,
+      'grpc.keepalive_timeout_ms': 5_000,
+      'grpc.keepalive_permit_without_calls': 1,
+      'grpc.max_receive_message_length': 8 << 20,
+      'grpc.initial_reconnect_backoff_ms': 100,
+      'grpc.max_reconnect_backoff_ms': 2_000,
+    }) as never;
+    this.md = tokenMetadata(opts.token);
+  }
+
+  /** Waits until the agent answers (it may still be starting), up to `ms`. */
+  ready(ms: number): Promise<void> {
+    return new Promise((resolve, reject) =>
+      this.client.waitForReady(Date.now() + ms, (err) =>
+        err ? reject(new Error(`no node agent answers at ${this.opts.address}: ${err.message}`)) : resolve(),
+      ),
+    );
+  }
+
+  /**
+   * An agent that is restarting is waited for (up to RECONNECT_MS) before a call, so a restart is no error to
+   * the caller; one that stays away fails the call then, rather than hold it for good.
+   */
+  private async connected(): Promise<void> {
+    if (this.client.getChannel().getConnectivityState(true) === grpc.connectivityState.READY) return;
+    await this.ready(RECONNECT_MS).catch(() => undefined);
+  }
+
+  async call<T = Message>(method: string, request: object = {}, opts: { onCall?: (call: grpc.ClientUnaryCall) => void } = {}): Promise<T> {
+    await this.connected();
+    return new Promise((resolve, reject) => {
+      const call = this.client[method]!(request, this.md, (err: grpc.ServiceError | null, out: T) =>
+        err ? reject(fromStatus(err)) : resolve(out),
+      ) as grpc.ClientUnaryCall;
+      opts.onCall?.(call);
+    });
+  }
+
+  /** A stream starts at once (its caller holds it synchronously); gRPC queues its messages until connected. */
+  stream(method: string): Stream {
+    const md = this.md.clone();
+    md.setOptions({ waitForReady: true });
+    return this.client[method]!(md, { deadline: Infinity }) as Stream;
+  }
+
+  close(): void {
+    this.client.close();
+  }
+}

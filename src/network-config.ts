@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { ConfigError } from './platform/config-error.js';
 import { outsidePrivate, PRIVATE_RANGES } from './platform/net/index.js';
+import type { EgressConfig } from './runtime/index.js';
 
 /** Box networking settings (part of Config, parsed once at start). */
 export interface NetworkConfig {
@@ -23,7 +24,7 @@ export interface NetworkConfig {
   egressPrivateAllow: string[];
   /** DEVBOXD_DEFAULT_EGRESS: what a box without a network policy reaches: `allow` (the public internet) or `deny`. */
   defaultEgress: 'allow' | 'deny';
-  /** DEVBOXD_DNS_UPSTREAM: `address[:port]` the boxes' DNS forwarder asks; default the host's first nameserver. */
+  /** DEVBOXD_DNS_UPSTREAM: `address[:port]` the boxes' DNS (in the runtime) asks; default the host's first nameserver. */
   dnsUpstream: { address: string; port: number };
   /** DEVBOXD_BOX_BANDWIDTH_MBIT: megabits per second a box may send, and receive. */
   boxBandwidthMbit: number;
@@ -101,8 +102,8 @@ export function loadNetworkConfig(env: NodeJS.ProcessEnv, int: (name: string, de
   };
 }
 
-/** The runtime driver's egress settings from the network config (bandwidth in bytes per second). */
-export function egressSettings(n: NetworkConfig) {
+/** The runtime driver's egress settings from the network config (bandwidth in bytes per second), its boxes' DNS included. */
+export function egressSettings(n: NetworkConfig): EgressConfig {
   return {
     subnet: n.boxSubnet,
     deny: n.egressDeny,
@@ -110,5 +111,6 @@ export function egressSettings(n: NetworkConfig) {
     privateAllow: n.egressPrivateAllow,
     bandwidthBytes: n.boxBandwidthMbit * 125_000,
     maxConnections: n.boxMaxConnections,
+    dnsUpstream: n.dnsUpstream,
   };
 }

@@ -90,15 +90,24 @@ export interface EgressPort {
 }
 
 /**
- * What a box may reach beyond its loopback (its network policy, resolved). Whatever it is, the host, other
- * boxes and the never-reachable addresses stay out of reach; hostnames are allowed by pinning what the box's
- * DNS answers for them (`pinEgress`).
+ * What a box may reach beyond its loopback, and which names its DNS answers (its network policy, resolved;
+ * plain data). Whatever it is, the host, other boxes and the never-reachable addresses stay out of reach.
+ * The box's resolver (/etc/resolv.conf) names its link's host end, where the driver answers it by these rules.
  */
 export interface EgressRules {
-  /** Every public address (the parts of private ranges the operator opened still need a CIDR of their own). */
+  /**
+   * Every public address (the parts of private ranges the operator opened still need a CIDR of their own);
+   * its DNS asks upstream for every name and pins nothing.
+   */
   allowAll: boolean;
   /** Canonical IPv4 CIDRs; no ports means every port and protocol. */
   cidrs: { cidr: string; ports: EgressPort[] }[];
+  /**
+   * Without allowAll, the names its DNS answers: exact names, or `*.` then a name for every name under it
+   * (lower case). Such a name is asked upstream and the addresses of the answer are pinned for the box
+   * (`pinEgress`) before it sees them; any other name is NXDOMAIN, never asked upstream.
+   */
+  hostnames: string[];
 }
 
 /** A box's end and the host's end of its network link. */
@@ -280,7 +289,12 @@ export interface RuntimeDriver {
    * it). A new link reaches nothing until `setEgress`.
    */
   network(id: string): Promise<BoxNetwork | null>;
-  /** Sets (replaces) what a running sandbox may reach; pinned addresses are dropped. */
+  /**
+   * Sets (replaces) what a running sandbox may reach and what its DNS answers; pinned addresses are dropped.
+   * The first call for a sandbox with a link starts its DNS (UDP and TCP 53 on the host end; resolves once
+   * it answers there), which decides each question by the rules set last and stops with the sandbox's
+   * `destroy`, its `remove` or the driver's `close`. A sandbox without a link: nothing to set.
+   */
   setEgress(id: string, rules: EgressRules): Promise<void>;
   /** Lets a sandbox reach `addresses` (DNS answers for allowed names) for `ttlSeconds`. */
   pinEgress(id: string, addresses: string[], ttlSeconds: number): Promise<void>;

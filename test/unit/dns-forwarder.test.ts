@@ -7,7 +7,7 @@ import { createSocket } from 'node:dgram';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { createLogger } from '../../src/lib/logger.js';
-import { DnsForwarder } from '../../src/resources/network-policies/dns-forwarder.js';
+import { DnsForwarder } from '../../src/runtime/linux/dns/forwarder.js';
 
 const net = { hostAddress: '127.0.0.91', boxAddress: '127.0.0.92' };
 let fwd: DnsForwarder;

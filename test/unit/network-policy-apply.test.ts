@@ -21,7 +21,7 @@ const egress = (mcp: boolean) => ({
   allowRunloopMirrors: false,
 });
 const policy = (mcp: boolean) => ({ egress: egress(mcp) }) as unknown as NetworkPolicy;
-const config = { defaultEgress: 'deny', mirrors: [], dnsUpstream: { address: '127.0.0.1', port: 9 } } as unknown as NetworkConfig;
+const config = { defaultEgress: 'deny', mirrors: [] } as unknown as NetworkConfig;
 
 function setup(runtime: Partial<RuntimeDriver>) {
   let stored = policy(false);
@@ -36,7 +36,7 @@ function setup(runtime: Partial<RuntimeDriver>) {
   const ext = networkPolicyExtensions({
     policies: () => undefined as never,
     store: store as never,
-    runtime: { network: async () => null, pinEgress: async () => undefined, ...runtime } as RuntimeDriver,
+    runtime: { network: async () => null, ...runtime } as RuntimeDriver,
     config,
     log: createLogger('silent'),
   });
@@ -62,7 +62,6 @@ describe('a policy update racing a boot', () => {
     open();
     await Promise.all([booting, updating]);
     assert.equal(s.ext.allowsService('dbx_1', '/mcp'), true, 'the box has the updated policy');
-    s.ext.close();
   });
 
   test('an update whose rules could not be set is an error, not a silent success', async () => {
@@ -74,7 +73,6 @@ describe('a policy update racing a boot', () => {
     });
     await assert.rejects(s.boot('dbx_2'), /nftsetd: gone/);
     await assert.rejects(s.ext.changed(policy(true), ['dbx_2']), /did not take the new rules.*nftsetd: gone/);
-    s.ext.close();
   });
 });
 
@@ -87,6 +85,5 @@ describe('box services', () => {
     assert.equal(s.ext.allowsService('dbx_unknown', '/_whoami'), true);
     await s.boot('dbx_known');
     assert.equal(s.ext.allowsService('dbx_known', '/v1'), true, 'once booted, its policy decides');
-    s.ext.close();
   });
 });

@@ -3,9 +3,7 @@ import type { NetworkConfig } from '../../network-config.js';
 import { ERRORS } from '../../platform/errors.js';
 import type { EgressRules, RuntimeDriver } from '../../runtime/driver.js';
 import type { BootStep, CreateResolver, StopListener } from '../devboxes/index.js';
-import { DnsForwarder, type NameDecision } from './dns-forwarder.js';
 import type { NetworkPolicyService, PolicyChanged } from './network-policy-service.js';
-import { hostMatcher } from './rules.js';
 import { SqlNetworkPolicyStore } from './sql-network-policy-store.js';
 import type { Egress } from './types.js';
 
@@ -21,26 +19,25 @@ export interface BoxEgress {
   resolver: CreateResolver;
   bootStep: BootStep;
   onStopped: StopListener;
-  /** Applies the policy of every box adopted after a restart (rules rewritten, DNS answered again). */
+  /** Applies the policy of every box adopted after a restart (rules rewritten, the runtime's DNS answering again). */
   reattach(ids: string[]): Promise<void>;
   /** A policy changed: its boxes on this server get the new rules. */
   changed: PolicyChanged;
   /**
    * A sandbox that is not a devbox (a blueprint build's step) under `egress` (a policy's; null: what a box
-   * without a policy gets), DNS included, until `onStopped(id)`.
+   * without a policy gets), DNS included, until its destroy (its box services until `onStopped(id)`).
    */
   attachSandbox(id: string, egress: Egress | null): Promise<void>;
   /** Whether the box's policy lets it use the box service under `prefix` (MCP hub, agent gateway). */
   allowsService(boxId: string, prefix: string): boolean;
-  close(): void;
 }
 
 /**
  * What network policies contribute to devboxes. At create, `launch_parameters.network_policy_id` must name a
  * policy of the account (400 otherwise) and the binding is written with the box. At every boot (create,
- * resume) and adoption, the box's rules go to the runtime and its DNS forwarder starts: the policy's, or
- * DEVBOXD_DEFAULT_EGRESS's for a box without one. The rules in force per box are kept here, so DNS and the
- * box services decide without a database read.
+ * resume) and adoption, the box's rules go to the runtime, whose DNS answers the box by them: the policy's,
+ * or DEVBOXD_DEFAULT_EGRESS's for a box without one. The policy in force per box is kept here, so the box
+ * services decide without a database read.
  */
 export function networkPolicyExtensions(deps: {
   policies: () => NetworkPolicyService;
@@ -51,8 +48,6 @@ export function networkPolicyExtensions(deps: {
 }): BoxEgress {
   const { runtime, config, log } = deps;
   const inForce = new Map<string, Egress>();
-  const matchers = new WeakMap<Egress, (name: string) => boolean>();
-  const dns = new DnsForwarder({ upstream: config.dnsUpstream, pin: (id, a, ttl) => runtime.pinEgress(id, a, ttl), log });
   const fallback: Egress = {
     allowAll: config.defaultEgress === 'allow',
     allowedHostnames: [],
@@ -63,20 +58,6 @@ export function networkPolicyExtensions(deps: {
     allowMcpGateway: true,
     allowRunloopMirrors: config.defaultEgress === 'allow',
   };
-
-  const decide =
-    (id: string) =>
-    (name: string): NameDecision => {
-      const e = inForce.get(id);
-      if (!e) return 'deny';
-      if (e.allowAll) return 'forward';
-      let match = matchers.get(e);
-      if (!match) {
-        match = hostMatcher([...e.allowedHostnames, ...(e.allowRunloopMirrors ? config.mirrors : [])]);
-        matchers.set(e, match);
-      }
-      return match(name) ? 'pin' : 'deny';
-    };
 
   // Every change of a box's rules runs in one queue per box, and each reads the policy when its turn comes:
   // a boot and updates racing it end on the policy stored last, in the kernel and in `inForce` alike.
@@ -91,9 +72,8 @@ export function networkPolicyExtensions(deps: {
       const net = await runtime.network(id);
       inForce.set(id, egress);
       if (!net) return;
-      await runtime.setEgress(id, toRules(egress));
-      // DNS reads `inForce` at every question: its sockets are made once per boot, not per change.
-      await dns.attach(id, net, decide(id));
+      // The runtime's DNS reads the rules set last at every question: its sockets are made once per boot.
+      await runtime.setEgress(id, toRules(egress, config.mirrors));
     };
     const next = (queues.get(id) ?? Promise.resolve()).catch(() => undefined).then(run);
     const tail = next.catch(() => undefined);
@@ -126,9 +106,9 @@ export function networkPolicyExtensions(deps: {
       applies: () => true,
       run: (ctx) => attach(ctx.devbox.id),
     },
+    // The box's DNS stops with its sandbox, in the runtime.
     onStopped(id) {
       inForce.delete(id);
-      dns.detach(id);
     },
     async reattach(ids) {
       await Promise.all(ids.map((id) => attach(id).catch((err) => log.error({ err, devbox: id }, 'egress of an adopted box failed'))));
@@ -146,10 +126,7 @@ export function networkPolicyExtensions(deps: {
       const net = await runtime.network(id);
       if (!net) return;
       await withTimeout(
-        (async () => {
-          await runtime.setEgress(id, toRules(e));
-          await dns.attach(id, net, decide(id));
-        })(),
+        runtime.setEgress(id, toRules(e, config.mirrors)),
         BOOT_TIMEOUT_MS,
         `the network of sandbox ${id} was not set up within ${BOOT_TIMEOUT_MS / 1000} s`,
       );
@@ -162,9 +139,6 @@ export function networkPolicyExtensions(deps: {
       if (prefix === TUNNEL_PREFIX) return e.allowDevboxToDevbox;
       return prefix === MCP_PREFIX || prefix.startsWith(`${MCP_PREFIX}/`) ? e.allowMcpGateway : e.allowAgentGateway;
     },
-    close() {
-      dns.close();
-    },
   };
 }
 
@@ -176,9 +150,11 @@ function withTimeout<T>(p: Promise<T>, ms: number, message: string): Promise<T> 
   return Promise.race([p, late]).finally(() => clearTimeout(timer));
 }
 
-export function toRules(e: Egress): EgressRules {
+/** A policy's egress as the runtime takes it; `mirrors` (DEVBOXD_MIRRORS) are names it answers under allow_runloop_mirrors. */
+export function toRules(e: Egress, mirrors: string[]): EgressRules {
   return {
     allowAll: e.allowAll,
+    hostnames: [...e.allowedHostnames, ...(e.allowRunloopMirrors ? mirrors : [])],
     cidrs: e.allowedCidrs.map((c) => ({
       cidr: c.cidr,
       ports: c.ports.map((p) => ({ port: p.port, endPort: p.endPort ?? undefined, protocol: p.protocol ?? undefined })),

@@ -9,12 +9,12 @@ import { NETWORK_POLICIES_SCHEMA } from './schema.js';
 declare module '../../platform/module/contract.js' {
   interface Services {
     networkPolicies: NetworkPolicyService;
-    /** The boxes' egress: rules and DNS per box, attached at boot and changed with their policy. */
+    /** The boxes' egress: rules per box (the runtime's DNS answers by them), set at boot and changed with their policy. */
     egress: BoxEgress;
   }
 }
 
-/** Network policies and the egress rules, DNS answers and box-service access each box gets from its policy. */
+/** Network policies and the egress rules (DNS answers among them) and box-service access each box gets from its policy. */
 export const networkPoliciesModule: Module = {
   name: 'network-policies',
   needs: [devboxesModule],
@@ -44,9 +44,9 @@ export const networkPoliciesModule: Module = {
   },
   routes: (app, s) => app.register(networkPolicyRoutes, { policies: s.networkPolicies }),
   start: {
-    // Adopted boxes get their egress rules and DNS again (the rules survive in the kernel; the policy may have
-    // changed meanwhile), before their box services link: what the policy allows of those is known by then.
+    // Adopted boxes get their egress rules again, and with them the runtime's DNS (the rules survive in the
+    // kernel, the DNS sockets do not; the policy may have changed meanwhile), before their box services link:
+    // what the policy allows of those is known by then.
     reattach: (s) => s.egress.reattach([...s.lifecycle.active.keys()]),
   },
-  close: (s) => s.egress.close(),
 };

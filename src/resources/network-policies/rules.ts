@@ -1,6 +1,6 @@
 /**
- * The parts of a policy that need checking beyond their JSON shape: host name patterns (and matching a name
- * against them) and IPv4 CIDRs with port rules.
+ * The parts of a policy that need checking beyond their JSON shape: host name patterns (matched by
+ * platform/net's hostMatcher, in the boxes' DNS) and IPv4 CIDRs with port rules.
  */
 import { isIP } from 'node:net';
 import { ERRORS } from '../../platform/errors.js';
@@ -26,34 +26,6 @@ export function checkHostnames(list: string[], field: string): string[] {
     if (labels[0] === '*' && labels.length < 2) throw bad('is a bare wildcard (write *.example.com)');
     return h;
   });
-}
-
-/** A name's labels as the DNS reads them: at most 255 bytes on the wire, labels of 1 to 63 bytes. */
-export function isDnsName(name: string): boolean {
-  if (name.length + 2 > 255) return false;
-  return name === '' || name.split('.').every((l) => l.length > 0 && l.length <= 63);
-}
-
-/**
- * One matcher for checked patterns; a name matches when any pattern does (case-insensitive). Exact names and
- * the suffixes under `*.` are sets, so a name costs one lookup per label, whatever the patterns.
- */
-export function hostMatcher(patterns: string[]): (name: string) => boolean {
-  const exact = new Set<string>();
-  const under = new Set<string>();
-  for (const p of patterns) {
-    if (p.startsWith('*.')) under.add(p.slice(2));
-    else if (!p.includes('*')) exact.add(p);
-  }
-  return (raw) => {
-    const name = raw.toLowerCase().replace(/\.$/, '');
-    if (!isDnsName(name)) return false;
-    if (exact.has(name)) return true;
-    for (let dot = name.indexOf('.'); dot >= 0; dot = name.indexOf('.', dot + 1)) {
-      if (under.has(name.slice(dot + 1))) return true;
-    }
-    return false;
-  };
 }
 
 /** Canonical IPv4 CIDRs (host bits zero) with valid port rules. */

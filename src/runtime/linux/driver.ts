@@ -437,7 +437,11 @@ export class LinuxDriver implements RuntimeDriver {
   async setEgress(id: string, rules: EgressRules): Promise<void> {
     const net = this.egress ? await this.network(id) : null;
     if (!this.egress || !net) return;
+    // The box's DNS decides by the new rules before the kernel takes them: an answer pinned under the old
+    // rules in between would outlive them (apply drops the pins made before it).
+    this.egress.dns?.follow(id, rules);
     await this.egress.apply(id, rules, net.boxAddress);
+    await this.egress.dns?.answer(id, net);
   }
 
   async pinEgress(id: string, addresses: string[], ttlSeconds: number): Promise<void> {

@@ -18,6 +18,8 @@ export interface EgressConfig {
   bandwidthBytes: number;
   /** Connections a box may hold open at once. */
   maxConnections: number;
+  /** DEVBOXD_DNS_UPSTREAM: what the boxes' DNS (dns/box-dns.ts) asks; absent, nothing answers their questions. */
+  dnsUpstream?: { address: string; port: number };
 }
 
 export const TABLE = 'inet devboxd';

@@ -18,6 +18,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { BOX_FLOOR, closedPrivate, ip4, PRIVATE_RANGES, parse4, union4 } from '../../platform/net/index.js';
 import type { EgressRules } from '../driver.js';
+import { BoxDns } from './dns/box-dns.js';
 import { run } from './fsutil.js';
 import { NftShell } from './nft.js';
 import { NftSetDaemon } from './nftset.js';
@@ -69,6 +70,8 @@ export class Egress {
   private readonly floors = new Map<string, string>();
   /** The private ranges this server's boxes never reach (all but DEVBOXD_EGRESS_PRIVATE_ALLOW). */
   private readonly closedPrivate: string[];
+  /** The boxes' DNS, pinning into their sets; it goes with a box's link (`release`). */
+  readonly dns: BoxDns | undefined;
 
   constructor(
     private readonly cfg: EgressConfig,
@@ -80,6 +83,7 @@ export class Egress {
     this.closedPrivate = closedPrivate(cfg.privateAllow ?? []);
     this.nft = new NftShell(TABLE, log);
     this.sets = new NftSetDaemon('devboxd', log);
+    this.dns = cfg.dnsUpstream && new BoxDns({ upstream: cfg.dnsUpstream, pin: (id, a, ttl) => this.pin(id, a, ttl), log });
   }
 
   /** The box's link for its id-range slot (1..30000: two addresses each fit a /16). */
@@ -159,7 +163,7 @@ export class Egress {
    * open connections unless the new policy allows everything: `established` is accepted before any policy
    * rule, so a connection the old policy let through would outlive a stricter one.
    */
-  async apply(id: string, rules: EgressRules, boxAddress?: string): Promise<void> {
+  async apply(id: string, rules: Pick<EgressRules, 'allowAll' | 'cidrs'>, boxAddress?: string): Promise<void> {
     await this.prepare();
     const ifn = hostIfName(id);
     const fresh = this.fresh.delete(id);
@@ -228,6 +232,8 @@ export class Egress {
    * be free for the next box of its slot), then its elements and chain. Idempotent.
    */
   async release(id: string, link: BoxLink | null): Promise<void> {
+    // Its DNS sockets first: the next box of the slot binds the same host end.
+    this.dns?.stop(id);
     if (link) await run('ip', ['link', 'del', link.hostIf]).catch(() => undefined);
     this.fresh.delete(id);
     this.pins.delete(id);
@@ -243,6 +249,7 @@ export class Egress {
   }
 
   close(): void {
+    this.dns?.close();
     this.nft.close();
     this.sets.close();
   }

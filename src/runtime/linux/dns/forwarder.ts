@@ -7,31 +7,21 @@
  * (what a resolver asks again after a truncated answer); upstream is asked over UDP.
  */
 import { createSocket, type Socket } from 'node:dgram';
+import type { EventEmitter } from 'node:events';
 import { createServer, type Server, type Socket as TcpSocket } from 'node:net';
-import type { Logger } from '../../lib/logger.js';
-import type { BoxNetwork } from '../../runtime/driver.js';
-import { serveDnsTcp, TCP_LIMITS, type TcpLimits } from './dns-tcp.js';
-import {
-  answerAddresses,
-  parseQuery,
-  RCODE_FORMERR,
-  RCODE_NOERROR,
-  RCODE_NXDOMAIN,
-  RCODE_REFUSED,
-  RCODE_SERVFAIL,
-  reply,
-  TYPE_A,
-  TYPE_AAAA,
-} from './dns-wire.js';
+import type { BoxNetwork } from '../../driver.js';
+import type { RuntimeLogger } from '../logger.js';
+import { serveDnsTcp, TCP_LIMITS, type TcpLimits } from './tcp.js';
+import { answerAddresses, parseQuery, RCODE_FORMERR, RCODE_NOERROR, RCODE_NXDOMAIN, RCODE_REFUSED, RCODE_SERVFAIL, reply, TYPE_A, TYPE_AAAA } from './wire.js';
 
-/** What the box's policy says of a name: ask upstream as is, ask and pin the addresses, or refuse. */
+/** What the box's rules say of a name: ask upstream as is, ask and pin the addresses, or refuse. */
 export type NameDecision = 'forward' | 'pin' | 'deny';
 
 /** Questions of one box waiting for upstream at once; past it new ones are dropped (the resolver retries). */
 const MAX_IN_FLIGHT = 64;
 const UPSTREAM_TIMEOUT_MS = 4_000;
 
-interface BoxDns {
+interface BoxSockets {
   socket: Socket;
   tcp: Server;
   conns: Set<TcpSocket>;
@@ -58,7 +48,7 @@ export interface DnsForwarderOptions {
   upstream: { address: string; port: number };
   /** Lets the box reach the addresses for ttl seconds (the runtime's pinEgress). */
   pin: (boxId: string, addresses: string[], ttlSeconds: number) => Promise<void>;
-  log: Logger;
+  log: RuntimeLogger;
   /** Questions a box may ask per second, after a burst (DNS_RATE unless given). */
   rate?: { perSecond: number; burst: number };
   /** Idle and total life of a TCP connection (tests shorten them). */
@@ -66,7 +56,7 @@ export interface DnsForwarderOptions {
 }
 
 export class DnsForwarder {
-  private readonly boxes = new Map<string, BoxDns>();
+  private readonly boxes = new Map<string, BoxSockets>();
 
   constructor(private readonly opts: DnsForwarderOptions) {}
 
@@ -79,7 +69,7 @@ export class DnsForwarder {
     const socket = createSocket({ type: 'udp4', reuseAddr: true });
     const tcp = createServer((c) => this.serveTcp(boxId, box, net, c, decide));
     tcp.maxConnections = MAX_TCP;
-    const box: BoxDns = {
+    const box: BoxSockets = {
       socket,
       tcp,
       net,
@@ -109,31 +99,13 @@ export class DnsForwarder {
 
   /** Both sockets bound; rejects when a detach closes them first (the caller never waits forever). */
   private async bind(socket: Socket, tcp: Server, net: BoxNetwork): Promise<void> {
-    await new Promise<void>((resolve, reject) => {
-      const early = () => reject(new Error('box DNS closed before it was bound'));
-      socket.once('error', reject);
-      socket.once('close', early);
-      socket.bind(53, net.hostAddress, () => {
-        socket.off('error', reject);
-        socket.off('close', early);
-        resolve();
-      });
-    });
-    await new Promise<void>((resolve, reject) => {
-      const early = () => reject(new Error('box DNS closed before it was bound'));
-      tcp.once('error', reject);
-      tcp.once('close', early);
-      tcp.listen(53, net.hostAddress, () => {
-        tcp.off('error', reject);
-        tcp.off('close', early);
-        resolve();
-      });
-    });
+    await bound(socket, (done) => socket.bind(53, net.hostAddress, done));
+    await bound(tcp, (done) => tcp.listen(53, net.hostAddress, done));
     socket.unref();
     tcp.unref();
   }
 
-  private serveTcp(boxId: string, box: BoxDns, net: BoxNetwork, c: TcpSocket, decide: (name: string) => NameDecision): void {
+  private serveTcp(boxId: string, box: BoxSockets, net: BoxNetwork, c: TcpSocket, decide: (name: string) => NameDecision): void {
     c.on('error', () => undefined);
     if (c.remoteAddress !== net.boxAddress) {
       c.destroy();
@@ -163,7 +135,7 @@ export class DnsForwarder {
     for (const id of [...this.boxes.keys()]) this.detach(id);
   }
 
-  private async answer(boxId: string, box: BoxDns, msg: Buffer, decide: (name: string) => NameDecision): Promise<Buffer | null> {
+  private async answer(boxId: string, box: BoxSockets, msg: Buffer, decide: (name: string) => NameDecision): Promise<Buffer | null> {
     const q = parseQuery(msg);
     if (!q) return msg.length >= 12 ? formErr(msg) : null;
     if (!this.take(box)) return reply(msg, q, RCODE_REFUSED);
@@ -190,7 +162,7 @@ export class DnsForwarder {
   }
 
   /** One token of the box's bucket, refilled for the time since the last question. */
-  private take(box: BoxDns): boolean {
+  private take(box: BoxSockets): boolean {
     const { perSecond, burst } = this.opts.rate ?? DNS_RATE;
     const now = Date.now();
     box.tokens = Math.min(burst, box.tokens + ((now - box.filled) * perSecond) / 1000);
@@ -219,6 +191,20 @@ export class DnsForwarder {
       s.send(msg, port, address);
     });
   }
+}
+
+/** Settles when `start` calls back: rejects on an error or a close first. */
+function bound(target: EventEmitter, start: (done: () => void) => void): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const early = () => reject(new Error('box DNS closed before it was bound'));
+    target.once('error', reject);
+    target.once('close', early);
+    start(() => {
+      target.off('error', reject);
+      target.off('close', early);
+      resolve();
+    });
+  });
 }
 
 function formErr(msg: Buffer): Buffer {

@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { test } from 'node:test';
 import { ConfigError, intsOf } from '../../src/platform/config-error.js';
+import { cpuQuota, hostCapacity, memoryLimit } from '../../src/resources/nodes/capacity.js';
 import { loadNodeConfig } from '../../src/resources/nodes/config.js';
 import { canPlace, choose, leaseState, loadsOf, lostAtMs, lostReason, overdue, renewEveryMs, type NodeRecord } from '../../src/resources/nodes/index.js';
 
@@ -132,5 +136,44 @@ test("the registry's settings: defaults, overrides, and a bad value refused nami
       (err: Error) => err instanceof ConfigError && err.message.startsWith(name),
       `${name}=${value}`,
     );
+  }
+});
+
+test("a node's capacity from the host: its cgroup's CPU quota and memory limit (v2 or v1), else the host's", () => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'devboxd-cgroup-'));
+  try {
+    const put = (file: string, text: string) => {
+      fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
+      fs.writeFileSync(path.join(root, file), text);
+    };
+    put('srv/devboxd/cpu.max', '150000 100000\n');
+    put('srv/devboxd/memory.max', `${6 * GiB}\n`);
+    const v2 = new Map([['', '/srv/devboxd']]);
+    assert.equal(cpuQuota(root, v2), 1.5);
+    assert.equal(memoryLimit(root, v2), 6 * GiB);
+    put('open/cpu.max', 'max 100000\n');
+    put('open/memory.max', 'max\n');
+    assert.equal(cpuQuota(root, new Map([['', '/open']])), undefined, 'no quota');
+    assert.equal(memoryLimit(root, new Map([['', '/open']])), undefined, 'no limit');
+    // A v1 hierarchy (this machine kind is a hybrid): quota -1 and a limit near 2^63 say "none".
+    put('cpu,cpuacct/svc/cpu.cfs_quota_us', '200000\n');
+    put('cpu,cpuacct/svc/cpu.cfs_period_us', '100000\n');
+    put('memory/svc/memory.limit_in_bytes', `${3 * GiB}\n`);
+    put('memory/free/memory.limit_in_bytes', '9223372036854771712\n');
+    const v1 = new Map([
+      ['cpu', '/svc'],
+      ['memory', '/svc'],
+    ]);
+    assert.deepEqual([cpuQuota(root, v1), memoryLimit(root, v1)], [2, 3 * GiB]);
+    assert.equal(memoryLimit(root, new Map([['memory', '/free']])), undefined);
+    // Without a cgroup file to read: the host's cores and memory, the data dir's filesystem; settings win.
+    const host = hostCapacity(root, {}, path.join(root, 'none'));
+    assert.ok(host.cpuCores >= 1 && host.cpuCores <= os.availableParallelism());
+    assert.ok(host.memoryBytes > 0 && host.memoryBytes <= os.totalmem());
+    const fsBytes = fs.statfsSync(root);
+    assert.equal(host.diskBytes, fsBytes.blocks * fsBytes.bsize);
+    assert.deepEqual(hostCapacity(root, { cpuCores: 3, memoryBytes: GiB, diskBytes: 2 * GiB }), { cpuCores: 3, memoryBytes: GiB, diskBytes: 2 * GiB });
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true });
   }
 });

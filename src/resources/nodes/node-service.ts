@@ -136,7 +136,9 @@ export class NodeService {
     this.state = me.state;
     if (me.state === 'draining') this.drain();
     for (const n of await this.nodes.overdue(now)) {
-      if (n.name !== this.deps.node) await this.declareLost(n);
+      if (n.name === this.deps.node) continue;
+      // One node's failure (its transaction rolled back whole) leaves the others to be declared now.
+      await this.declareLost(n).catch((err) => this.deps.log.error({ err, node: n.name }, 'declaring a node lost failed; the next sweep tries again'));
     }
   }
 

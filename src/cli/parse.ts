@@ -5,7 +5,7 @@ import type { Store } from '../platform/store/types.js';
 export interface Command {
   /** The words that name it (`['keys', 'create']`). */
   words: string[];
-  /** Positional arguments by name, all required (`['ACCOUNT_NAME']`). */
+  /** Positional arguments by name (`['ACCOUNT_NAME']`); a last one in brackets (`'[NODE]'`) may be left out. */
   args: string[];
   /** Options as `node:util` parseArgs takes them, each with the line `--help` shows. */
   options?: Record<string, NonNullable<ParseArgsConfig['options']>[string] & { help: string; placeholder?: string }>;
@@ -74,10 +74,12 @@ export function resolve(
   }
   const values = parsed.values as Record<string, string | boolean | undefined>;
   if (values.help) return { command, help: true, args: {}, options: {} };
-  if (parsed.positionals.length !== command.args.length) {
+  const required = command.args.filter((a) => !a.startsWith('[')).length;
+  if (parsed.positionals.length < required || parsed.positionals.length > command.args.length) {
     const want = command.args.length ? command.args.join(' ') : 'no arguments';
     throw new UsageError(`devboxd ${command.words.join(' ')}: takes ${want}`, `usage: ${synopsis(command)}`);
   }
-  const args = Object.fromEntries(command.args.map((name, i) => [name, parsed.positionals[i]!]));
+  const given = command.args.slice(0, parsed.positionals.length);
+  const args = Object.fromEntries(given.map((name, i) => [name.replace(/^\[(.*)\]$/, '$1'), parsed.positionals[i]!]));
   return { command, help: false, args, options: values };
 }

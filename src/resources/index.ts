@@ -16,6 +16,7 @@ import { filesModule } from './files/index.js';
 import { gatewayConfigsModule } from './gateway-configs/index.js';
 import { healthModule } from './health/index.js';
 import { mcpConfigsModule } from './mcp-configs/index.js';
+import { nodesModule } from './nodes/index.js';
 import { networkPoliciesModule } from './network-policies/index.js';
 import { objectsModule } from './objects/index.js';
 import { ptyModule } from './pty/index.js';
@@ -50,6 +51,7 @@ export const MODULES: readonly AnyHostModule[] = [
   tunnelsModule,
   ptyModule,
   sshModule,
+  nodesModule,
   evictionsModule,
   axonsModule,
   scenariosModule,

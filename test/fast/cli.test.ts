@@ -67,7 +67,11 @@ test('what fits no command exits 2 with a usage line on stderr and nothing on st
     [['keys', 'create'], /keys create: takes ACCOUNT_NAME/, /usage: devboxd keys create ACCOUNT_NAME/],
     [['keys', 'list', 'a', 'b'], /takes ACCOUNT_NAME/, /usage: devboxd keys list ACCOUNT_NAME/],
     [['secrets', 'rotate-key', '--bogus'], /Unknown option '--bogus'/, /usage: devboxd secrets rotate-key \[--new-key-file FILE\] \[--prune\]/],
-    [['drain', '--grace-seconds', 'soon'], /--grace-seconds must be an integer/, /usage: devboxd drain \[--grace-seconds N\]/],
+    [['drain', '--grace-seconds', 'soon'], /--grace-seconds must be an integer/, /usage: devboxd drain \[NODE\] \[--grace-seconds N\]/],
+    [['drain', 'n1', 'n2'], /drain: takes \[NODE\]/, /usage: devboxd drain \[NODE\]/],
+    [['drain', '--wait-seconds', '5'], /--wait-seconds goes with NODE/, /usage: devboxd drain \[NODE\]/],
+    [['drain', 'n1', '--grace-seconds', '5'], /--grace-seconds is the node's DEVBOXD_EVICT_GRACE_SECONDS/, /usage: devboxd drain \[NODE\]/],
+    [['undrain'], /undrain: takes NODE/, /usage: devboxd undrain NODE/],
   ] as const) {
     const r = await parsed(...args);
     assert.equal(r.code, 2, `${args.join(' ')}: ${r.out}${r.err}`);

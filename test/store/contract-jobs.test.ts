@@ -89,5 +89,28 @@ for (const open of [openSqlite, openPostgres]) {
       await db.a.jobs.delete(legacy.id);
       assert.equal(await db.a.jobs.get(legacy.id), undefined);
     });
+
+    test("a lost node's open job moves to one server or ends once, only while it is still open on that node", async () => {
+      await ready;
+      for (let round = 0; round < 5; round++) {
+        const running = job({ node: 'node-lost', state: 'running', attempts: 1 });
+        const pending = job({ node: 'node-lost' });
+        await db.a.jobs.insert(running);
+        await db.a.jobs.insert(pending);
+        // Two servers move the same job at once: one wins, and the job is a pending one of the winner.
+        const [x, y] = await Promise.all([db.a.jobs.move(running.id, 'node-lost', 'node-a', 7), db.b.jobs.move(running.id, 'node-lost', 'node-b', 7)]);
+        assert.equal([x, y].filter(Boolean).length, 1);
+        const moved = (await db.a.jobs.get(running.id))!;
+        assert.deepEqual([moved.state, moved.node, moved.attempts], ['pending', x ? 'node-a' : 'node-b', 1]);
+        assert.equal(await db.a.jobs.abandon(running.id, 'node-lost', 'lost', 8), false, 'no longer the lost node’s');
+        const [p, q] = await Promise.all([
+          db.a.jobs.abandon(pending.id, 'node-lost', 'node lost', 8),
+          db.b.jobs.abandon(pending.id, 'node-lost', 'node lost', 8),
+        ]);
+        assert.equal([p, q].filter(Boolean).length, 1);
+        assert.deepEqual([(await db.a.jobs.get(pending.id))!.state, (await db.a.jobs.get(pending.id))!.lastError], ['failed', 'node lost']);
+        assert.equal(await db.a.jobs.move(pending.id, 'node-lost', 'node-a', 9), false, 'a failed job stays failed');
+      }
+    });
   });
 }

@@ -41,6 +41,17 @@ export interface JobRunnerOptions {
   untilDone?: readonly string[];
 }
 
+/**
+ * The open jobs of a lost node this runner took (`claimLost`), in the transaction that declared the node lost:
+ * `moved` are now this node's (kinds that run anywhere), `ended` failed for good. `afterLost` acts on them once
+ * that transaction committed.
+ */
+export interface LostJobs {
+  moved: Job[];
+  ended: Job[];
+  reason: string;
+}
+
 /** Background jobs of one kind `resume` runs at once (each kind has its own workers: a kind of long jobs cannot hold back the others). */
 const BACKGROUND_CONCURRENCY = 4;
 
@@ -57,6 +68,7 @@ export class JobRunner {
   private readonly handlers: Partial<Record<string, JobHandler | JobKind>>;
   private readonly background: Set<string>;
   private readonly untilDone: Set<string>;
+  private readonly anyNode = new Set<string>();
 
   constructor(
     private readonly store: JobStore,
@@ -75,12 +87,44 @@ export class JobRunner {
   /**
    * The handler of one kind, from the module that owns it (composition registers every module's kinds
    * before `resume`). A kind registered twice is a wiring error: two modules would claim the same jobs.
+   * `anyNode`: the job needs nothing of the node that added it (its inputs are in the database and the blob
+   * store: a build, an inspection), so when that node is lost another takes it over; other kinds work on a
+   * sandbox or a disk of their node and end with it.
    */
-  register(kind: string, handler: JobHandler | JobKind, opts: { background?: boolean; untilDone?: boolean } = {}): void {
+  register(kind: string, handler: JobHandler | JobKind, opts: { background?: boolean; untilDone?: boolean; anyNode?: boolean } = {}): void {
     if (this.handlers[kind]) throw new Error(`jobs of kind ${kind} have a handler already`);
     this.handlers[kind] = handler;
     if (opts.background) this.background.add(kind);
     if (opts.untilDone) this.untilDone.add(kind);
+    if (opts.anyNode) this.anyNode.add(kind);
+  }
+
+  /**
+   * The open jobs of `lost` (a node whose lease lapsed), in the caller's transaction `tx`: kinds that run on
+   * any node become this node's, the others fail for good with `reason`. Each change is conditional on the
+   * job still being open on `lost`, so two servers never both take one. Call `afterLost` once `tx` committed.
+   */
+  async claimLost(lost: string, reason: string, tx: JobStore): Promise<LostJobs> {
+    const now = Date.now();
+    const taken: LostJobs = { moved: [], ended: [], reason };
+    for (const job of await tx.listOpen(lost)) {
+      // Rows from before node names ('') are whichever server opens the database's, not the lost node's.
+      if (job.node !== lost) continue;
+      if (this.anyNode.has(job.kind)) {
+        if (await tx.move(job.id, lost, this.node, now)) taken.moved.push({ ...job, node: this.node, state: 'pending' });
+      } else if (await tx.abandon(job.id, lost, reason, now)) taken.ended.push(job);
+    }
+    return taken;
+  }
+
+  /** Runs the moved jobs here and settles the subjects of the ended ones (their kind's `exhausted`). */
+  async afterLost(taken: LostJobs): Promise<void> {
+    for (const job of taken.moved) this.start(job);
+    for (const job of taken.ended) {
+      const kind = this.handlers[job.kind];
+      if (!kind || typeof kind === 'function') continue;
+      await kind.exhausted(job, taken.reason).catch((err) => this.log.error({ err, job: job.id, kind: job.kind }, 'settling the subject of a lost job failed'));
+    }
   }
 
   /**

@@ -86,6 +86,22 @@ export class SqlJobStore implements JobStore {
     return rows.map(fromRow);
   }
 
+  async move(id: string, from: string, to: string, nowMs: number): Promise<boolean> {
+    const { rowCount } = await this.db.query(
+      `UPDATE jobs SET node = ?, state = 'pending', update_time_ms = ? WHERE id = ? AND node = ? AND state IN ('pending', 'running')`,
+      [to, nowMs, id, from],
+    );
+    return rowCount > 0;
+  }
+
+  async abandon(id: string, from: string, lastError: string, nowMs: number): Promise<boolean> {
+    const { rowCount } = await this.db.query(
+      `UPDATE jobs SET state = 'failed', last_error = ?, update_time_ms = ? WHERE id = ? AND node = ? AND state IN ('pending', 'running')`,
+      [lastError, nowMs, id, from],
+    );
+    return rowCount > 0;
+  }
+
   async delete(id: string): Promise<void> {
     await this.db.query('DELETE FROM jobs WHERE id = ?', [id]);
   }

@@ -66,6 +66,7 @@ export interface CommandOption {
  */
 export interface ModuleCommand<X> {
   words: string[];
+  /** Positional arguments by name, required; the last may be optional, in brackets (`'[NODE]'`, given as `NODE`). */
   args: string[];
   options?: Record<string, CommandOption>;
   /** One line (more lines indented) for the usage text. */

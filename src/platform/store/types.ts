@@ -129,6 +129,10 @@ export interface JobStore {
   requeueRunning(node: string, nowMs: number): Promise<number>;
   /** This node's pending and running jobs, oldest first. */
   listOpen(node: string): Promise<Job[]>;
+  /** An open job of node `from` becomes a pending one of node `to` (its node was lost); false if it was not open there. */
+  move(id: string, from: string, to: string, nowMs: number): Promise<boolean>;
+  /** An open job of node `from` fails for good with `lastError` (its node was lost); false if it was not open there. */
+  abandon(id: string, from: string, lastError: string, nowMs: number): Promise<boolean>;
   delete(id: string): Promise<void>;
 }
 

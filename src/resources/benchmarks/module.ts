@@ -30,7 +30,8 @@ export const benchmarksModule: Module<BenchmarkConfig> = {
       log: host.logger.child({ component: 'benchmarks' }),
     });
     // Background: a run's job may start devboxes, which need not finish before the server serves.
-    for (const [kind, handler] of Object.entries(benchmarks.jobs)) host.jobs.register(kind, handler, { background: true });
+    // Any server may pump any run (runs are leased, see run-lease.ts): a lost node's start jobs run elsewhere.
+    for (const [kind, handler] of Object.entries(benchmarks.jobs)) host.jobs.register(kind, handler, { background: true, anyNode: true });
     use('scenarioHooks').onRunChanged((r) => benchmarks.runChanged(r));
     use('scenarioHooks').benchmarkScenarioIds((accountId, id) => benchmarks.scenarioIdsOf(accountId, id));
     return { benchmarks };

@@ -56,10 +56,12 @@ export const blueprintsModule: Module<BlueprintConfig> = {
       },
       log: host.logger.child({ component: 'blueprints' }),
     });
-    host.jobs.register(BUILD_JOB, {
-      run: (job) => blueprints.runner.run(job.subjectId),
-      exhausted: (job, err) => blueprints.runner.exhausted(job.subjectId, err),
-    });
+    // A build reads its inputs from the database and the blob store: any node can take over one a lost node held.
+    host.jobs.register(
+      BUILD_JOB,
+      { run: (job) => blueprints.runner.run(job.subjectId), exhausted: (job, err) => blueprints.runner.exhausted(job.subjectId, err) },
+      { anyNode: true },
+    );
     const ext = use('devboxExtensions');
     // The blueprint's resolver first of those that resolve: the others see the request with its launch defaults.
     ext.resolver(blueprints.resolver, 'defaults');

@@ -6,7 +6,7 @@ import type { ApiKey, Page, PageQuery, Store } from '../../platform/store/types.
 import type { DevboxStore } from './devbox-store.js';
 import { checkEnvironment, resolveSandboxSettings, type CreateDevboxInput } from './create-input.js';
 import type { CreateResolution, DevboxExtensions } from './extensions.js';
-import type { Lifecycle } from './lifecycle.js';
+import { type Lifecycle, ON_NODE } from './lifecycle.js';
 import type { HostCapacity } from './resources.js';
 import type { StatusEvents } from './status-events.js';
 import { TERMINAL, type Devbox, type DevboxStatus } from './types.js';
@@ -133,6 +133,28 @@ export class DevboxService {
       }
     }
     return (await this.lifecycle.end(id, { status: 'shutdown', reason: 'api_shutdown' })) ?? d;
+  }
+
+  /**
+   * Fails, in the caller's transaction `tx`, every box of `node` that has a sandbox there (a suspended box
+   * keeps its disk as a layer and stays suspended): the node stopped answering, `why` says so. Each change is
+   * conditional on the status it leaves. Answers the boxes it failed; once `tx` committed, `lostEnded` tells
+   * their waiters and stop listeners.
+   */
+  async failLost(tx: Store, node: string, why: string): Promise<Devbox[]> {
+    const failed: Devbox[] = [];
+    for (const d of await tx.devboxes.listByStatus(ON_NODE, node)) {
+      // Rows from before node names ('') are whichever server opens the database's, not the lost node's.
+      if (d.node !== node) continue;
+      const ended = await this.lifecycle.transition(d.id, ON_NODE, 'failure', { why, failureReason: 'health_check_failed', tx: tx.devboxes });
+      if (ended) failed.push(ended);
+    }
+    return failed;
+  }
+
+  /** After `failLost`'s transaction committed: each box ends here as any end does (its sandbox was elsewhere). */
+  lostEnded(boxes: readonly Devbox[]): void {
+    for (const d of boxes) this.lifecycle.endedElsewhere(d.id);
   }
 
   async keepAlive(accountId: string, id: string): Promise<void> {

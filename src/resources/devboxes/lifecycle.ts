@@ -9,6 +9,9 @@ import { DEVBOX_STATUSES, TERMINAL, type Devbox, type DevboxStatus, type Failure
 /** Every status a box can still leave: an end applies from any of them. */
 export const ALIVE: readonly DevboxStatus[] = DEVBOX_STATUSES.filter((s) => !TERMINAL.has(s));
 
+/** The statuses in which a box holds a sandbox (and its size) on its node: all but suspended, whose disk is a layer. */
+export const ON_NODE: readonly DevboxStatus[] = ALIVE.filter((s) => s !== 'suspended');
+
 export interface ActiveBox {
   sandbox: Sandbox;
   lastActivityMs: number;
@@ -82,6 +85,15 @@ export class Lifecycle {
   /** Wakes the box's waiters after a transition made in a transaction (see `transition`'s `tx`). */
   changed(id: string): void {
     this.events.notify(id);
+  }
+
+  /**
+   * A box ended by a transaction of the caller's, whose sandbox is not this process's (its node was lost):
+   * waiters wake and the stop listeners run (executions, scenario runs, links), as for any end.
+   */
+  endedElsewhere(id: string): void {
+    this.events.notify(id);
+    this.stopped(id, true);
   }
 
   /**

@@ -92,8 +92,9 @@ export class Supervisor {
 
   /**
    * After a restart: running boxes of this node whose sandbox survived are adopted; its boxes caught
-   * mid-transition are ended with a reason; sandboxes the database does not know are removed. Boxes of other
-   * nodes sharing the database are not this server's to judge: their sandboxes are not here.
+   * mid-transition are ended with a reason; sandboxes the database does not know as running are removed (also
+   * those of boxes another server failed while this node was lost: a failed box is never adopted). Boxes of
+   * other nodes sharing the database are not this server's to judge: their sandboxes are not here.
    */
   async reconcile(): Promise<void> {
     const known = new Set<string>();

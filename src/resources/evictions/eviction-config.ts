@@ -1,4 +1,4 @@
-import os from 'node:os';
+import { parseSize } from '../../platform/config-error.js';
 
 /** Eviction on memory pressure (DEVBOXD_EVICT_ON_MEMORY_PRESSURE=on). */
 export interface MemoryPressureConfig {
@@ -29,15 +29,7 @@ export interface EvictionConfig {
 type Int = (name: string, def: number, min: number, max: number) => number;
 type Fail = (message: string) => Error;
 
-const UNITS: Record<string, number> = { '': 1, K: 1024, M: 1024 ** 2, G: 1024 ** 3, T: 1024 ** 4 };
-
-/** `1073741824`, `512M`, `2G`, `2GiB` or `10%` (of the host's memory) to bytes; undefined when it is none of them. */
-export function parseSize(raw: string, totalBytes = os.totalmem()): number | undefined {
-  const pct = /^(\d+(?:\.\d+)?)%$/.exec(raw);
-  if (pct) return Number(pct[1]) <= 100 ? Math.floor((Number(pct[1]) / 100) * totalBytes) : undefined;
-  const m = /^(\d+)\s*([KMGT]?)(?:i?B)?$/i.exec(raw);
-  return m ? Number(m[1]) * UNITS[m[2]!.toUpperCase()]! : undefined;
-}
+export { parseSize };
 
 export function loadEvictionConfig(env: NodeJS.ProcessEnv, int: Int, fail: Fail): EvictionConfig {
   const onShutdown = env.DEVBOXD_EVICT_ON_SHUTDOWN || 'keep';

@@ -1,6 +1,7 @@
 import type { Module } from '../../host.js';
 import { ConfigError, intsOf } from '../../platform/config-error.js';
 import { devboxesModule } from '../devboxes/index.js';
+import { nodesModule } from '../nodes/index.js';
 import { snapshotsModule } from '../snapshots/index.js';
 import { buildEvictions, EVICTIONS_SCHEMA, evictionRoutes, type EvictionModule } from './build.js';
 import { EVICTION_COMMANDS } from './commands.js';
@@ -17,7 +18,7 @@ declare module '../../platform/module/contract.js' {
 /** Evictions: drains (SIGTERM, `devboxd drain`) and memory pressure suspend boxes, announced on a watch stream first. */
 export const evictionsModule: Module<EvictionConfig> = {
   name: 'evictions',
-  needs: [devboxesModule, snapshotsModule],
+  needs: [devboxesModule, snapshotsModule, nodesModule],
   config: (env) => loadEvictionConfig(env, intsOf(env), (message) => new ConfigError(message)),
   schema: EVICTIONS_SCHEMA,
   build({ host, config, use }) {
@@ -37,6 +38,8 @@ export const evictionsModule: Module<EvictionConfig> = {
     use('devboxExtensions').resolver(async () => (evictions.service.refuseWhileDraining('create'), undefined), 'admit');
     use('resumeGuards').add(() => evictions.service.refuseWhileDraining('resume'));
     use('devboxExtensions').onStopped((id) => evictions.service.stopped(id));
+    // `devboxd drain NODE` marks the node draining in the registry; its server drains as `devboxd drain` does.
+    use('nodes').onDraining(() => evictions.service.drain('drain', config.graceMs));
     return { evictions, evictionConfig: config };
   },
   routes: (app, s) => app.register(evictionRoutes, { evictions: s.evictions.service }),

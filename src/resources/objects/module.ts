@@ -34,8 +34,9 @@ export const objectsModule: Module<ObjectConfig> = {
       config,
       host.logger.child({ component: 'objects' }),
     );
-    // Expiry may wait for the server to serve (thousands may fall due while it was down), and never gives up.
-    host.jobs.register(EXPIRE_JOB, (job) => objects.expire(job.subjectId), { background: true, untilDone: true });
+    // Expiry may wait for the server to serve (thousands may fall due while it was down), never gives up, and
+    // runs on any node (the bytes are in the blob store): another takes over those of a lost node.
+    host.jobs.register(EXPIRE_JOB, (job) => objects.expire(job.subjectId), { background: true, untilDone: true, anyNode: true });
     const mounts = objectMountExtensions(() => objects, config);
     use('devboxExtensions').resolver(mounts.resolver);
     use('devboxExtensions').bootStep(mounts.bootStep, 'mounts');

@@ -37,10 +37,12 @@ export const repositoriesModule: Module<RepositoryConfig> = {
     });
     // The git relay answers only a box holding a clone grant (code mounts, inspections), whatever its policy.
     host.boxServices.route(GIT_PREFIX, repositories.relay.handle, { anyPolicy: true });
-    host.jobs.register(INSPECT_JOB, {
-      run: (job) => repositories.runner.run(job.subjectId),
-      exhausted: (job, err) => repositories.runner.exhausted(job.subjectId, err),
-    });
+    // An inspection clones anew in a box of its own: any node can take over one a lost node held.
+    host.jobs.register(
+      INSPECT_JOB,
+      { run: (job) => repositories.runner.run(job.subjectId), exhausted: (job, err) => repositories.runner.exhausted(job.subjectId, err) },
+      { anyNode: true },
+    );
     use('devboxExtensions').resolver(repositories.codeMounts.resolver);
     use('devboxExtensions').bootStep(repositories.codeMounts.bootStep, 'mounts');
     // Blueprint builds clone their code mounts through this module.

@@ -29,7 +29,7 @@ function dirBytes(dir: string): number {
 }
 
 /** Execution output on the host: the spool and, since output is sealed into blobs, the blob store's part. */
-const outputBytes = (s: TestServer) => dirBytes(path.join(s.dataDir, 'executions')) + dirBytes(path.join(s.dataDir, 'blobs', 'executions'));
+const outputBytes = (s: TestServer) => dirBytes(path.join(s.apiDir, 'executions')) + dirBytes(path.join(s.apiDir, 'blobs', 'executions'));
 
 async function healthz(url: string, until: () => boolean, server: TestServer, rss: number[]): Promise<number[]> {
   const lat: number[] = [];

@@ -3,7 +3,8 @@
 # Debian packages for the base image build (mmdebstrap) and the native helpers (a C toolchain), then
 # `make -C native`; nftables, iproute2 and conntrack (cutting a box's connections) for box networking;
 # openssl (the SSH port's self-signed TLS pair) and openssh-client (the SSH tests' stock client);
-# zstd, and docker-registry, skopeo, umoci, busybox-static and htpasswd (apache2-utils) for registry images and their tests. Runs as root on Debian 12.
+# zstd, and docker-registry, skopeo, umoci, busybox-static and htpasswd (apache2-utils) for registry images and their tests;
+# the `devboxd` system user the API server runs as. Runs as root on Debian 12.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,3 +38,13 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 make -s -C native
+
+# The API server's user (DEVBOXD_ROLE=all runs it so): a system user with no login and no home of its own;
+# setpriv (util-linux, above) drops to it.
+if ! id devboxd >/dev/null 2>&1; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "setup: no user devboxd; run as root to make it" >&2
+    exit 1
+  fi
+  useradd --system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin devboxd
+fi

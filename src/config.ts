@@ -6,12 +6,17 @@ import { loadBlobConfig, type BlobConfig } from './platform/blob/config.js';
 import { type OutboundAllow, parseOutboundAllow } from './platform/outbound/index.js';
 import type { ConnectionLimits } from './platform/http/connection-limits.js';
 import { ConfigError, intSetting } from './platform/config-error.js';
+import { loadRolesConfig, type RolesConfig } from './roles/config.js';
 
 /**
  * The host-wide settings, parsed once at start and passed in. Each resource module parses its own settings
  * (its `config`, from the same environment: `env` here); nothing else reads process.env.
  */
 export interface Config {
+  /** DEVBOXD_ROLE and how the API server and node agents find and trust each other (roles/config.ts). */
+  roles: RolesConfig;
+  /** DEVBOXD_HOST_DATA_DIR: where the operator finds the API server's data dir (its own view differs under `all`). */
+  shownDataDir: string;
   /** DEVBOXD_HOST: address to listen on. Loopback by default: devboxd is a local service unless told otherwise. */
   host: string;
   /** DEVBOXD_PORT: one port for HTTP/1.1 and h2c. 0 picks a free port (tests). */
@@ -162,6 +167,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     }
   }
   return Object.freeze({
+    roles: loadRolesConfig(env, dataDir),
+    shownDataDir: env.DEVBOXD_HOST_DATA_DIR || dataDir,
     host: env.DEVBOXD_HOST || '127.0.0.1',
     port: int('DEVBOXD_PORT', env.DEVBOXD_PORT, 4000, 0, 65535),
     dataDir,

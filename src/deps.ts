@@ -1,4 +1,5 @@
-import type { Config } from './config.js';
+import * as grpc from '@grpc/grpc-js';
+import { type Config, ConfigError } from './config.js';
 import type { Host } from './host.js';
 import type { AnyHostModule } from './host.js';
 import type { Logger } from './lib/logger.js';
@@ -11,11 +12,10 @@ import { OutboundGuard } from './platform/outbound/index.js';
 import { openKeySource } from './platform/sealing/master-key.js';
 import { Sealer } from './platform/sealing/sealer.js';
 import type { IdempotencyStore } from './platform/store/types.js';
-import { egressSettings } from './network-config.js';
 import { openStore } from './resources/core-store.js';
 import { MODULES, moduleSchemas } from './resources/index.js';
 import type { RuntimeDriver } from './runtime/driver.js';
-import { createRuntime } from './runtime/index.js';
+import { RemoteRuntime } from './runtime/rpc/remote-runtime.js';
 
 /** What the composition root built: the host's parts and every module's services, by name. */
 export type Deps = Host &
@@ -46,29 +46,20 @@ export async function buildDeps(config: Config, logger: Logger, opts: BuildOptio
   // The blob store (local files or S3) is opened before anything runs: an unreachable bucket stops the start here.
   const blobs = await openBlobStore(config.blob, config.dataDir, logger.child({ component: 'blobs' }));
   const outbound = new OutboundGuard({ allow: config.outboundAllow, boxSubnet: config.network.boxSubnet });
-  const runtime =
-    opts.runtime ??
-    createRuntime({
-      dataDir: config.dataDir,
-      imageDir: config.imageDir,
-      logger: logger.child({ component: 'runtime' }),
-      maxCommandsPerBox: config.maxExecutionsPerDevbox,
-      maxCommands: config.maxExecutions,
-      egress: config.network.enabled ? egressSettings(config.network) : undefined,
-      registry: {
-        defaultRegistry: config.registry.defaultRegistry,
-        insecure: config.registry.insecure,
-        allow: config.registry.allow,
-        outbound,
-        limits: { maxLayerBytes: config.registry.maxLayerBytes, maxUnpackedBytes: config.registry.maxUnpackedBytes },
-      },
-    });
+  // The sandboxes are the node agent's: this process reaches them over its RPC, and holds no privilege.
+  const runtime = opts.runtime ?? (await connectAgent(config));
   await runtime.prepare();
   const keyLog = logger.child({ component: 'secrets' });
   const keys = openKeySource({ dataDir: config.dataDir, secretKey: config.secretKey, previousKeys: config.secretKeyPrevious, warn: (msg) => keyLog.warn(msg) });
   // Modules register their job kinds as they are built; `resume` runs after all are.
   const jobs = new JobRunner(store.jobs, config.nodeName, {}, logger.child({ component: 'jobs' }));
-  const boxServices = new BoxServices({ runtime, dataDir: config.dataDir, port: config.boxServicesPort, log: logger.child({ component: 'box-services' }) });
+  const boxServices = new BoxServices({
+    runtime,
+    dataDir: config.dataDir,
+    socketDir: config.roles.boxServicesDir,
+    port: config.boxServicesPort,
+    log: logger.child({ component: 'box-services' }),
+  });
   boxServices.start();
   const host: Host = {
     config,
@@ -101,4 +92,18 @@ export async function buildDeps(config: Config, logger: Logger, opts: BuildOptio
       await runtime.close?.();
     },
   };
+}
+
+/** The node agent this API server drives (DEVBOXD_NODE_URL); it must be the node this server is named for. */
+async function connectAgent(config: Config): Promise<RuntimeDriver> {
+  const { agent, token, tls } = config.roles;
+  const credentials = agent.startsWith('https:')
+    ? grpc.credentials.createSsl(Buffer.from(tls.ca!), tls.clientKey ? Buffer.from(tls.clientKey) : null, tls.clientCert ? Buffer.from(tls.clientCert) : null)
+    : undefined;
+  const runtime = await RemoteRuntime.connect({ address: agent, token: token!, credentials });
+  if (runtime.node !== config.nodeName) {
+    await runtime.close();
+    throw new ConfigError(`the node agent at ${agent} is node ${runtime.node}, this server is DEVBOXD_NODE_NAME=${config.nodeName}`);
+  }
+  return runtime;
 }

@@ -50,13 +50,12 @@ export async function startServer(config: Config): Promise<Running> {
   if (ssh.tls) process.stdout.write(`devboxd ssh (TLS, box by server name) on ${ssh.tls.address}:${ssh.tls.port}\n`);
   if (ssh.plain) process.stdout.write(`devboxd ssh (plain, box by user name) on ${ssh.plain.address}:${ssh.plain.port}\n`);
   if (createdSecret) {
-    const file = path.join(config.dataDir, 'admin-key');
-    fs.writeFileSync(file, `${createdSecret}\n`, { mode: 0o600 });
-    process.stdout.write(`admin key: ${createdSecret} (saved to ${file})\n`);
+    fs.writeFileSync(path.join(config.dataDir, 'admin-key'), `${createdSecret}\n`, { mode: 0o600 });
+    process.stdout.write(`admin key: ${createdSecret} (saved to ${path.join(config.shownDataDir, 'admin-key')})\n`);
   } else if (config.adminKey) {
     process.stdout.write('admin key: the value of DEVBOXD_ADMIN_KEY\n');
   } else {
-    process.stdout.write(`admin key: created at first start, see ${path.join(config.dataDir, 'admin-key')}\n`);
+    process.stdout.write(`admin key: created at first start, see ${path.join(config.shownDataDir, 'admin-key')}\n`);
   }
 
   let stopping: Promise<void> | undefined;

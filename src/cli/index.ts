@@ -1,14 +1,18 @@
 import { loadConfig, type Config } from '../config.js';
 import type { CommandContext } from '../host.js';
 import { openStore } from '../resources/core-store.js';
+import { apiSide, handBack } from '../roles/operator.js';
 import { type Command, commandHelp, type Io, resolve, UsageError, usage, type WithStore } from './parse.js';
 
 const PROCESS_IO: Io = { out: (s) => void process.stdout.write(s), err: (s) => void process.stderr.write(s) };
 
 async function commands(config: () => Config, io: Io): Promise<Command[]> {
   const { MODULES, MODULE_SCHEMAS, SEALED } = await import('../resources/index.js');
+  // The operator's commands act on the API server's data (under DEVBOXD_ROLE=all, `<data>/api`).
+  let operator: Config | undefined;
+  const operatorConfig = () => (operator ??= apiSide(config()));
   const withStore: WithStore = async (fn) => {
-    const c = config();
+    const c = operatorConfig();
     const store = await openStore({ dataDir: c.dataDir, databaseUrl: c.databaseUrl, modules: MODULE_SCHEMAS });
     try {
       return await fn(store);
@@ -21,29 +25,56 @@ async function commands(config: () => Config, io: Io): Promise<Command[]> {
     args: [],
     summary: 'start the server (env: DEVBOXD_HOST, DEVBOXD_PORT, DEVBOXD_DATA_DIR, ...; see the README)',
     run: async () => {
+      const c = config();
+      const stopOn = (stop: () => Promise<unknown> | void) => {
+        const onSignal = () =>
+          Promise.resolve(stop()).then(
+            () => process.exit(0),
+            () => process.exit(1),
+          );
+        process.once('SIGTERM', onSignal);
+        process.once('SIGINT', onSignal);
+      };
+      if (c.roles.role === 'all') {
+        const { startAll } = await import('../roles/all.js');
+        const both = startAll(c);
+        // Ctrl-C reaches the whole process group; the supervisor still orders the stop (API server first).
+        stopOn(() => both.stop());
+        void both.exited.then((code) => process.exit(code));
+        return -1;
+      }
+      if (c.roles.role === 'node') {
+        const { startNodeAgent } = await import('../roles/node-agent.js');
+        stopOn((await startNodeAgent(c)).stop);
+        return -1;
+      }
       // The server and every route load only for `serve`: the other commands start in a fraction of the time.
       const { startServer } = await import('../main.js');
-      const server = await startServer(config());
-      const onSignal = () =>
-        server.stop().then(
-          () => process.exit(0),
-          () => process.exit(1),
-        );
-      process.once('SIGTERM', onSignal);
-      process.once('SIGINT', onSignal);
+      stopOn((await startServer(c)).stop);
       return -1;
     },
   };
   // The settings load when a command runs, not for `--help`: a bad environment does not hide the usage.
   const ctx: CommandContext = {
     get config() {
-      return config();
+      return operatorConfig();
     },
     io,
     withStore,
     sealed: SEALED,
   };
-  const fromModules = MODULES.flatMap((m) => m.commands ?? []).map((c): Command => ({ ...c, run: (args, options) => c.run(ctx, args, options) }));
+  const fromModules = MODULES.flatMap((m) => m.commands ?? []).map(
+    (c): Command => ({
+      ...c,
+      run: async (args, options) => {
+        try {
+          return await c.run(ctx, args, options);
+        } finally {
+          if (operator) handBack(operator);
+        }
+      },
+    }),
+  );
   return [serve, ...fromModules];
 }
 

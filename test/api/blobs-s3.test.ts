@@ -63,7 +63,7 @@ test('a server on a good bucket starts, and its blobs are in the bucket under it
       [],
     );
     // The same keys looked up as files: nothing there.
-    assert.deepEqual(await serverBlobs({}, server.dataDir, ''), {});
+    assert.deepEqual(await serverBlobs({}, server.apiDir, ''), {});
     const view = await api.devboxes.executions.retrieve(box.id, r.execution_id);
     assert.equal(view.stdout, 'stored in s3\n');
     await api.devboxes.shutdown(box.id);

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type Runloop from '@runloop/api-client';
 import { startTestServer, type TestServer, runInBox } from '../helpers/server.js';
+import { runDirOf } from '../../src/roles/layout.js';
 
 const PORT = 1023;
 const BASE = `http://127.0.0.1:${PORT}`;
@@ -151,7 +152,7 @@ for host in ("127.0.0.1", "0.0.0.0"):
 
   test('the link survives suspend/resume and a server restart; after shutdown no socket or daemon fd is left', async () => {
     const box = await api.devboxes.createAndAwaitRunning({});
-    const sock = path.join(server.dataDir, 'run', 'boxsvc', `${box.id}.sock`);
+    const sock = path.join(runDirOf(server.dataDir), 'boxsvc', `${box.id}.sock`);
     assert.equal(fs.statSync(sock).mode & 0o777, 0o600);
     await api.devboxes.suspend(box.id);
     await api.devboxes.awaitSuspended(box.id);

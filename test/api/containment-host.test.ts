@@ -131,7 +131,7 @@ describe('containment: what other host users see of the data', () => {
   });
 
   test('a data dir and database left open are closed again at start', async () => {
-    const db = path.join(server.dataDir, 'devboxd.db');
+    const db = path.join(server.apiDir, 'devboxd.db');
     await server.restart({
       whileDown: () => {
         fs.chmodSync(server.dataDir, 0o755);
@@ -144,7 +144,7 @@ describe('containment: what other host users see of the data', () => {
 
   test('an ordinary host user can list nothing, read nothing and run no box binary', () => {
     assert.notEqual(asNobody(['ls', server.dataDir]).status, 0);
-    assert.notEqual(asNobody(['cat', path.join(server.dataDir, 'devboxd.db')]).status, 0);
+    assert.notEqual(asNobody(['cat', path.join(server.apiDir, 'devboxd.db')]).status, 0);
     assert.notEqual(asNobody(['ls', IMAGE_DIR]).status, 0);
     const image = fs.readdirSync(IMAGE_DIR).find((n) => n.startsWith('bookworm-'))!;
     const su = path.join(IMAGE_DIR, image, 'usr/bin/su');

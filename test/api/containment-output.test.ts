@@ -45,7 +45,7 @@ async function collect(stream: AsyncIterable<{ output: string; offset?: number }
 
 /** Bytes on the host of one execution's output files (or of all of a box's when `id` is omitted). */
 function hostBytes(boxId: string, id = ''): number {
-  const dir = path.join(server.dataDir, 'executions', boxId);
+  const dir = path.join(server.apiDir, 'executions', boxId);
   if (!fs.existsSync(dir)) return 0;
   let sum = 0;
   for (const n of fs.readdirSync(dir).filter((name) => name.startsWith(id))) {
@@ -195,7 +195,7 @@ describe('execution output containment', () => {
     const e = await api.devboxes.executeAsync(box.id, { command: `head -c ${size} /dev/zero | tr '\\0' z; sleep 60` });
     // Wait until the last byte is on the host: the newest segment is complete.
     const last = Math.floor((size - 1) / SEGMENT);
-    const lastPath = path.join(server.dataDir, 'executions', box.id, `${e.execution_id}.stdout.${last}`);
+    const lastPath = path.join(server.apiDir, 'executions', box.id, `${e.execution_id}.stdout.${last}`);
     for (let i = 0; i < 100 && !(fs.existsSync(lastPath) && fs.statSync(lastPath).size === size - last * SEGMENT); i++) await sleep(100);
     await server.restart();
     const done = await api.devboxes.executions.retrieve(box.id, e.execution_id);
@@ -221,7 +221,7 @@ describe('execution output containment', () => {
 
   test('a box that shuts down takes its output files with it; views say the output was removed', async () => {
     const r = await api.devboxes.execute(box.id, { command: 'echo last words' });
-    const dir = path.join(server.dataDir, 'executions', box.id);
+    const dir = path.join(server.apiDir, 'executions', box.id);
     assert.ok(fs.existsSync(dir));
     await box.shutdown();
     for (let i = 0; i < 50 && fs.existsSync(dir); i++) await sleep(100);
@@ -234,7 +234,7 @@ describe('execution output containment', () => {
   test('output of a box that ended while the server was down goes at the next start', async () => {
     const doomed = await server.sdk().devbox.create({ name: 'ends-while-down' });
     await api.devboxes.execute(doomed.id, { command: 'echo kept until the box ends' });
-    const dir = path.join(server.dataDir, 'executions', doomed.id);
+    const dir = path.join(server.apiDir, 'executions', doomed.id);
     assert.ok(fs.existsSync(dir));
     const state = JSON.parse(fs.readFileSync(path.join(server.dataDir, 'boxes', doomed.id, 'state.json'), 'utf8'));
     await server.restart({ whileDown: () => void process.kill(state.pid, 'SIGKILL') });

@@ -97,7 +97,7 @@ test('a key secret never rests in the database, not even in the x-request-id rep
   const created = (await (await fetch(`${server.url}/v1/apikeys`, { method: 'POST', headers, body: '{}' })).json()) as { key_secret: string };
   assert.match(created.key_secret, /^ak_/);
   for (const file of ['devboxd.db', 'devboxd.db-wal']) {
-    const p = path.join(server.dataDir, file);
+    const p = path.join(server.apiDir, file);
     if (fs.existsSync(p)) assert.equal(fs.readFileSync(p).includes(created.key_secret), false, file);
   }
 });

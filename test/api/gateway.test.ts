@@ -83,7 +83,7 @@ async function curlStatus(boxId: string, args: string): Promise<{ status: number
  */
 const onSqlite = process.env.DEVBOXD_TEST_DATABASE !== 'postgres';
 function bindingsOf(devboxId: string): number {
-  const db = new Database(path.join(server.dataDir, 'devboxd.db'), { readonly: true, fileMustExist: true });
+  const db = new Database(path.join(server.apiDir, 'devboxd.db'), { readonly: true, fileMustExist: true });
   try {
     // Bindings that hold a token (an ended box keeps its create-request bindings, without one, for gateway_specs).
     return (db.prepare("SELECT COUNT(*) AS n FROM gateway_bindings WHERE devbox_id = ? AND token_sealed <> ''").get(devboxId) as { n: number }).n;

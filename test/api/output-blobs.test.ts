@@ -24,7 +24,7 @@ after(async () => server?.stop());
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-const spoolOf = (box: string, id: string) => Object.keys(filesUnder(path.join(server.dataDir, 'executions', box))).filter((n) => n.startsWith(id));
+const spoolOf = (box: string, id: string) => Object.keys(filesUnder(path.join(server.apiDir, 'executions', box))).filter((n) => n.startsWith(id));
 /** The box's sealed blobs (below the execution `id`, if given), wherever the server keeps them (files or S3). */
 const blobsOf = (box: string, id = '') => server.blobs(`executions/${box}/${id ? `${id}/` : ''}`);
 

@@ -135,7 +135,7 @@ describe('a secret in a box', () => {
     const box = await newBox({ secrets: { TOKEN: 'LOST_KEY' } });
     assert.equal(await sh(box, HASH_OF('TOKEN')), sha(VALUE));
     // Sealed under a key this server does not hold (a lost key file, a server on another key).
-    const db = new Database(path.join(server.dataDir, 'devboxd.db'));
+    const db = new Database(path.join(server.apiDir, 'devboxd.db'));
     db.prepare(
       "UPDATE secrets SET sealed_value = 'v1.00000000deadbeef.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', key_id = '00000000deadbeef' WHERE name = 'LOST_KEY'",
     ).run();

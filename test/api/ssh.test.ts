@@ -77,8 +77,8 @@ describe('ssh into a box', () => {
     const third = await api.devboxes.createSSHKey(boxA, { idempotencyKey: 'ssh-key-once' });
     assert.equal(again.ssh_private_key, third.ssh_private_key);
     assert.notEqual(again.ssh_private_key, k.ssh_private_key);
-    for (const f of fs.readdirSync(server.dataDir).filter((n) => n.startsWith('devboxd.db'))) {
-      assert.equal(fs.readFileSync(path.join(server.dataDir, f)).includes('OPENSSH PRIVATE KEY'), false, `${f} holds a private key`);
+    for (const f of fs.readdirSync(server.apiDir).filter((n) => n.startsWith('devboxd.db'))) {
+      assert.equal(fs.readFileSync(path.join(server.apiDir, f)).includes('OPENSSH PRIVATE KEY'), false, `${f} holds a private key`);
     }
     target = `${k.ssh_user}@${k.url}`;
     // The public half is kept by the server: nothing is written into the box.

@@ -14,6 +14,8 @@ export const ADMIN_KEY = 'ak_test_admin_key_0123456789abcdef';
 export interface TestServer {
   url: string;
   dataDir: string;
+  /** The API server's own part of it (database, blobs, execution output): `<data>/api`. */
+  apiDir: string;
   /** An SDK client with the admin key (HTTP/2 by default, like the SDK itself). */
   client(opts?: { apiKey?: string; http2?: boolean; maxRetries?: number }): Runloop;
   /** The object-oriented wrapper (`sdk.devbox.create()` ...), HTTP/2 like the SDK's default. */
@@ -120,6 +122,7 @@ export async function startTestServer(env: Record<string, string> = {}, opts: { 
       return url;
     },
     dataDir,
+    apiDir: path.join(dataDir, 'api'),
     client: (opts = {}) =>
       new Runloop({
         baseURL: url,
@@ -130,7 +133,7 @@ export async function startTestServer(env: Record<string, string> = {}, opts: { 
     sdk: (opts = {}) =>
       new RunloopSDK({ baseURL: url, bearerToken: opts.apiKey ?? ADMIN_KEY, http2: opts.http2 ?? true } as ConstructorParameters<typeof RunloopSDK>[0]),
     pid: () => child.pid!,
-    blobs: (prefix) => serverBlobs(env, dataDir, prefix),
+    blobs: (prefix) => serverBlobs(env, path.join(dataDir, 'api'), prefix),
     output: () => out,
     async restart(opts = {}) {
       child.kill(opts.graceful ? 'SIGTERM' : 'SIGKILL');

@@ -10,7 +10,7 @@
  * sends.
  */
 import { createHash } from 'node:crypto';
-import { chmodSync, mkdirSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import { join } from 'node:path';
@@ -23,8 +23,13 @@ export type BoxServiceHandler = (req: IncomingMessage, res: ServerResponse, boxI
 
 export interface BoxServicesOptions {
   runtime: RuntimeDriver;
-  /** Data dir: the sockets live in `<data>/run/boxsvc/`. */
+  /** Data dir: the sockets live in `<data>/run/boxsvc/` unless `socketDir` says where. */
   dataDir: string;
+  /**
+   * A directory made for them (by the supervisor of a split server: one the node agent reaches by the same
+   * path, this process's own); its contents are this server's, the directory itself is not replaced.
+   */
+  socketDir?: string;
   /** The port inside each box (DEVBOXD_BOX_SERVICES_PORT). */
   port: number;
   log: Logger;
@@ -85,16 +90,22 @@ export class BoxServices {
     const dir = join(opts.dataDir, 'run', 'boxsvc');
     // Box ids are 25 characters; a data dir too deep for a socket path under it gets a directory in /run.
     this.socketDir =
-      Buffer.byteLength(join(dir, `${'x'.repeat(40)}.sock`)) <= SUN_PATH_MAX
+      opts.socketDir ??
+      (Buffer.byteLength(join(dir, `${'x'.repeat(40)}.sock`)) <= SUN_PATH_MAX
         ? dir
-        : join('/run/devboxd', `boxsvc-${createHash('sha256').update(opts.dataDir).digest('hex').slice(0, 16)}`);
+        : join('/run/devboxd', `boxsvc-${createHash('sha256').update(opts.dataDir).digest('hex').slice(0, 16)}`));
     this.route('/_whoami', (_req, res, boxId) => sendJson(res, 200, { devbox_id: boxId }));
   }
 
   /** Starts with no links: sockets a previous server left behind are removed. */
   start(): void {
-    rmSync(this.socketDir, { recursive: true, force: true });
-    mkdirSync(this.socketDir, { recursive: true, mode: 0o700 });
+    if (this.opts.socketDir) {
+      mkdirSync(this.socketDir, { recursive: true, mode: 0o700 });
+      for (const name of readdirSync(this.socketDir)) rmSync(join(this.socketDir, name), { recursive: true, force: true });
+    } else {
+      rmSync(this.socketDir, { recursive: true, force: true });
+      mkdirSync(this.socketDir, { recursive: true, mode: 0o700 });
+    }
     chmodSync(this.socketDir, 0o700);
   }
 

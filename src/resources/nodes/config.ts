@@ -3,7 +3,10 @@ import type { Capacity } from './types.js';
 
 /** The registry's settings (the nodes module's `config`, parsed once at start). */
 export interface NodeConfig {
-  /** DEVBOXD_NODE_URL: the address other servers reach this node at (http or https); unset, none is advertised. */
+  /**
+   * DEVBOXD_NODE_URL: where API servers reach this node's agent: `unix:/path` on one host, an http:// (token
+   * only) or https:// (TLS) URL between hosts; unset, none is advertised.
+   */
   url: string | null;
   /** DEVBOXD_NODE_LEASE_SECONDS: how long a renewal holds; renewed every third of it. */
   leaseMs: number;
@@ -23,13 +26,13 @@ const MAX_BYTES = 2 ** 60;
 
 export function loadNodeConfig(env: Readonly<Record<string, string | undefined>>, int: Int, fail: Fail): NodeConfig {
   const url = env.DEVBOXD_NODE_URL || null;
-  if (url !== null) {
+  if (url !== null && !/^unix:\/[^\0]{1,100}$/.test(url)) {
     let ok = false;
     try {
       const u = new URL(url);
       ok = (u.protocol === 'http:' || u.protocol === 'https:') && !u.username && !u.password && !u.search && !u.hash;
     } catch {}
-    if (!ok) throw fail(`DEVBOXD_NODE_URL must be an http:// or https:// URL without credentials, query or fragment, got "${url}"`);
+    if (!ok) throw fail(`DEVBOXD_NODE_URL must be unix:/absolute/path, or an http:// or https:// URL without credentials, query or fragment, got "${url}"`);
   }
   const capacity: Partial<Capacity> = {};
   const cpu = env.DEVBOXD_NODE_CPU_CORES;

@@ -54,7 +54,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: BuildOptio
       logger: logger.child({ component: 'runtime' }),
       maxCommandsPerBox: config.maxExecutionsPerDevbox,
       maxCommands: config.maxExecutions,
-      egress: config.network.enabled ? egressSettings(config.network) : undefined,
+      egress: config.network.enabled ? egressSettings(config.network, config.nodeName) : undefined,
       registry: {
         defaultRegistry: config.registry.defaultRegistry,
         insecure: config.registry.insecure,

@@ -101,9 +101,13 @@ export function loadNetworkConfig(env: NodeJS.ProcessEnv, int: (name: string, de
   };
 }
 
-/** The runtime driver's egress settings from the network config (bandwidth in bytes per second). */
-export function egressSettings(n: NetworkConfig) {
+/**
+ * The runtime driver's egress settings from the network config (bandwidth in bytes per second), for the node
+ * `node` (DEVBOXD_NODE_NAME): its bounds hold its own boxes, whatever other nodes of the host set.
+ */
+export function egressSettings(n: NetworkConfig, node: string) {
   return {
+    node,
     subnet: n.boxSubnet,
     deny: n.egressDeny,
     openInterfaces: n.egressOpenInterfaces,

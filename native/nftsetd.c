@@ -8,7 +8,7 @@
  *   add SET IFNAME [ADDR] [TIMEOUT_MS]   element IFNAME (or IFNAME . ADDR); an existing one is replaced
  *   range SET IFNAME CIDR [PROTO PORT[-END]]   interval element IFNAME . CIDR [. PROTO . PORTS] (a set of
  *                                        concatenated ranges: `flags interval`)
- *   jump MAP IFNAME CHAIN                map element IFNAME : jump CHAIN
+ *   jump MAP IFNAME CHAIN                map element IFNAME : jump CHAIN (one that jumps there already stays)
  *   del SET IFNAME [ADDR]                removes the element (absent is fine)
  *   flush SET IFNAME                     removes every element whose key starts with IFNAME
  */
@@ -104,13 +104,16 @@ static size_t key_of(const char *ifname, const char *addr, unsigned char *key) {
   return IFNAMSIZ + 4;
 }
 
-/* One element change in its own batch: add (with optional timeout or jump verdict) or delete. */
+/* One element change in its own batch: add (with optional timeout or jump verdict) or delete. An add with
+ * KEEP succeeds when the same element is there (same key and verdict), and fails with EEXIST only when its
+ * verdict differs. */
+#define KEEP 2
 static int element(int add, const char *set, const unsigned char *key, size_t klen, const unsigned char *key_end, uint64_t timeout_ms, const char *chain) {
   len = 0;
   struct nlmsghdr *b = msg(NFNL_MSG_BATCH_BEGIN, 0, NFNL_SUBSYS_NFTABLES);
   done(b);
   uint16_t type = add ? NFT_MSG_NEWSETELEM : (have_destroy ? NFT_MSG_DESTROYSETELEM : NFT_MSG_DELSETELEM);
-  struct nlmsghdr *h = msg((NFNL_SUBSYS_NFTABLES << 8) | type, NLM_F_ACK | (add ? NLM_F_CREATE | NLM_F_EXCL : 0), 0);
+  struct nlmsghdr *h = msg((NFNL_SUBSYS_NFTABLES << 8) | type, NLM_F_ACK | (add ? NLM_F_CREATE | (add == KEEP ? 0 : NLM_F_EXCL) : 0), 0);
   attr(NFTA_SET_ELEM_LIST_TABLE, table, strlen(table) + 1);
   attr(NFTA_SET_ELEM_LIST_SET, set, strlen(set) + 1);
   struct nlattr *list = nest(NFTA_SET_ELEM_LIST_ELEMENTS);
@@ -241,6 +244,10 @@ static int run(char *line) {
   if (strlen(argv[2]) >= IFNAMSIZ) return EINVAL;
   if (!strcmp(op, "jump") && argc == 4) {
     size_t kl = key_of(argv[2], NULL, key);
+    /* A box's policy is written again at every update and after every restart: an element that jumps to
+     * the same chain is left as it is, so the box has no moment without it (it would reach nothing). */
+    int err = element(KEEP, set, key, kl, NULL, 0, argv[3]);
+    if (err != EEXIST) return err;
     element(0, set, key, kl, NULL, 0, NULL);
     return element(1, set, key, kl, NULL, 0, argv[3]);
   }

@@ -38,8 +38,8 @@ export const TIERS = {
   sandbox: {
     dirs: ['test/runtime', 'test/pg', 'test/api'],
     apart: 4,
-    // Per-box bandwidth and connection bounds are host-wide (the last server started sets them), and the
-    // memory-pressure trigger reads the host's pressure: these two measure the host, so they have it alone.
+    // The bandwidth bound is measured as a rate, and the memory-pressure trigger reads the host's pressure:
+    // these two measure the host, so they have it alone.
     alone: ['test/api/network-bounds.test.js', 'test/api/evictions-pressure.test.js'],
   },
 };

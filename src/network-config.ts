@@ -102,9 +102,14 @@ export function loadNetworkConfig(env: NodeJS.ProcessEnv, int: (name: string, de
   };
 }
 
-/** The runtime driver's egress settings from the network config (bandwidth in bytes per second), its boxes' DNS included. */
-export function egressSettings(n: NetworkConfig): EgressConfig {
+/**
+ * The runtime driver's egress settings from the network config (bandwidth in bytes per second), its boxes' DNS
+ * included, for the node `node` (DEVBOXD_NODE_NAME): its bounds hold its own boxes, whatever other nodes of the
+ * host set.
+ */
+export function egressSettings(n: NetworkConfig, node: string): EgressConfig {
   return {
+    node,
     subnet: n.boxSubnet,
     deny: n.egressDeny,
     openInterfaces: n.egressOpenInterfaces,

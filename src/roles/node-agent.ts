@@ -23,7 +23,7 @@ export function runtimeOptions(config: Config, logger: Logger): RuntimeOptions {
     logger: logger.child({ component: 'runtime' }),
     maxCommandsPerBox: config.maxExecutionsPerDevbox,
     maxCommands: config.maxExecutions,
-    egress: config.network.enabled ? egressSettings(config.network) : undefined,
+    egress: config.network.enabled ? egressSettings(config.network, config.nodeName) : undefined,
     registry: {
       defaultRegistry: config.registry.defaultRegistry,
       insecure: config.registry.insecure,

@@ -1,8 +1,9 @@
 /**
  * The per-box bounds of issue 13 through the official SDK: a box downloads at most DEVBOXD_BOX_BANDWIDTH_MBIT
  * from the outside world the test builds (test/helpers/outside-world.ts) and holds at most
- * DEVBOXD_BOX_MAX_CONNECTIONS connections. The bounds are host-wide (the last server started sets them) and a
- * rate is measured, so the test runner gives this file the host alone (scripts/test.mjs, `alone`).
+ * DEVBOXD_BOX_MAX_CONNECTIONS connections. The bounds are its node's own (network-nodes.test.ts: the server has
+ * a node name no other test's server has); a rate is measured, so the test runner gives this file the host
+ * alone (scripts/test.mjs, `alone`).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -22,6 +23,7 @@ before(async () => {
   world = await startOutsideWorld();
   server = await startTestServer({
     DEVBOXD_DNS_UPSTREAM: world.dnsUpstream,
+    DEVBOXD_NODE_NAME: 'network-bounds',
     DEVBOXD_EGRESS_OPEN_INTERFACES: OUTSIDE_IF,
     DEVBOXD_DEFAULT_EGRESS: 'allow',
     DEVBOXD_BOX_BANDWIDTH_MBIT: String(BANDWIDTH_MBIT),

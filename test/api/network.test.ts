@@ -4,7 +4,8 @@
  * TLS, everything else is refused by name and by address; the devboxd API, host services, the
  * never-reachable list and other boxes stay out of reach; policy updates reach running boxes; all of it
  * holds after a server restart. Traffic goes only to 127.0.0.1 and the test's own namespace. The per-box
- * bandwidth and connection bounds are host-wide, so they are shown apart (network-bounds.test.ts).
+ * bandwidth and connection bounds are shown apart (network-bounds.test.ts; each node's own:
+ * network-nodes.test.ts).
  */
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
@@ -239,8 +240,8 @@ describe('persistence', () => {
     const ifn = hostIfName(box);
     // The box's own elements (the bandwidth meters' entries expire by themselves within a minute).
     const table = () =>
-      ['known', 'all_out', 'pinned', 'cidrs', 'cidr_any', 'cidr_port']
-        .map((set) => execFileSync('nft', ['list', set === 'cidrs' ? 'map' : 'set', 'inet', 'devboxd', set]).toString())
+      ['nodes', 'all_out', 'pinned', 'cidrs', 'cidr_any', 'cidr_port']
+        .map((set) => execFileSync('nft', ['list', set === 'cidrs' || set === 'nodes' ? 'map' : 'set', 'inet', 'devboxd', set]).toString())
         .join('');
     assert.ok(table().includes(`"${ifn}"`), 'the running box has its elements');
     await api.devboxes.shutdown(box);

@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { Egress } from '../../src/runtime/linux/egress.js';
 
 const log = { warn: console.error, info: () => undefined, error: console.error, debug: () => undefined } as never;
-const cfg = { subnet: '10.88.0.0/16', deny: [], bandwidthBytes: 1e8, maxConnections: 1024 };
+const cfg = { node: 'probe', subnet: '10.88.0.0/16', deny: [], bandwidthBytes: 1e8, maxConnections: 1024 };
 const chains = () =>
   (
     execFileSync('nft', ['list', 'chains', 'inet'])

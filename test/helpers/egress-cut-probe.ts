@@ -8,7 +8,7 @@ import { connect, createServer, type Socket } from 'node:net';
 import { Egress } from '../../src/runtime/linux/egress.js';
 
 const log = { warn: console.error, info: () => undefined, error: console.error, debug: () => undefined } as never;
-const e = new Egress({ subnet: '10.88.0.0/16', deny: [], bandwidthBytes: 1e8, maxConnections: 1024 }, log);
+const e = new Egress({ node: 'probe', subnet: '10.88.0.0/16', deny: [], bandwidthBytes: 1e8, maxConnections: 1024 }, log);
 const box = e.link('box1', 1).boxAddress;
 execFileSync('ip', ['addr', 'add', `${box}/32`, 'dev', 'lo']);
 const tracked = () =>

@@ -9,7 +9,7 @@ import { createSocket } from 'node:dgram';
 import { Egress } from '../../src/runtime/linux/egress.js';
 
 const log = { warn: console.error, info: () => undefined, error: console.error, debug: () => undefined } as never;
-const e = new Egress({ subnet: '10.88.0.0/16', deny: [], bandwidthBytes: 1e8, maxConnections: 1024 }, log);
+const e = new Egress({ node: 'probe', subnet: '10.88.0.0/16', deny: [], bandwidthBytes: 1e8, maxConnections: 1024 }, log);
 const ip = (...args: string[]) => execFileSync('ip', args);
 const l1 = e.link('box1', 1);
 const l2 = e.link('box2', 2);

@@ -11,7 +11,15 @@ const log = { warn: console.error, info: () => undefined, error: console.error, 
 // 198.18.200.0/22 starts where lan2's network does (the kernel keeps out an element that meets one already in
 // the set); 192.168.0.0/16 is the private range the operator opened.
 const e = new Egress(
-  { subnet: '10.88.0.0/16', deny: ['198.18.200.0/22'], openInterfaces: ['open0'], privateAllow: ['192.168.0.0/16'], bandwidthBytes: 1e8, maxConnections: 1024 },
+  {
+    node: 'probe',
+    subnet: '10.88.0.0/16',
+    deny: ['198.18.200.0/22'],
+    openInterfaces: ['open0'],
+    privateAllow: ['192.168.0.0/16'],
+    bandwidthBytes: 1e8,
+    maxConnections: 1024,
+  },
   log,
 );
 const list = (set: string) => execFileSync('nft', ['list', 'set', 'inet', 'devboxd', set]).toString().replace(/\s+/g, ' ');

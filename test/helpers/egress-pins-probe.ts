@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { Egress, MAX_PINS_PER_BOX } from '../../src/runtime/linux/egress.js';
 
 const log = { warn: () => undefined, info: () => undefined, error: () => undefined, debug: () => undefined } as never;
-const e = new Egress({ subnet: '10.88.0.0/16', deny: [], bandwidthBytes: 1e8, maxConnections: 1024 }, log);
+const e = new Egress({ node: 'probe', subnet: '10.88.0.0/16', deny: [], bandwidthBytes: 1e8, maxConnections: 1024 }, log);
 const listed = () => execFileSync('nft', ['list', 'set', 'inet', 'devboxd', 'pinned']).toString();
 const count = () => (listed().match(/"dbx[0-9a-f]+" \. /g) ?? []).length;
 const addr = (i: number) => `203.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`;
@@ -28,7 +28,7 @@ out.overCap = await e.pin('box1', [addr(MAX_PINS_PER_BOX + 1)], 300).then(
 );
 out.afterOverCap = count();
 // A restarted server (a new Egress, counting from zero) pins 1000 more: 5096 of box1's in the set.
-const next = new Egress({ subnet: '10.88.0.0/16', deny: [], bandwidthBytes: 1e8, maxConnections: 1024 }, log);
+const next = new Egress({ node: 'probe', subnet: '10.88.0.0/16', deny: [], bandwidthBytes: 1e8, maxConnections: 1024 }, log);
 for (let i = 0; i < 1000; i += 250)
   await next.pin(
     'box1',

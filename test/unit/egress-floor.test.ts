@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { test } from 'node:test';
+import { hostIfName } from '../../src/runtime/linux/egress.js';
 import { nodeScript } from '../helpers/paths.js';
 
 test('the floor holds every host interface network (re-read at each boot), metadata ranges, and not the open interfaces', () => {
@@ -29,14 +30,44 @@ test('the floor holds every host interface network (re-read at each boot), metad
   assert.doesNotMatch(r.afterUpdate.all, /dbx/);
 });
 
-test("two servers of one host: the one started later with another deny list leaves the first one's boxes their floor", () => {
+test("two nodes of one host, over an older devboxd's table: each one's floor and bounds hold its own boxes, through the other's restarts", () => {
   const probe = nodeScript(import.meta.url, '../helpers/egress-two-servers-probe.ts').join(' ');
   const out = execFileSync('unshare', ['-n', 'sh', '-c', `ip link set lo up && exec node ${probe}`], { encoding: 'utf8', timeout: 60_000 });
-  const r = JSON.parse(out.trim().split('\n').pop()!) as { neverBox: string; never4: string };
-  // The first server's box keeps its deny entry; the second server's box does not get it.
-  const entries = [...r.neverBox.matchAll(/"(dbx[0-9a-f]+)" \. ([0-9./]+)/g)].map((m) => `${m[1]} ${m[2]}`);
+  const r = JSON.parse(out.trim().split('\n').pop()!) as Probe;
+  // The older table (shared bounds, `known` boxes) is made anew in this layout.
+  assert.equal(r.upgraded.known, null);
+  assert.ok(r.upgraded.sets.includes('never_box') && r.upgraded.sets.includes(r.names.a.sets.conns), r.upgraded.sets.join(' '));
+  // The first node's box keeps its deny entry; the second node's box does not get it.
+  const entries = [...r.both.neverBox.matchAll(/"(dbx[0-9a-f]+)" \. ([0-9./]+)/g)].map((m) => `${m[1]} ${m[2]}`);
   const owners = new Set(entries.filter((e) => e.endsWith(' 198.51.100.7')).map((e) => e.split(' ')[0]));
-  assert.equal(owners.size, 1, `one box has the deny entry: ${r.neverBox}`);
-  // Both servers' box subnets are out of every box's reach.
-  for (const cidr of ['10.88.0.0/16', '10.90.0.0/16']) assert.ok(r.never4.includes(cidr), `${cidr}: ${r.never4}`);
+  assert.deepEqual([...owners], [hostIfName('box1')], `the first node's box has the deny entry: ${r.both.neverBox}`);
+  // Both nodes' box subnets are out of every box's reach.
+  for (const cidr of ['10.88.0.0/16', '10.90.0.0/16']) assert.ok(r.both.never4.includes(cidr), `${cidr}: ${r.both.never4}`);
+  // Each box jumps to its own node's chain, which holds that node's bounds: the one started later set
+  // nothing for the first one's box.
+  assert.match(r.both.nodes, new RegExp(`"${hostIfName('box1')}" : jump ${r.names.a.chain}\\b`));
+  assert.match(r.both.nodes, new RegExp(`"${hostIfName('box2')}" : jump ${r.names.b.chain}\\b`));
+  assert.match(r.both.a, /ct count over 24 /);
+  assert.match(r.both.a, /limit rate over 1000000 bytes\/second/);
+  assert.match(r.both.b, /ct count over 40 /);
+  assert.match(r.both.b, /limit rate over 2000000 bytes\/second/);
+  // The second node restarted with another bound: its chain has it (counted in a new set, the old one gone),
+  // the first node's chain and sets are as they were.
+  assert.equal(r.afterB.a, r.both.a);
+  assert.match(r.afterB.b, /ct count over 56 /);
+  assert.ok(!r.afterB.sets.includes(r.names.b.sets.conns) && r.afterB.sets.includes(r.names.b2.sets.conns), r.afterB.sets.join(' '));
+  assert.equal(r.afterB.nodes, r.both.nodes);
+  for (const s of Object.values(r.names.a.sets)) assert.ok(r.afterB.sets.includes(s), `${s}: ${r.afterB.sets.join(' ')}`);
+  // The first node restarted with the same bounds: both nodes' chains and sets stay as they were.
+  assert.equal(r.afterA.a, r.both.a);
+  assert.equal(r.afterA.b, r.afterB.b);
+  assert.deepEqual(r.afterA.sets, r.afterB.sets);
 });
+
+interface Probe {
+  upgraded: { sets: string[]; known: string | null };
+  both: Record<'a' | 'b' | 'nodes' | 'neverBox' | 'never4', string>;
+  afterB: { a: string; b: string; nodes: string; sets: string[] };
+  afterA: { a: string; b: string; sets: string[] };
+  names: Record<'a' | 'b' | 'b2', { chain: string; sets: Record<'conns' | 'bwIn' | 'bwOut', string> }>;
+}

@@ -2,17 +2,19 @@
  * Egress of boxes: the host's nftables table `inet devboxd` and each box's part of it.
  *
  * Every box has a veth to the host (native/boxnet.c): a /31 of DEVBOXD_BOX_SUBNET chosen by the box's host
- * id-range slot, so addresses are unique host-wide like the ranges. The table's chains are fixed; what is
- * per box lives in set elements keyed by its host interface, changed over netlink by native/nftsetd (the
- * `nft` tool reads every element on the host before each change): `known` (without it the box reaches
- * nothing), `all_out` (allow_all), `cidr_any` and `cidr_port` (its CIDR rules, egress-cidrs.ts; in `cidrs`
- * a jump to a chain of its own for port rules that overlap), `pinned` (interface . address, with a
- * timeout: what its DNS answered for allowed names).
- * Before any of them come the box's bandwidth and connection bounds and the floor nothing opens (the host,
- * link-local and metadata addresses, the box subnet, DEVBOXD_EGRESS_DENY, and the private ranges but the parts
- * DEVBOXD_EGRESS_PRIVATE_ALLOW opens); those parts open only to a CIDR of the box's policy (a hostname
- * resolving there, or allow_all, does not). Nothing from a box reaches the host itself but its DNS forwarder
- * (udp/tcp 53 on its host end), nothing reaches another box, and nothing outside opens a connection into one.
+ * id-range slot, so addresses are unique host-wide like the ranges. The table's shared chains are fixed and
+ * the same from every node of the host; each node has chains of its own for its bounds (egress-node.ts).
+ * What is per box lives in set elements keyed by its host interface, changed over netlink by native/nftsetd
+ * (the `nft` tool reads every element on the host before each change): `nodes` (a jump to its node's chain;
+ * without it the box reaches nothing), `all_out` (allow_all), `cidr_any` and `cidr_port` (its CIDR rules,
+ * egress-cidrs.ts; in `cidrs` a jump to a chain of its own for port rules that overlap), `pinned`
+ * (interface . address, with a timeout: what its DNS answered for allowed names).
+ * Before any of them come the floor nothing opens (the host, link-local and metadata addresses, every node's
+ * box subnet; then per box DEVBOXD_EGRESS_DENY and the private ranges but the parts DEVBOXD_EGRESS_PRIVATE_ALLOW
+ * opens) and its node's bandwidth and connection bounds; the private parts a node opens open only to a CIDR
+ * of the box's policy (a hostname resolving there, or allow_all, does not). Nothing from a box reaches the
+ * host itself but its DNS forwarder (udp/tcp 53 on its host end), nothing reaches another box, and nothing
+ * outside opens a connection into one.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -24,7 +26,8 @@ import { NftShell } from './nft.js';
 import { NftSetDaemon } from './nftset.js';
 import { planCidrs } from './egress-cidrs.js';
 import { hostNetworks } from './egress-floor.js';
-import { baseObjects, baseRules, cidrRules, TABLE, type EgressConfig } from './egress-table.js';
+import { nodeChains, nodeRules, type NodeChains } from './egress-node.js';
+import { baseObjects, baseRules, cidrRules, NODES_MAP, TABLE, type EgressConfig } from './egress-table.js';
 import type { RuntimeLogger } from './logger.js';
 
 export { TABLE, type EgressConfig } from './egress-table.js';
@@ -72,6 +75,8 @@ export class Egress {
   private readonly closedPrivate: string[];
   /** The boxes' DNS, pinning into their sets; it goes with a box's link (`release`). */
   readonly dns: BoxDns | undefined;
+  /** This node's chains, which its boxes' `nodes` elements jump to. */
+  private readonly node: NodeChains;
 
   constructor(
     private readonly cfg: EgressConfig,
@@ -81,6 +86,7 @@ export class Egress {
     if (!net || net.prefix > 16) throw new Error(`DEVBOXD_BOX_SUBNET ${cfg.subnet} is not an IPv4 network of /16 or larger`);
     this.base = net.base;
     this.closedPrivate = closedPrivate(cfg.privateAllow ?? []);
+    this.node = nodeChains(cfg);
     this.nft = new NftShell(TABLE, log);
     this.sets = new NftSetDaemon('devboxd', log);
     this.dns = cfg.dnsUpstream && new BoxDns({ upstream: cfg.dnsUpstream, pin: (id, a, ttl) => this.pin(id, a, ttl), log });
@@ -93,28 +99,39 @@ export class Egress {
     return { hostIf: hostIfName(id), hostAddress: ip4(host), boxAddress: ip4(host + 1) };
   }
 
-  /** Installs the table when missing (another devboxd of the host may have) and refreshes its address sets. */
+  /**
+   * Installs the table when missing (another node of the host may have), writes its shared rules and this
+   * node's chains anew, and refreshes its address sets.
+   */
   prepare(): Promise<void> {
     this.installed ??= (async () => {
       await this.nft.run([`add table ${TABLE}`]);
-      // The chains are made once per host (boxes of every devboxd there share them); `never_box` marks this
-      // layout (a table from before it is made anew: its host-wide floor held one server's deny list).
-      const exists = await this.nft.run([`list set ${TABLE} never_box`]).then(
-        () => true,
-        () => false,
-      );
-      if (!exists) await this.nft.run([`delete table ${TABLE}`, `add table ${TABLE}`, ...baseObjects()]);
-      // The rules are written anew at every start, in one transaction (the sets, boxes' elements included,
-      // stay): the bounds are this server's, and a newer devboxd's rules replace an older one's.
-      await this.nft.run(baseRules(this.cfg));
+      // The shared objects are made once per host; the `nodes` map marks this layout. A table without it is
+      // an older devboxd's (its shared chains held the last server's bounds) and is made anew, boxes'
+      // elements with it (each node writes its boxes' again as it adopts them; an older server's boxes reach
+      // nothing until it runs this version). `create` fails when the map is there: of two nodes starting at
+      // once, one makes the table and the other keeps what it made.
+      await this.nft.run([`create map ${NODES_MAP}`, `delete table ${TABLE}`, `add table ${TABLE}`, ...baseObjects()]).catch((err: Error) => {
+        if (!/File exists/.test(err.message)) throw err;
+      });
+      // One transaction: the shared rules (the same from every node) and this node's own chains, while the
+      // sets, boxes' elements included, stay. Another node's chains are not touched, so its boxes keep their
+      // bounds through this node's start.
+      const sets = (await run('nft', ['list', 'sets', 'inet'])).stdout;
+      const ours = sets.split(/^table /m).find((t) => t.startsWith(`${TABLE} {`)) ?? '';
       await this.nft.run([
-        // Host-wide, and only ever added to: every server's boxes share this part of the floor (and each
-        // server's box subnet is out of every box's reach). What differs per server is in never_box.
+        ...baseRules(),
+        // Host-wide, and only ever added to: every node's boxes share this part of the floor (and each
+        // node's box subnet is out of every box's reach). What differs per node is in never_box.
         `add element ${TABLE} never4 { ${[...BOX_FLOOR, this.cfg.subnet].join(', ')} }`,
         // Whole: what the floor leaves open of them (DEVBOXD_EGRESS_PRIVATE_ALLOW) still needs a policy's CIDR.
         `flush set ${TABLE} private4`,
         `add element ${TABLE} private4 { ${PRIVATE_RANGES.join(', ')} }`,
         `add element ${TABLE} boxnet4 { ${this.cfg.subnet} }`,
+        ...nodeRules(
+          this.cfg,
+          [...ours.matchAll(/^\s*set (\S+) \{/gm)].map((m) => m[1]!),
+        ),
       ]);
       await this.adoptChains();
       // Forwarding is what carries a box's packets out; the table above decides which.
@@ -191,7 +208,7 @@ export class Egress {
       ...(plan.overlap ? [] : [...plan.any.map((c) => `range cidr_any ${ifn} ${c}`), ...plan.ports.map((c) => `range cidr_port ${ifn} ${c}`)]),
       rules.allowAll ? `add all_out ${ifn}` : `del all_out ${ifn}`,
       plan.overlap ? `jump cidrs ${ifn} ${chain}` : `del cidrs ${ifn}`,
-      `add known ${ifn}`,
+      `jump nodes ${ifn} ${this.node.chain}`,
     ]);
     if (!fresh && !rules.allowAll && boxAddress) await this.cut(id, boxAddress);
     // A chain left by an earlier policy (unreferenced now).
@@ -265,7 +282,7 @@ const openings = (ifn: string): string[] => [
 ];
 
 /** nftsetd commands that remove every element of a box's interface (the floor last). */
-const dropElements = (ifn: string): string[] => [`del known ${ifn}`, ...openings(ifn), `flush never_box ${ifn}`];
+const dropElements = (ifn: string): string[] => [`del nodes ${ifn}`, ...openings(ifn), `flush never_box ${ifn}`];
 
 /** Names in the table: 12 hex digits of the id's digest, like the interface. */
 const chainKey = (id: string): string => hostIfName(id).slice(3);

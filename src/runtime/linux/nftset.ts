@@ -1,6 +1,6 @@
 /**
  * native/nftsetd, the element changes of the egress table's sets over netlink: what changes per box (its
- * interface in `known`, `all_out`, `cidrs`; the addresses its DNS answers pin) changes without the `nft`
+ * interface in `nodes`, `all_out`, `cidrs`; the addresses its DNS answers pin) changes without the `nft`
  * tool, which reads every set element on the host before each change. One command per line, one answer per
  * command, in order; a daemon that dies is started again at the next command.
  */

@@ -19,13 +19,19 @@ import { ConfigError } from '../platform/config-error.js';
 import { lookupUser, prepareLayout, VIEW } from './layout.js';
 
 /** Binds the API server's view, then drops to its user; runs as root in the new mount namespace. */
-const API_LAUNCH = `set -e
+const API_LAUNCH = String.raw`set -e
 view=$1 app=$2 data=$3 uid=$4 gid=$5; shift 5
 mount -t tmpfs -o mode=0755,size=64k,nosuid,nodev devboxd-view "$view"
 mkdir "$view/app" "$view/data"
 mount --bind "$app" "$view/app"
 mount -o remount,bind,ro,nosuid,nodev "$view/app"
 mount --bind "$data" "$view/data"
+# The namespace began as a copy of the host's mounts: the boxes' disks and layers (loop devices) of every
+# server on the host among them. Copies left here would hold those filesystems busy after the agent unmounts
+# them (their loop devices could not be detached, their data dirs not removed): they go, but for this
+# server's own (a data dir on a loop device is bound above).
+sed -n 's/^[^ ]* [^ ]* [^ ]* [^ ]* \([^ ]*\) .* - [^ ]* \/dev\/loop[0-9]* .*/\1/p' /proc/self/mountinfo | grep -v "^$view/" | sort -r |
+  while read -r m; do umount -l "$(printf '%b' "$m")" 2>/dev/null || true; done
 cd "$view/data"
 exec setpriv --reuid="$uid" --regid="$gid" --clear-groups --no-new-privs --inh-caps=-all --ambient-caps=-all --bounding-set=-all --pdeathsig=SIGKILL -- "$@"`;
 

@@ -91,10 +91,20 @@ describe('roles on one host', { timeout: 120_000 }, () => {
     await api.devboxes.shutdown(box.id);
   });
 
-  test('killing the supervisor takes both processes with it (nothing keeps the port)', async () => {
+  test('killing the supervisor takes both processes with it; the new API server holds no box disk busy', async () => {
+    const api = server.client();
+    const box = await api.devboxes.createAndAwaitRunning({});
     const before = childrenOf(server.pid());
     await server.restart();
     for (const pid of before) assert.equal(fs.existsSync(`/proc/${pid}`) && !statusOf(pid).State?.startsWith('Z'), false, `pid ${pid} outlived its supervisor`);
-    assert.notEqual(listener(), 0);
+    // Its namespace began as a copy of the host's mounts, the running box's disk among them: dropped, so the
+    // agent can release that disk when the box ends.
+    const loops = fs
+      .readFileSync(`/proc/${listener()}/mountinfo`, 'utf8')
+      .split('\n')
+      .filter((l) => / - \S+ \/dev\/loop\d+ /.test(l) && !l.split(' ')[4]!.startsWith('/run/devboxd/view/'));
+    assert.deepEqual(loops, []);
+    assert.equal((await server.client().devboxes.executeSync(box.id, { command: 'echo adopted' })).stdout, 'adopted\n');
+    await server.client().devboxes.shutdown(box.id);
   });
 });

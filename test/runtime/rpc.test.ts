@@ -4,10 +4,12 @@
  * terminals held across a lost call, and an agent that restarts under live sandboxes.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import * as grpc from '@grpc/grpc-js';
 import { type BoxProcess, type RuntimeDriver, type Sandbox, SandboxError, type SandboxSpec } from '../../src/runtime/driver.js';
 import { createRuntime } from '../../src/runtime/index.js';
 import { NodeAgent } from '../../src/runtime/rpc/agent.js';
@@ -43,6 +45,55 @@ function spec(id: string): SandboxSpec {
   };
 }
 
+/** A CA, a server pair for 127.0.0.1 and a client pair, made with openssl. */
+function tlsFiles(dir: string) {
+  const f = (n: string) => join(dir, n);
+  const ssl = (...args: string[]) => execFileSync('openssl', args, { stdio: 'ignore' });
+  ssl(
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-keyout',
+    f('ca.key'),
+    '-out',
+    f('ca.crt'),
+    '-subj',
+    '/CN=test-ca',
+    '-days',
+    '1',
+  );
+  for (const [name, ext] of [
+    ['server', 'subjectAltName=IP:127.0.0.1'],
+    ['client', 'extendedKeyUsage=clientAuth'],
+  ] as const) {
+    ssl('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', f(`${name}.key`), '-out', f(`${name}.csr`), '-subj', `/CN=${name}`);
+    writeFileSync(f(`${name}.ext`), `${ext}\n`);
+    ssl(
+      'x509',
+      '-req',
+      '-in',
+      f(`${name}.csr`),
+      '-CA',
+      f('ca.crt'),
+      '-CAkey',
+      f('ca.key'),
+      '-CAcreateserial',
+      '-out',
+      f(`${name}.crt`),
+      '-days',
+      '1',
+      '-extfile',
+      f(`${name}.ext`),
+    );
+  }
+  const read = (n: string) => readFileSync(f(n));
+  return { ca: read('ca.crt'), serverCert: read('server.crt'), serverKey: read('server.key'), clientCert: read('client.crt'), clientKey: read('client.key') };
+}
+
 async function output(p: BoxProcess): Promise<{ out: string; err: string; code: number | null }> {
   let out = '';
   let err = '';
@@ -73,6 +124,23 @@ describe('node agent RPC', { timeout: 240_000 }, () => {
     await agent?.close();
     await local?.close?.();
     rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('between hosts: TLS with client certificates, and nothing in the clear', async () => {
+    const pki = tlsFiles(dataDir);
+    const tcp = new NodeAgent({ driver: local, node: 'n1', token: TOKEN, log: quiet });
+    const port = await tcp.listen('127.0.0.1:0', grpc.ServerCredentials.createSsl(pki.ca, [{ cert_chain: pki.serverCert, private_key: pki.serverKey }], true));
+    try {
+      const address = `https://127.0.0.1:${port}`;
+      const mutual = await RemoteRuntime.connect({ address, token: TOKEN, credentials: grpc.credentials.createSsl(pki.ca, pki.clientKey, pki.clientCert) });
+      assert.ok((await mutual.listSandboxes()).includes(BOX));
+      await mutual.close();
+      // Without a client certificate, or in the clear, the handshake fails before any call.
+      await assert.rejects(RemoteRuntime.connect({ address, token: TOKEN, credentials: grpc.credentials.createSsl(pki.ca), readyTimeoutMs: 3_000 }));
+      await assert.rejects(RemoteRuntime.connect({ address: `http://127.0.0.1:${port}`, token: TOKEN, readyTimeoutMs: 3_000 }));
+    } finally {
+      tcp.forceClose();
+    }
   });
 
   it('refuses a caller without the cluster token', async () => {

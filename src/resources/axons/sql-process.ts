@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -45,8 +45,9 @@ export const SCRIPT = 'sql-child.cjs';
 export const ADDON = 'better_sqlite3.node';
 
 /**
- * Run by `unshare -m -n` as root: $1 the axons directory, $2 the data directory, $3 the runtime directory,
- * then the command. The two directories are held open (fds 8 and 9; fd 3 may be the IPC channel) while /tmp
+ * Run by `unshare -m -n` as root (or in a user namespace of its own): $1 the axons directory, $2 the data
+ * directory, $3 the runtime directory, $4 `ids` (the command keeps the capabilities to change its ids, which
+ * it does itself) or `userns` (it keeps none), then the command. The two directories are held open (fds 8 and 9; fd 3 may be the IPC channel) while /tmp
  * is replaced, as the data directory may be under it. The runtime directory is bound as it is: a data
  * directory on a `noexec` mount stays so, and the addon cannot load (the start probe says so).
  */
@@ -62,7 +63,10 @@ mount --bind /proc/self/fd/8 ${CONFINED_RUNTIME}
 exec 8<&- 9<&-
 if [ -d "$data" ]; then mount -t tmpfs -o size=4k,mode=0700 tmpfs "$data"; fi
 cd ${CONFINED_DIR}
-exec setpriv --clear-groups --no-new-privs --inh-caps=-all --bounding-set=-all,+setuid,+setgid -- "$@"
+mode=$1; shift
+if [ "$mode" = ids ]; then exec setpriv --clear-groups --no-new-privs --inh-caps=-all --bounding-set=-all,+setuid,+setgid -- "$@"; fi
+# A user namespace's own: its groups cannot be set (setgroups is denied there), it has no other ids to take.
+exec setpriv --no-new-privs --inh-caps=-all --bounding-set=-all -- "$@"
 `;
 
 /**
@@ -72,14 +76,31 @@ exec setpriv --clear-groups --no-new-privs --inh-caps=-all --bounding-set=-all,+
  */
 export function spawnSqlProcess(dir: string, runtime: string, slot: number, heapMb: number): ChildProcess {
   const id = sqlIdentity(slot);
-  const from = id ? CONFINED_RUNTIME : runtime;
+  const walled = !id && ownNamespaces();
+  const from = id || walled ? CONFINED_RUNTIME : runtime;
   const node = [process.execPath, `--max-old-space-size=${heapMb}`, path.join(from, SCRIPT)];
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', DEVBOXD_SQLITE_ADDON: path.join(from, ADDON) };
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    DEVBOXD_SQL_IDS: id ? `${id.uid}:${id.gid}` : '',
+    DEVBOXD_SQLITE_ADDON: path.join(from, ADDON),
+  };
   const stdio: ['ignore', 'ignore', 'pipe', 'ipc'] = ['ignore', 'ignore', 'pipe', 'ipc'];
-  if (!id) return spawn(node[0]!, node.slice(1), { cwd: dir, env, stdio });
-  env.DEVBOXD_SQL_IDS = `${id.uid}:${id.gid}`;
-  const args = ['-m', '-n', '--propagation', 'private', 'sh', '-c', CONFINE, 'sh', dir, path.dirname(dir), runtime, ...node];
-  return spawn('unshare', args, { cwd: '/', env, stdio });
+  const confine = ['sh', '-c', CONFINE, 'sh', dir, path.dirname(dir), runtime, id ? 'ids' : 'userns', ...node];
+  if (id) return spawn('unshare', ['-m', '-n', '--propagation', 'private', ...confine], { cwd: '/', env, stdio });
+  // Without root (the API server of a split devboxd): the same walls from a user namespace of its own, and a
+  // PID namespace besides, so it sees (and can trace or signal) no process of the server's user; it dies
+  // with the unshare that forked it.
+  if (walled) return spawn('unshare', [...USERNS, '--kill-child=SIGKILL', ...confine], { cwd: '/', env, stdio });
+  return spawn(node[0]!, node.slice(1), { cwd: dir, env, stdio });
+}
+
+const USERNS = ['--user', '--map-root-user', '--mount', '--propagation', 'private', '--net', '--pid', '--fork', '--mount-proc'];
+let namespaces: boolean | undefined;
+
+/** Whether this (unprivileged) process may make the namespaces above: the kernel may forbid it. */
+export function ownNamespaces(): boolean {
+  namespaces ??= spawnSync('unshare', [...USERNS, 'true'], { stdio: 'ignore', timeout: 5_000 }).status === 0;
+  return namespaces;
 }
 
 /** The axons directory: root's, open to the SQL processes' group; set-group-id, so the journals the

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { ERRORS } from '../../platform/errors.js';
 import type { Logger } from '../../lib/logger.js';
 import { FairQueue } from './sql-fair-queue.js';
-import { confined, createSqlFile, prepareSqlDir, removeSqlFiles, spawnSqlProcess } from './sql-process.js';
+import { createSqlFile, prepareSqlDir, removeSqlFiles, spawnSqlProcess } from './sql-process.js';
 import { prepareSqlRuntime, probeSqlRuntime, sqlRuntimeDir } from './sql-runtime.js';
 import type { SqlJob, SqlJobReply, SqlStepOutcome } from './sql-types.js';
 
@@ -78,8 +78,8 @@ export class SqlRunner {
   }
 
   /**
-   * At start, not at the first query: the runtime directory is made current, and (as root) a probe with the
-   * processes' identity checks they can use it and the axons directory as their bind mounts show them. A problem is logged naming the path and the
+   * At start, not at the first query: the runtime directory is made current, and a probe with the processes'
+   * identity (their own as root, else this server's) checks they can use it and the axons directory as their bind mounts show them. A problem is logged naming the path and the
    * identity; the server runs on, and axon SQL answers 503 until it is fixed.
    */
   private checkStart(): void {
@@ -91,7 +91,6 @@ export class SqlRunner {
       this.log.error({ err, path: this.runtime }, `axon SQL processes cannot start: their runtime directory ${this.runtime} could not be prepared`);
       return;
     }
-    if (!confined()) return;
     const probed = performance.now();
     const { proc, problem } = probeSqlRuntime(this.dir, this.runtime);
     this.probe = proc;

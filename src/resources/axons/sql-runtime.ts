@@ -66,7 +66,9 @@ done < /proc/self/mountinfo
  * to the first problem, or null; `proc` is the probe (one sh, about 10 ms of CPU), killed on close.
  */
 export function probeSqlRuntime(dir: string, runtime: string): { proc: ChildProcess; problem: Promise<StartProblem | null> } {
-  const { uid, gid } = sqlIdentity(0)!;
+  // Confined processes take ids of their own; unconfined ones (an API server without root) run as this one.
+  const own = sqlIdentity(0);
+  const { uid, gid } = own ?? { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
   const host: Record<string, string> = {
     [`r:${SCRIPT}`]: path.join(runtime, SCRIPT),
     [`r:${ADDON}`]: path.join(runtime, ADDON),
@@ -79,7 +81,7 @@ export function probeSqlRuntime(dir: string, runtime: string): { proc: ChildProc
   try {
     // node sets the ids (and drops every supplementary group) between its fork and the exec of sh.
     const args = ['-c', PROBE, 'sh', `r:${SCRIPT}`, `r:${ADDON}`, 'w:'];
-    proc = spawn('/bin/sh', args, { cwd: '/', env: {}, uid, gid, stdio: ['ignore', 'pipe', 'pipe', ...fds] });
+    proc = spawn('/bin/sh', args, { cwd: '/', env: {}, ...(own ? { uid, gid } : {}), stdio: ['ignore', 'pipe', 'pipe', ...fds] });
   } finally {
     for (const fd of fds) fs.closeSync(fd);
   }

@@ -59,16 +59,22 @@ async function until(what: string, cond: () => boolean, ms = 3000): Promise<void
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** When each socket connected: the server's deadline runs from there, not from when a test starts reading. */
+const connectedAt = new WeakMap<net.Socket, number>();
+
 function connect(localAddress = '127.0.0.1'): Promise<net.Socket> {
   return new Promise((resolve, reject) => {
-    const s = net.connect({ port, host: '127.0.0.1', localAddress }, () => resolve(s));
+    const s = net.connect({ port, host: '127.0.0.1', localAddress }, () => {
+      connectedAt.set(s, Date.now());
+      resolve(s);
+    });
     s.on('error', reject);
   });
 }
 
-/** Everything the server sends until it closes the socket, and how long that took. */
+/** Everything the server sends until it closes the socket, and how long that took from its connection. */
 function drain(s: net.Socket): Promise<{ text: string; ms: number }> {
-  const t0 = Date.now();
+  const t0 = connectedAt.get(s) ?? Date.now();
   let text = '';
   s.on('data', (d) => (text += String(d)));
   s.on('error', () => undefined);

@@ -147,11 +147,10 @@ export class RemoteSandbox implements Sandbox {
         return;
       } catch (err) {
         if (this.destroyed) break;
-        if (isUnknownSandbox(err)) {
-          if (!(await this.readopt(this.spec).catch(() => true))) return;
-          continue;
-        }
-        await sleep(RETRY_MS);
+        // Gone from an agent that restarted: adopted again, or (not found) dead. Anything else is tried again.
+        const found = isUnknownSandbox(err) ? await this.readopt(this.spec).catch(() => undefined) : undefined;
+        if (found === false) return;
+        if (found === undefined) await sleep(RETRY_MS);
       }
     }
     // Destroyed: `died` is for deaths outside of destroy, so it never settles.

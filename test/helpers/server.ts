@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -148,7 +148,7 @@ export async function startTestServer(env: Record<string, string> = {}, opts: { 
       if (child.exitCode === null && child.signalCode === null) await shutdownAll(url).catch(() => undefined);
       child.kill('SIGTERM');
       await exited();
-      fs.rmSync(dataDir, { recursive: true, force: true });
+      removeDataDir(dataDir);
       if (!released) {
         released = true;
         if (onPostgres) await releaseDatabase();
@@ -156,6 +156,28 @@ export async function startTestServer(env: Record<string, string> = {}, opts: { 
       }
     },
   };
+}
+
+/**
+ * Removes a stopped server's data dir. A pool disk the agent was still attaching as it stopped can be left
+ * mounted (the next start of a server on the dir releases it); a test's dir is not started again, so such
+ * mounts are detached here first.
+ */
+function removeDataDir(dataDir: string): void {
+  try {
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EBUSY') throw err;
+    const mounts = fs
+      .readFileSync('/proc/self/mountinfo', 'utf8')
+      .split('\n')
+      .map((l) => l.split(' ')[4] ?? '')
+      .filter((m) => m.startsWith(`${dataDir}/`))
+      .sort()
+      .reverse();
+    for (const m of mounts) spawnSync('umount', ['-l', m]);
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
 }
 
 /** Shuts down every devbox of the admin account that is not over yet. */

@@ -172,7 +172,7 @@ export class LinuxDriver implements RuntimeDriver {
       // Half-made snapshots and half-deleted layers of an earlier run: never valid, removed in the background.
       // A suspend's moved disk is whole (it was unmounted first): it becomes its layer, so the box resumes.
       for (const name of readdirSync(this.paths.layers)) {
-        if (name.startsWith('.tmp-') || name.startsWith('.del-'))
+        if (name.startsWith('.tmp-') || name.startsWith('.del-') || name === '.stage')
           void rm(join(this.paths.layers, name), { recursive: true, force: true }).catch(() => undefined);
         else if (name.startsWith('.suspend-') && name.endsWith('.img'))
           renameSync(join(this.paths.layers, name), join(this.paths.layers, name.slice('.suspend-'.length)));

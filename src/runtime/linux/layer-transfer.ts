@@ -2,7 +2,8 @@
  * Moving a layer between nodes (RuntimeDriver.exportLayer / importLayer; the stream is layer-archive.ts).
  * An imported layer is a directory layer (`layers/<id>`) whatever it was where it was made: a disk layer
  * (`<id>.img`) arrives as the files of its writable layer. It appears only whole: unpacked under `.tmp-…`
- * (which a restart removes), then renamed.
+ * (which a restart removes), then renamed. An export mounts its tar's root on an empty directory of
+ * `.stage/` (which a restart empties).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
@@ -25,7 +26,9 @@ export class LayerTransfer {
 
   async export(layerId: string): Promise<Readable> {
     if (!isSafeId(layerId) || !(await this.exists(layerId))) throw new SandboxError('not_found', `layer ${layerId} does not exist`);
-    const stage = join(this.paths.layers, `.tmp-export-${layerId}-${randomBytes(4).toString('hex')}`);
+    // Where the confined tar's root is mounted while it reads (an empty directory here).
+    mkdirSync(join(this.paths.layers, '.stage'), { recursive: true, mode: 0o700 });
+    const stage = join(this.paths.layers, '.stage', `${layerId}-${randomBytes(4).toString('hex')}`);
     return packLayer(await this.dirOf(layerId), stage);
   }
 

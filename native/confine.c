@@ -100,7 +100,7 @@ run_tar(const char *dir, int readonly, const char *stage, char *const argv[], in
   die(1, "exec tar");
 }
 
-int confined_tar(const char *dir, const char *stage, int readonly, char *const argv[]) {
+pid_t confined_tar_start(const char *dir, const char *stage, int readonly, char *const argv[]) {
   if (mkdir(stage, 0700) != 0) die(1, "mkdir %s", stage);
   int ready[2], go[2];
   if (pipe2(ready, O_CLOEXEC) != 0 || pipe2(go, O_CLOEXEC) != 0) die(1, "pipe");
@@ -122,11 +122,19 @@ int confined_tar(const char *dir, const char *stage, int readonly, char *const a
   snprintf(path, sizeof path, "/proc/%d/gid_map", (int)pid);
   if (write_file(path, map) != 0) die(1, "gid_map");
   if (write(go[1], "g", 1) != 1) die(1, "start tar");
+  close(ready[0]);
+  close(go[1]);
+  return pid;
+}
+
+int confined_tar_wait(pid_t pid, const char *stage) {
   int status;
   while (waitpid(pid, &status, 0) < 0)
     if (errno != EINTR) die(1, "wait");
-  close(ready[0]);
-  close(go[1]);
   rmdir(stage);
   return status;
+}
+
+int confined_tar(const char *dir, const char *stage, int readonly, char *const argv[]) {
+  return confined_tar_wait(confined_tar_start(dir, stage, readonly, argv), stage);
 }

@@ -10,11 +10,13 @@
  *          xattrs, ACLs, hard links, the holes of sparse files, whiteouts as the 0/0 character devices they are.
  *          tar reads DIR read-only and confined (confine.c, root mounted on STAGE), so it sees the canonical
  *          owners as box ids and file capabilities as the box's own (a host-root reader would see neither).
- *        layertar unpack DIR MARKS
+ *        layertar unpack DIR MARKS MAX_BYTES MIN_FREE
  *          DIR: an empty directory. Unpacks a stream made by `pack`, a hostile one for all it knows, from stdin
- *          into DIR, confined (DIR.stage holds the mount root); then as host root, over a tree nothing runs in
- *          any more, never following a symlink: refuses a tree with a device other than a whiteout or an owner
- *          outside the box range, and marks opaque the directories the file MARKS lists (as `marks` prints).
+ *          into DIR, confined (DIR.stage holds the mount root), passing tar at most MAX_BYTES of it and failing
+ *          once DIR's filesystem has less than MIN_FREE bytes free; then as host root, over a tree nothing runs
+ *          in any more, never following a symlink: refuses a tree with a device other than a whiteout or an
+ *          owner outside the box range, and marks opaque the directories the file MARKS lists (as `marks`
+ *          prints).
  * exit: 0 done; 1 failed (stderr says why); 2 usage.
  */
 #define _GNU_SOURCE
@@ -28,7 +30,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
@@ -133,6 +137,54 @@ static void apply_marks(int root, const char *file) {
   free(buf);
 }
 
+/* Moves stdin (`in`) into tar's pipe, at most `max` bytes, checking the free room every 64 MiB; false when
+ * tar stopped reading first (its status then says why). */
+static int pump(int in, int out, int dir, unsigned long long max, unsigned long long min_free, pid_t tar) {
+  static char buf[1 << 16];
+  unsigned long long n = 0, check_at = 0;
+  int spliced = 1;
+  for (;;) {
+    ssize_t got = spliced ? splice(in, NULL, out, NULL, 1 << 20, SPLICE_F_MOVE) : read(in, buf, sizeof buf);
+    if (got < 0 && errno == EINVAL && spliced) {
+      spliced = 0; /* stdin is no pipe: copy */
+      continue;
+    }
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0 && errno == EPIPE) return 0;
+    if (got < 0) die(1, "read the archive");
+    if (got == 0) return 1;
+    for (ssize_t off = 0; !spliced && off < got;) {
+      ssize_t w = write(out, buf + off, (size_t)(got - off));
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0 && errno == EPIPE) return 0;
+      if (w < 0) die(1, "write to tar");
+      off += w;
+    }
+    n += (unsigned long long)got;
+    errno = 0;
+    if (n > max) {
+      kill(tar, SIGKILL);
+      die(1, "the archive unpacks to more than %llu bytes", max);
+    }
+    if (n < check_at) continue;
+    check_at = n + (64ULL << 20);
+    struct statvfs sv;
+    if (fstatvfs(dir, &sv) == 0 && (unsigned long long)sv.f_bavail * sv.f_frsize < min_free) {
+      kill(tar, SIGKILL);
+      errno = 0;
+      die(1, "the data dir has too little room for the layer (it keeps %llu bytes free)", min_free);
+    }
+  }
+}
+
+static unsigned long long number(const char *s) {
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno || !*s || *end) die(2, "not a number: %s", s);
+  return v;
+}
+
 static int tar_failed(int status) {
   fprintf(stderr, "layertar: tar failed (%s %d)\n", WIFEXITED(status) ? "exit" : "signal",
           WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
@@ -145,7 +197,7 @@ int main(int argc, char **argv) {
   char dir[PATH_MAX];
   if (argc < 3 || !realpath(argv[2], dir)) {
     if (argc >= 3) die(1, "%s", argv[2]);
-    die(2, "usage: layertar marks DIR | pack DIR STAGE | unpack DIR MARKS");
+    die(2, "usage: layertar marks DIR | pack DIR STAGE | unpack DIR MARKS MAX_BYTES MIN_FREE");
   }
   if (strcmp(cmd, "marks") == 0 && argc == 3) {
     root_len = strlen(dir);
@@ -159,7 +211,8 @@ int main(int argc, char **argv) {
     int status = confined_tar(dir, argv[3], 1, tar);
     return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : tar_failed(status);
   }
-  if (strcmp(cmd, "unpack") != 0 || argc != 4) die(2, "usage: layertar marks DIR | pack DIR STAGE | unpack DIR MARKS");
+  if (strcmp(cmd, "unpack") != 0 || argc != 6) die(2, "usage: layertar marks DIR | pack DIR STAGE | unpack DIR MARKS MAX_BYTES MIN_FREE");
+  unsigned long long max = number(argv[4]), min_free = number(argv[5]);
   char stage[PATH_MAX];
   if ((size_t)snprintf(stage, sizeof stage, "%s.stage", dir) >= sizeof stage) die(2, "path too long");
   int root = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -170,8 +223,20 @@ int main(int argc, char **argv) {
   char *tar[] = {"tar", "-x", "-f", "-", "-C", "/x", "--numeric-owner", "--same-owner", "--same-permissions", "--xattrs",
                  "--xattrs-include=*", "--acls", "--ignore-zeros", "--delay-directory-restore", "--warning=no-timestamp",
                  "--warning=no-unknown-keyword", NULL};
-  int status = confined_tar(dir, stage, 0, tar);
+  /* tar reads a pipe this process fills (counting) from its own stdin; neither end of that leaks into tar. */
+  signal(SIGPIPE, SIG_IGN);
+  int in = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3), feed[2];
+  if (in < 0 || pipe2(feed, O_CLOEXEC) != 0 || dup2(feed[0], STDIN_FILENO) != STDIN_FILENO) die(1, "pipe");
+  close(feed[0]);
+  fcntl(feed[1], F_SETPIPE_SZ, 1 << 20);
+  pid_t pid = confined_tar_start(dir, stage, 0, tar);
+  int whole = pump(in, feed[1], root, max, min_free, pid);
+  close(feed[1]);
+  close(in);
+  int status = confined_tar_wait(pid, stage);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return tar_failed(status);
+  errno = 0;
+  if (!whole) die(1, "tar ended before the archive did");
   if (nftw(dir, check_entry, 32, FTW_PHYS | FTW_MOUNT) != 0) die(1, "walk %s", dir);
   apply_marks(root, argv[3]);
   if (syncfs(root) != 0) die(1, "syncfs");

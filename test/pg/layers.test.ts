@@ -23,7 +23,8 @@ const PREFIX = 'cluster';
 before(async () => {
   db = await sharedTestDatabase();
   s3 = await startTestS3();
-  const shared = { DEVBOXD_DATABASE_URL: db.url, ...s3.env(PREFIX) };
+  // Layers need no network: boxes with a loopback only leave the host's nftables alone.
+  const shared = { DEVBOXD_DATABASE_URL: db.url, DEVBOXD_NETWORK: 'off', ...s3.env(PREFIX) };
   // One after the other: the first start creates the default account both admin keys belong to.
   a = await startTestServer({ ...shared, DEVBOXD_NODE_NAME: 'node-a' });
   // node-b logs its fetches (a test counts them).

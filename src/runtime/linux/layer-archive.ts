@@ -14,13 +14,14 @@
  * - the trailer: an archive cut short or changed on the way never unpacks into a layer.
  *
  * Import treats the stream as hostile: tenant code wrote the files. The marks are checked (relative paths,
- * bounded); zstd runs as nobody; the tar is bounded in bytes (and the data dir keeps MIN_FREE free) and
- * unpacked by `layertar unpack`, confined to the new layer's directory, which refuses devices other than
- * whiteouts and marks only directories reached without following a symlink.
+ * bounded); zstd runs as nobody; `layertar unpack` bounds the tar in bytes (and keeps the data dir's free
+ * room), unpacks it confined to the new layer's directory, refuses devices other than whiteouts and marks
+ * only directories reached without following a symlink. Only the compressed bytes pass through this
+ * process, each way: the tar goes between tar and zstd by their own pipe.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, type Hash } from 'node:crypto';
-import { rm, statfs, writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { SandboxError } from '../driver.js';
@@ -99,11 +100,11 @@ export async function packLayer(dir: string, stage: string): Promise<Readable> {
     yield counted(head);
     if (marks.length) yield counted(marks);
     const tar = spawn(native.layertar, ['pack', dir, stage], { stdio: ['ignore', 'pipe', 'pipe'] });
-    const z = spawn('zstd', ['-1', '-T0', '-q', '-c'], { cwd: '/', stdio: ['pipe', 'pipe', 'pipe'], uid: NOBODY, gid: NOBODY });
+    // The tar goes from tar to zstd by their own pipe: only the compressed bytes pass through this process.
+    const z = spawn('zstd', ['-1', '-T0', '-q', '-c'], { cwd: '/', stdio: [tar.stdout!, 'pipe', 'pipe'], uid: NOBODY, gid: NOBODY });
+    tar.stdout!.destroy();
     const done = Promise.all([ended(tar, 'packing the layer failed').done, ended(z, 'compressing the layer failed').done]);
     done.catch(() => undefined);
-    tar.stdout!.pipe(z.stdin!);
-    z.stdin!.on('error', () => undefined); // zstd gone: its exit says why
     try {
       for await (const chunk of z.stdout as AsyncIterable<Buffer>) yield counted(chunk);
       await done;
@@ -179,16 +180,26 @@ function checkMarks(marks: Buffer): void {
 function trailerCheck(hash: Hash, before: number): Transform {
   let tail = Buffer.alloc(0);
   let n = before;
+  const pass = (b: Buffer, t: Transform) => {
+    if (!b.length) return;
+    hash.update(b);
+    n += b.length;
+    t.push(b);
+  };
   return new Transform({
     transform(chunk: Buffer, _enc, cb) {
-      const all = tail.length ? Buffer.concat([tail, chunk]) : chunk;
-      const pass = Math.max(0, all.length - TRAILER_BYTES);
-      tail = Buffer.from(all.subarray(pass));
-      if (pass === 0) return cb();
-      const out = all.subarray(0, pass);
-      hash.update(out);
-      n += out.length;
-      cb(null, out);
+      // The last TRAILER_BYTES seen are held back: they may be the trailer.
+      const all = chunk.length >= TRAILER_BYTES ? null : Buffer.concat([tail, chunk]);
+      if (all) {
+        const keep = Math.max(0, all.length - TRAILER_BYTES);
+        pass(all.subarray(0, keep), this);
+        tail = Buffer.from(all.subarray(keep));
+      } else {
+        pass(tail, this);
+        pass(chunk.subarray(0, chunk.length - TRAILER_BYTES), this);
+        tail = Buffer.from(chunk.subarray(chunk.length - TRAILER_BYTES));
+      }
+      cb();
     },
     flush(cb) {
       const ok =
@@ -201,33 +212,12 @@ function trailerCheck(hash: Hash, before: number): Transform {
   });
 }
 
-/** Counts the tar's bytes against the limit, and checks the data dir's free space every 64 MiB. */
-function bounded(limits: ImportLimits, dataDir: string): Transform {
-  let n = 0;
-  let checkAt = 0;
-  return new Transform({
-    transform(chunk: Buffer, _enc, cb) {
-      n += chunk.length;
-      if (n > limits.maxBytes) return cb(new SandboxError('failed', `the layer archive unpacks to more than ${limits.maxBytes} bytes`));
-      if (n < checkAt) return cb(null, chunk);
-      checkAt = n + 64 * 2 ** 20;
-      statfs(dataDir).then(
-        (fs) =>
-          fs.bavail * fs.bsize - chunk.length < limits.minFreeBytes
-            ? cb(new SandboxError('capacity', `the data dir has too little room for the layer (it keeps ${limits.minFreeBytes} bytes free)`))
-            : cb(null, chunk),
-        () => cb(null, chunk),
-      );
-    },
-  });
-}
-
 /**
  * Unpacks an archive `packLayer` made into `dir`, an empty directory (its siblings `<dir>.marks` and
  * `<dir>.stage` are made and removed). Rejects when the archive is damaged, too large or refused; `dir` is
  * then the caller's to remove, and is never a layer.
  */
-export async function unpackLayer(body: Readable, dir: string, limits: ImportLimits, dataDir: string): Promise<void> {
+export async function unpackLayer(body: Readable, dir: string, limits: ImportLimits): Promise<void> {
   const front = new Front(body, createHash('sha256'));
   const head = await front.take(HEAD.length + 4);
   if (!head.subarray(0, HEAD.length).equals(HEAD)) throw new SandboxError('failed', 'not a layer archive (or one of a later format)');
@@ -239,22 +229,22 @@ export async function unpackLayer(body: Readable, dir: string, limits: ImportLim
   await writeFile(marksFile, marks, { mode: 0o600 });
   const z = spawn('zstd', ['-d', '-c', '-q'], { cwd: '/', stdio: ['pipe', 'pipe', 'pipe'], uid: NOBODY, gid: NOBODY });
   const unzipped = ended(z, 'the layer archive is not valid zstd');
-  const child = spawn(native.layertar, ['unpack', dir, marksFile], { stdio: ['pipe', 'ignore', 'pipe'] });
+  // zstd's output goes straight to layertar, which bounds it: the tar never passes through this process.
+  const bounds = [String(limits.maxBytes), String(limits.minFreeBytes)];
+  const child = spawn(native.layertar, ['unpack', dir, marksFile, ...bounds], { stdio: [z.stdout!, 'ignore', 'pipe'] });
+  z.stdout!.destroy();
   const unpacked = ended(child, 'the layer archive was refused');
-  // Two pipelines around zstd: a failure anywhere kills both helpers, which ends every pipe between them.
   const feed = pipeline(front.rest(), trailerCheck(front.hash, front.n), z.stdin!);
-  const drain = pipeline(z.stdout!, bounded(limits, dataDir), child.stdin!);
   const stop = () => {
     z.kill('SIGKILL');
     child.kill('SIGKILL');
   };
   feed.catch(stop);
-  drain.catch(stop);
   try {
-    await Promise.all([feed, drain, unzipped.done, unpacked.done]);
+    await Promise.all([feed, unzipped.done, unpacked.done]);
   } catch (err) {
     stop();
-    await Promise.allSettled([feed, drain, unzipped.done, unpacked.done]);
+    await Promise.allSettled([feed, unzipped.done, unpacked.done]);
     if (err instanceof SandboxError) throw err;
     // A helper that gave up first (tar refusing an entry) broke the pipe: what it said is the reason.
     if (unpacked.said()) throw new SandboxError('failed', `the layer archive was refused: ${unpacked.said()}`);

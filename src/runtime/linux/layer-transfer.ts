@@ -46,7 +46,7 @@ export class LayerTransfer {
     const tmp = join(this.paths.layers, `.tmp-${layerId}-${randomBytes(4).toString('hex')}`);
     mkdirSync(tmp, { mode: 0o700 });
     try {
-      await unpackLayer(body, tmp, this.limits, this.paths.layers);
+      await unpackLayer(body, tmp, this.limits);
       try {
         await rename(tmp, this.paths.layer(layerId));
       } catch (err) {

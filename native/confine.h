@@ -7,8 +7,9 @@
 
 /* Runs /usr/bin/tar with `argv` confined, `dir` being /x in its root (read-only with `readonly`), and waits
  * for it. `stage` (made here, removed after) is where its root is mounted: a path that does not exist, on a
- * writable filesystem (a killed caller leaves it behind, empty). Its stdin and stdout are the caller's, which this process closes once tar has them (so the caller's
- * pipes end with tar). Returns tar's wait status; exits through die() when the confinement cannot be made. */
+ * writable filesystem (a killed caller leaves it behind, empty). Its stdin and stdout are the caller's, which
+ * this process closes once tar has them (so the caller's pipes end with tar). Returns tar's wait status;
+ * exits through die() when the confinement cannot be made. */
 int confined_tar(const char *dir, const char *stage, int readonly, char *const argv[]);
 
 /* confined_tar in two halves: start (tar has the caller's stdin and stdout, closed here) and wait. */

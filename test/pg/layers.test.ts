@@ -91,6 +91,28 @@ test('a disk snapshot taken on node-a boots on node-b, with all the box wrote', 
   assert.ok(!fs.existsSync(path.join(b.dataDir, 'layers', snap.id)), "node-b's copy went with it");
 });
 
+test('a layer whose blob was changed in the bucket is refused: the box fails saying so, node-b keeps nothing', async () => {
+  const source = await a.sdk().devbox.create();
+  boxes.push(source);
+  await sh(source, 'echo original > ~/f');
+  const snap = await source.snapshotDisk({ name: 'tampered' });
+  // Once its upload finished (an object shows only whole), its bytes are replaced.
+  while (!(await storedLayers()).includes(snap.id)) await new Promise((r) => setTimeout(r, 100));
+  const { PutObjectCommand } = await import('@aws-sdk/client-s3');
+  const Body = Buffer.from(`not the archive of ${snap.id}`);
+  await s3.client().send(new PutObjectCommand({ Bucket: s3.bucket, Key: `${PREFIX}/layers/${snap.id}`, Body }));
+  const api = b.client();
+  const created = await api.devboxes.create({ snapshot_id: snap.id });
+  let d = await api.devboxes.retrieve(created.id);
+  while (d.status === 'provisioning') {
+    await new Promise((r) => setTimeout(r, 200));
+    d = await api.devboxes.retrieve(created.id);
+  }
+  assert.equal(d.status, 'failure');
+  assert.match(d.state_transitions.at(-1)?.failure_reason ?? JSON.stringify(d), /not the one uploaded/);
+  assert.equal(fs.existsSync(path.join(b.dataDir, 'layers', snap.id)), false);
+});
+
 test('a blueprint built on node-a boots on node-b', async () => {
   const api = a.client({ maxRetries: 0 });
   const created = await api.blueprints.create({

@@ -3,6 +3,7 @@ import type { Module } from '../../host.js';
 import { blueprintsModule } from '../blueprints/index.js';
 import { devboxesModule, devboxSuspendRoutes } from '../devboxes/index.js';
 import { filesModule } from '../files/index.js';
+import { layersModule } from '../layers/index.js';
 import { snapshotLayersResolver, snapshotShutdownGuard } from './devbox-extensions.js';
 import { snapshotRoutes } from './routes/index.js';
 import { CAPTURE_JOB, SnapshotService } from './snapshot-service.js';
@@ -20,7 +21,7 @@ declare module '../../platform/module/contract.js' {
 /** Disk snapshots, suspend and resume (each a durable job), and the collection of layers nothing uses. */
 export const snapshotsModule: Module = {
   name: 'snapshots',
-  needs: [devboxesModule, filesModule, blueprintsModule],
+  needs: [devboxesModule, filesModule, blueprintsModule, layersModule],
   build({ host, use }) {
     const { store, runtime, node, jobs } = host;
     const devboxes = use('devboxes');
@@ -31,6 +32,7 @@ export const snapshotsModule: Module = {
       node,
       layersInUse: () => blueprints.store.layersInUse(),
       blueprintLayers: async (id) => (await blueprints.store.getById(id))?.layers ?? [],
+      blobs: use('layers'),
     });
     const guards: (() => void)[] = [];
     const suspend = new SuspendService(

@@ -9,6 +9,7 @@ import type { Duplex } from 'node:stream';
 import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { rename, rm, stat } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
+import type { Readable } from 'node:stream';
 import {
   isImageLayer,
   SandboxError,
@@ -25,6 +26,8 @@ import { DOCKER_HUB } from '../oci/reference.js';
 import { RegistryClient } from '../oci/registry.js';
 import { OutboundGuard, parseOutboundAllow } from '../../platform/outbound/index.js';
 import { ImageLayers, type LayerLimits } from './image-layers.js';
+import { DEFAULT_IMPORT_LIMITS, type ImportLimits } from './layer-archive.js';
+import { LayerTransfer } from './layer-transfer.js';
 import { BoxLinkDaemon } from './boxlink.js';
 import { BoxCgroup, detectLayout, prepareParents, type CgroupLayout } from './cgroups.js';
 import { ExecDaemon, execdSocketDir } from './execd.js';
@@ -59,6 +62,8 @@ export interface LinuxDriverOptions {
   egress?: EgressConfig;
   /** Where `pullImage` looks for images. */
   registry?: RegistryConfig;
+  /** Bounds of `importLayer` (default DEFAULT_IMPORT_LIMITS). */
+  layerImport?: ImportLimits;
 }
 
 export interface RegistryConfig {
@@ -111,6 +116,7 @@ export class LinuxDriver implements RuntimeDriver {
   private readonly egress: Egress | undefined;
   private readonly registry: RegistryClient;
   private readonly imageLayers: ImageLayers;
+  private readonly transfer: LayerTransfer;
   private readonly defaultRegistry: string;
 
   constructor(opts: LinuxDriverOptions) {
@@ -133,6 +139,12 @@ export class LinuxDriver implements RuntimeDriver {
     this.image = new BaseImage(opts.imageDir, opts.logger);
     this.disks = new DiskPool(this.paths.pool, this.paths.disks, opts.logger);
     this.imageLayers = new ImageLayers(this.paths, opts.logger, reg.limits);
+    this.transfer = new LayerTransfer(
+      this.paths,
+      opts.layerImport ?? DEFAULT_IMPORT_LIMITS,
+      (id) => this.layerExists(id),
+      (id) => this.lowerDir(id),
+    );
     this.boxLink = new BoxLinkDaemon(opts.logger);
     this.socketDir = execdSocketDir(this.paths.run, opts.dataDir);
     const socket = join(this.socketDir, `execd-${process.pid}-${driverSeq++}.sock`);
@@ -149,7 +161,7 @@ export class LinuxDriver implements RuntimeDriver {
 
   prepare(): Promise<void> {
     this.prepared ??= (async () => {
-      for (const bin of [native.boxinit, native.boxexec, native.boxlinkd, native.nftsetd, native.ociunpack]) {
+      for (const bin of [native.boxinit, native.boxexec, native.boxlinkd, native.nftsetd, native.ociunpack, native.layertar]) {
         if (!existsSync(bin)) throw new SandboxError('failed', `${bin} is missing: run scripts/setup.sh`);
       }
       // Tenant data and the image's setuid binaries (owned by box ids) are for root only: other host users
@@ -162,7 +174,7 @@ export class LinuxDriver implements RuntimeDriver {
       // Half-made snapshots and half-deleted layers of an earlier run: never valid, removed in the background.
       // A suspend's moved disk is whole (it was unmounted first): it becomes its layer, so the box resumes.
       for (const name of readdirSync(this.paths.layers)) {
-        if (name.startsWith('.tmp-') || name.startsWith('.del-'))
+        if (name.startsWith('.tmp-') || name.startsWith('.del-') || name === '.stage')
           void rm(join(this.paths.layers, name), { recursive: true, force: true }).catch(() => undefined);
         else if (name.startsWith('.suspend-') && name.endsWith('.img'))
           renameSync(join(this.paths.layers, name), join(this.paths.layers, name.slice('.suspend-'.length)));
@@ -492,6 +504,16 @@ export class LinuxDriver implements RuntimeDriver {
       throw err;
     }
     await rm(doomed, { recursive: true, force: true });
+  }
+
+  async exportLayer(layerId: string): Promise<Readable> {
+    await this.prepare();
+    return this.transfer.export(layerId);
+  }
+
+  async importLayer(layerId: string, body: Readable): Promise<void> {
+    await this.prepare();
+    return this.transfer.import(layerId, body);
   }
 
   async layerSize(layerId: string): Promise<number> {

@@ -11,6 +11,7 @@ import * as grpc from '@grpc/grpc-js';
 import type { DetachedProcess, EgressRules, RuntimeDriver, Sandbox, SandboxSpec, SpawnSpec } from '../driver.js';
 import { serveOpenPort, serveSpawn } from './agent-streams.js';
 import { hasToken, nodeService, PROTOCOL, toStatus, unknownSandbox } from './protocol.js';
+import { serveExport, serveImport } from './agent-layers.js';
 import { servePull } from './agent-pull.js';
 
 export interface NodeAgentOptions {
@@ -104,6 +105,17 @@ export class NodeAgent {
       Spawn: (call) => serveSpawn(call, (id) => this.sandbox(id), opts.log),
       PullImage: (call) => servePull(call, d),
       OpenPort: (call) => serveOpenPort(call, d),
+    };
+    handlers.ExportLayer = (call: grpc.ServerWritableStream<{ id: string }, unknown>) => {
+      if (!hasToken(call.metadata, opts.token)) return call.emit('error', { code: grpc.status.UNAUTHENTICATED, details: 'a cluster token is required' });
+      serveExport(call, d);
+    };
+    handlers.ImportLayer = (call: grpc.ServerReadableStream<Record<string, unknown>, unknown>, done: grpc.sendUnaryData<unknown>) => {
+      if (!hasToken(call.metadata, opts.token)) return done({ code: grpc.status.UNAUTHENTICATED, details: 'a cluster token is required' });
+      serveImport(call, d).then(
+        () => done(null, {}),
+        (err) => done(toStatus(err)),
+      );
     };
     for (const [name, fn] of Object.entries(streams)) {
       handlers[name] = (call: grpc.ServerDuplexStream<Record<string, unknown>, unknown>) => {

@@ -179,7 +179,10 @@ export class RemoteRuntime implements RuntimeDriver {
 
   importLayer(layerId: string, body: Readable): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      const call = this.channel.clientStream('ImportLayer', (err) => (err ? reject(err) : resolve()));
+      // A body that fails (its check against the recorded digest, a broken download) is the reason the import
+      // failed, not the cancelled call it leads to.
+      let failed: Error | undefined;
+      const call = this.channel.clientStream('ImportLayer', (err) => (failed || err ? reject(failed ?? err) : resolve()));
       call.write({ layer: layerId });
       body.on('data', (chunk: Buffer) => {
         if (!call.write({ data: chunk })) {
@@ -188,8 +191,11 @@ export class RemoteRuntime implements RuntimeDriver {
         }
       });
       body.once('end', () => call.end());
-      // A body that fails ends the call with an error: the agent leaves nothing under the id.
-      body.once('error', () => call.cancel());
+      // The agent leaves nothing under the id of an import cut short.
+      body.once('error', (err) => {
+        failed = err;
+        call.cancel();
+      });
     });
   }
 

@@ -3,7 +3,6 @@
  * cgroup) around an overlay root filesystem (snapshot layers over the Debian base image, a writable
  * layer per box), limited by cgroups, with a detached init (native/boxinit) that outlives the server.
  */
-import { spawn } from 'node:child_process';
 import { connect } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -31,6 +30,7 @@ import { LayerTransfer } from './layer-transfer.js';
 import { BoxLinkDaemon } from './boxlink.js';
 import { BoxCgroup, detectLayout, prepareParents, type CgroupLayout } from './cgroups.js';
 import { ExecDaemon, execdSocketDir } from './execd.js';
+import { startInit } from './init-start.js';
 import { attachLayer, detachDisk, isMountPoint, mountedLayers } from './disk.js';
 import { DiskPool, slotOf } from './diskpool.js';
 import { Egress, type BoxLink, type EgressConfig } from './egress.js';
@@ -87,7 +87,6 @@ const INTERNAL_COMMANDS = 64;
 export const MAX_COMMANDS_PER_BOX = 256;
 export const MAX_COMMANDS = 4096;
 
-const INIT_TIMEOUT_MS = 10_000;
 /** Numbers the exec daemons of the drivers in this process (tests make several). */
 let driverSeq = 0;
 
@@ -242,7 +241,7 @@ export class LinuxDriver implements RuntimeDriver {
       // Layers keep canonical owners on disk; the box sees each layer and its disk (which holds the
       // writable layer) through an idmapped mount in its own id range.
       const idmapped = [...lowers, dirname(upper)].flatMap((d) => ['-m', d]);
-      const pid = await this.startInit([
+      const pid = await startInit(this.execd, [
         '-r',
         root,
         '-d',
@@ -342,46 +341,6 @@ export class LinuxDriver implements RuntimeDriver {
       const pid = Number(/^execd-(\d+)-\d+\.sock$/.exec(name)?.[1]);
       if (pid && !pidExists(pid)) rmSync(join(this.socketDir, name), { force: true });
     }
-  }
-
-  /** Runs boxinit; resolves with the init's host pid once the box is ready for commands. */
-  private startInit(args: string[]): Promise<number> {
-    return new Promise((resolve, reject) => {
-      let out = '';
-      let err = '';
-      const done = (code: number | null, signal: string | null): void => {
-        const pid = Number.parseInt(out, 10);
-        if (code === 0 && pid > 0) resolve(pid);
-        else reject(new Error(err.trim() || `boxinit ended with ${code ?? signal}`));
-      };
-      if (this.execd?.alive) {
-        // Through the exec daemon: no fork of the server. boxinit starts in a session of its own.
-        const p = this.execd.exec(args, 'boxinit');
-        p.stdin.end();
-        p.stdout.on('data', (d: Buffer) => (out += d.toString()));
-        p.stderr.on('data', (d: Buffer) => (err += d.toString()));
-        const timer = setTimeout(() => p.signal('SIGKILL', false), INIT_TIMEOUT_MS);
-        const drained = new Promise((r) => p.stdout.on('end', r));
-        void Promise.all([p.exited, drained]).then(([e]) => {
-          clearTimeout(timer);
-          done(e.exitCode, e.signal);
-        });
-        return;
-      }
-      // Own session: the box must survive the server's exit and its terminal's signals.
-      const child = spawn(native.boxinit, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: {} });
-      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-      child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-      const timer = setTimeout(() => child.kill('SIGKILL'), INIT_TIMEOUT_MS);
-      child.on('error', (e) => {
-        clearTimeout(timer);
-        reject(e);
-      });
-      child.on('close', (code, signal) => {
-        clearTimeout(timer);
-        done(code, signal);
-      });
-    });
   }
 
   private context(cgroup: BoxCgroup) {

@@ -12,6 +12,7 @@ export function boxServicesExtensions(services: () => BoxServices): { bootStep: 
     bootStep: {
       name: 'box services link',
       quiet: true,
+      alongside: true,
       applies: () => true,
       async run({ devbox }) {
         await services().link(devbox.id);

@@ -64,6 +64,11 @@ export interface BootStep {
   name: string;
   /** Quick platform work (linking the box services) that does not by itself show the box as `initializing`. */
   quiet?: boolean;
+  /**
+   * Needs nothing of the other steps that say so, nor they of it: consecutive such steps run side by side (the
+   * box's network and its box-services link are each a round trip to the node agent).
+   */
+  alongside?: boolean;
   /** Whether the step has work for this box: a box with any work passes through `initializing`. */
   applies(ctx: BootContext): boolean;
   run(ctx: BootContext): Promise<void>;

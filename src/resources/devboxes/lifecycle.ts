@@ -157,13 +157,15 @@ export class Lifecycle {
     const steps = this.ext.bootSteps.filter((s) => s.applies(ctx));
     const initializing = steps.some((s) => !s.quiet);
     if (initializing && !resuming) await this.transition(d.id, ['provisioning'], 'initializing');
-    for (const step of steps) {
-      try {
-        await step.run(ctx);
-      } catch (err) {
-        await this.end(d.id, { status: 'failure', reason: 'execution_failed' }, (err as Error).message);
+    for (let i = 0; i < steps.length; ) {
+      let n = 1;
+      if (steps[i]!.alongside) while (steps[i + n]?.alongside) n++;
+      const failed = (await Promise.allSettled(steps.slice(i, i + n).map((s) => s.run(ctx)))).find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failed) {
+        await this.end(d.id, { status: 'failure', reason: 'execution_failed' }, (failed.reason as Error).message);
         return;
       }
+      i += n;
     }
     if (this.active.get(d.id)?.sandbox !== sandbox) return;
     // A box with nothing to initialize still records initializing, in the same write as running.

@@ -103,6 +103,7 @@ export function networkPolicyExtensions(deps: {
     bootStep: {
       name: 'network',
       quiet: true,
+      alongside: true,
       applies: () => true,
       run: (ctx) => attach(ctx.devbox.id),
     },

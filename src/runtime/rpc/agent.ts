@@ -39,8 +39,13 @@ export class NodeAgent {
       Create: async (r) => {
         const spec = JSON.parse(r.spec as string) as SandboxSpec;
         this.sandboxes.set(spec.id, await d.create(spec));
+        return { network: JSON.stringify(await d.network(spec.id)) };
       },
-      Adopt: async (r) => ({ found: await this.adopt(JSON.parse(r.spec as string) as SandboxSpec) }),
+      Adopt: async (r) => {
+        const spec = JSON.parse(r.spec as string) as SandboxSpec;
+        const found = await this.adopt(spec);
+        return { found, network: found ? JSON.stringify(await d.network(spec.id)) : '' };
+      },
       ListSandboxes: async () => ({ ids: await d.listSandboxes() }),
       Remove: async (r) => {
         const id = r.id as string;

@@ -14,6 +14,12 @@ export interface RemoteRuntimeOptions extends ChannelOptions {
 }
 
 export class RemoteRuntime implements RuntimeDriver {
+  /**
+   * The network of each sandbox this server made or adopted, as the agent answered then: it stays the same
+   * for the sandbox's life, and asking again cost a round trip at every boot.
+   */
+  private readonly nets = new Map<string, BoxNetwork | null>();
+
   private constructor(
     private readonly channel: Channel,
     readonly baseImageName: string,
@@ -35,19 +41,32 @@ export class RemoteRuntime implements RuntimeDriver {
     }
   }
 
-  private readonly readopt = async (spec: SandboxSpec) => (await this.channel.call<{ found: boolean }>('Adopt', { spec: JSON.stringify(spec) })).found;
+  private readonly readopt = async (spec: SandboxSpec): Promise<boolean> => {
+    const r = await this.channel.call<{ found: boolean; network: string }>('Adopt', { spec: JSON.stringify(spec) });
+    this.remember(spec.id, r.found ? r.network : '');
+    return r.found;
+  };
+
+  /** An agent of an older protocol revision answers no network (''): then it is asked for when needed. */
+  private remember(id: string, network: string): void {
+    if (network) this.nets.set(id, JSON.parse(network) as BoxNetwork | null);
+    else this.nets.delete(id);
+  }
+
+  private readonly boxes = { readopt: this.readopt, forget: (id: string) => this.nets.delete(id) };
 
   async prepare(): Promise<void> {
     await this.channel.call('Prepare');
   }
 
   async create(spec: SandboxSpec): Promise<Sandbox> {
-    await this.channel.call('Create', { spec: JSON.stringify(spec) });
-    return new RemoteSandbox(this.channel, spec, this.readopt);
+    const r = await this.channel.call<{ network: string }>('Create', { spec: JSON.stringify(spec) });
+    this.remember(spec.id, r.network);
+    return new RemoteSandbox(this.channel, spec, this.boxes);
   }
 
   async adopt(spec: SandboxSpec): Promise<Sandbox | null> {
-    return (await this.readopt(spec)) ? new RemoteSandbox(this.channel, spec, this.readopt) : null;
+    return (await this.readopt(spec)) ? new RemoteSandbox(this.channel, spec, this.boxes) : null;
   }
 
   async listSandboxes(): Promise<string[]> {
@@ -55,6 +74,7 @@ export class RemoteRuntime implements RuntimeDriver {
   }
 
   async remove(id: string): Promise<void> {
+    for (const key of this.nets.keys()) if (key === id || key.startsWith(`${id}--`)) this.nets.delete(key);
     await this.channel.call('Remove', { id });
   }
 
@@ -108,6 +128,8 @@ export class RemoteRuntime implements RuntimeDriver {
   }
 
   async network(id: string): Promise<BoxNetwork | null> {
+    const known = this.nets.get(id);
+    if (known !== undefined) return known;
     return JSON.parse((await this.channel.call<{ json: string }>('Network', { id })).json) as BoxNetwork | null;
   }
 

@@ -29,8 +29,12 @@ export class RemoteSandbox implements Sandbox {
   constructor(
     private readonly channel: Channel,
     readonly spec: SandboxSpec,
-    /** Adopts the sandbox again on its agent: false when it is gone. */
-    private readonly readopt: (spec: SandboxSpec) => Promise<boolean>,
+    private readonly boxes: {
+      /** Adopts the sandbox again on its agent: false when it is gone. */
+      readopt(spec: SandboxSpec): Promise<boolean>;
+      /** Drops what the runtime keeps of the sandbox (it is destroyed). */
+      forget(id: string): void;
+    },
   ) {}
 
   get id(): string {
@@ -42,7 +46,7 @@ export class RemoteSandbox implements Sandbox {
       return await this.channel.call<T>(method, request);
     } catch (err) {
       if (!isUnknownSandbox(err)) throw err;
-      if (!(await this.readopt(this.spec))) throw new SandboxError('not_found', `sandbox ${this.id} is gone`);
+      if (!(await this.boxes.readopt(this.spec))) throw new SandboxError('not_found', `sandbox ${this.id} is gone`);
       return this.channel.call<T>(method, request);
     }
   }
@@ -63,7 +67,7 @@ export class RemoteSandbox implements Sandbox {
 
   /** A process call learned the agent lost the sandbox's handle: adopted again for the next call. */
   private lost(err: Error): void {
-    if (isUnknownSandbox(err)) void this.readopt(this.spec).catch(() => undefined);
+    if (isUnknownSandbox(err)) void this.boxes.readopt(this.spec).catch(() => undefined);
   }
 
   startDetached(spec: SpawnSpec): DetachedProcess {
@@ -108,7 +112,7 @@ export class RemoteSandbox implements Sandbox {
       call.once('data', resolve);
       call.once('error', reject);
     }).catch(async (err) => {
-      if (!isUnknownSandbox(err) || !(await this.readopt(this.spec))) throw err;
+      if (!isUnknownSandbox(err) || !(await this.boxes.readopt(this.spec))) throw err;
       return null;
     });
     if (first === null) return this.reattach(key);
@@ -148,7 +152,7 @@ export class RemoteSandbox implements Sandbox {
       } catch (err) {
         if (this.destroyed) break;
         // Gone from an agent that restarted: adopted again, or (not found) dead. Anything else is tried again.
-        const found = isUnknownSandbox(err) ? await this.readopt(this.spec).catch(() => undefined) : undefined;
+        const found = isUnknownSandbox(err) ? await this.boxes.readopt(this.spec).catch(() => undefined) : undefined;
         if (found === false) return;
         if (found === undefined) await sleep(RETRY_MS);
       }
@@ -159,6 +163,7 @@ export class RemoteSandbox implements Sandbox {
 
   async destroy(): Promise<void> {
     this.destroyed = true;
+    this.boxes.forget(this.id);
     this.diedCall?.cancel();
     await this.channel.call('Destroy', { id: this.id });
   }

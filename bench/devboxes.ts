@@ -2,7 +2,6 @@
 // bare `unshare` of the same namespaces measured in the same run; then server memory per idle devbox.
 // Run: node --import tsx bench/devboxes.ts   (BENCH_N=100, BENCH_IDLE=1000)
 import { spawnSync } from 'node:child_process';
-import fs from 'node:fs';
 import { startTestServer } from '../test/helpers/server.js';
 import { percentile } from './lib/load.js';
 
@@ -13,7 +12,6 @@ const stats = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return `${percentile(s, 50).toFixed(1)} | ${percentile(s, 99).toFixed(1)}`;
 };
-const rssMiB = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 
 const server = await startTestServer({ DEVBOXD_LOG_LEVEL: 'warn' });
 const api = server.client({ maxRetries: 0 });
@@ -67,14 +65,14 @@ await Promise.all(ok.map((c) => api.devboxes.shutdown(c.id)));
 
 let memRow = '';
 if (IDLE > 0) {
-  const before = rssMiB(server.pid());
+  const before = server.rssBytes() / 2 ** 20;
   const idle: string[] = [];
   for (let i = 0; i < IDLE; i += 20) {
     const batch = await Promise.all(Array.from({ length: Math.min(20, IDLE - i) }, () => api.devboxes.createAndAwaitRunning({})));
     idle.push(...batch.map((d) => d.id));
   }
   await new Promise((r) => setTimeout(r, 3000));
-  const afterRss = rssMiB(server.pid());
+  const afterRss = server.rssBytes() / 2 ** 20;
   memRow = `\n${IDLE} idle devboxes: server RSS ${before.toFixed(0)} → ${afterRss.toFixed(0)} MiB, ${(((afterRss - before) * 1024) / IDLE).toFixed(0)} KiB per devbox`;
   for (let i = 0; i < idle.length; i += 50) await Promise.all(idle.slice(i, i + 50).map((id) => api.devboxes.shutdown(id)));
 }

@@ -145,9 +145,11 @@ time.sleep(600)'`;
 
   test(`a box runs at most ${MAX_PER_BOX} executions at once: past that, execute gets 429; one host relay and at most 3 server fds each`, async () => {
     const box = await newBox('exec-cap');
-    const serverFds = () => fs.readdirSync(`/proc/${server.pid()}/fd`).length;
+    // The API server's and the node agent's: an execution's socket to the exec daemon is the agent's, its
+    // output files the API server's.
+    const serverFds = () => fs.readdirSync(`/proc/${server.pid()}/fd`).length + fs.readdirSync(`/proc/${server.agentPid()}/fd`).length;
     const relays = () => {
-      const daemon = spawnSync('pgrep', ['-P', String(server.pid()), '-x', 'boxexecd'], { encoding: 'utf8' }).stdout.trim();
+      const daemon = spawnSync('pgrep', ['-P', String(server.agentPid()), '-x', 'boxexecd'], { encoding: 'utf8' }).stdout.trim();
       return spawnSync('pgrep', ['-c', '-P', daemon], { encoding: 'utf8' }).stdout.trim();
     };
     const fdsBefore = serverFds();

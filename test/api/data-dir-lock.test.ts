@@ -44,9 +44,9 @@ test('a second server on the same data dir exits with a message and touches noth
 });
 
 test('a server killed with SIGKILL leaves no stale lock: the next start takes it at once', async () => {
-  const before = server.pid();
+  const before = server.supervisorPid();
   await server.restart();
-  assert.notEqual(server.pid(), before);
+  assert.notEqual(server.supervisorPid(), before);
   assert.equal(fs.readFileSync(path.join(server.dataDir, 'devboxd.lock'), 'utf8').trim(), String(server.agentPid()));
   assert.equal((await server.client().accounts.me()).name, 'default');
   assert.equal((await secondServer()).code, 1, 'and holds it against the next one');

@@ -44,7 +44,7 @@ describe('roles on one host', { timeout: 120_000 }, () => {
 
   test('the process on the API port runs as the API user with no capability and no_new_privs', () => {
     const api = listener();
-    assert.notEqual(api, server.pid());
+    assert.notEqual(api, server.supervisorPid());
     const s = statusOf(api);
     const uid = Number(s.Uid!.split('\t')[0]);
     assert.notEqual(uid, 0);
@@ -59,11 +59,11 @@ describe('roles on one host', { timeout: 120_000 }, () => {
     assert.notEqual(fs.readlinkSync(`/proc/${api}/ns/mnt`), fs.readlinkSync('/proc/self/ns/mnt'));
     const asApi = (argv: string[]) => spawnSync('setpriv', [`--reuid=${uid}`, `--regid=${s.Gid!.split('\t')[0]}`, '--clear-groups', '--', ...argv]);
     assert.notEqual(asApi(['ls', path.join(server.dataDir, 'boxes')]).status, 0);
-    assert.notEqual(asApi(['cat', `/proc/${server.pid()}/environ`]).status, 0);
+    assert.notEqual(asApi(['cat', `/proc/${server.supervisorPid()}/environ`]).status, 0);
   });
 
   test('the node agent is the one root process, and its socket refuses a caller without the token', async () => {
-    const kids = childrenOf(server.pid());
+    const kids = childrenOf(server.supervisorPid());
     assert.equal(kids.length, 2);
     const agent = kids.find((p) => statusOf(p).Uid!.startsWith('0\t'))!;
     assert.ok(agent, 'a root child');
@@ -94,7 +94,7 @@ describe('roles on one host', { timeout: 120_000 }, () => {
   test('killing the supervisor takes both processes with it; the new API server holds no box disk busy', async () => {
     const api = server.client();
     const box = await api.devboxes.createAndAwaitRunning({});
-    const before = childrenOf(server.pid());
+    const before = childrenOf(server.supervisorPid());
     await server.restart();
     for (const pid of before) assert.equal(fs.existsSync(`/proc/${pid}`) && !statusOf(pid).State?.startsWith('Z'), false, `pid ${pid} outlived its supervisor`);
     // Its namespace began as a copy of the host's mounts, the running box's disk among them: dropped, so the

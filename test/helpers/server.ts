@@ -20,10 +20,14 @@ export interface TestServer {
   client(opts?: { apiKey?: string; http2?: boolean; maxRetries?: number }): Runloop;
   /** The object-oriented wrapper (`sdk.devbox.create()` ...), HTTP/2 like the SDK's default. */
   sdk(opts?: { apiKey?: string; http2?: boolean }): RunloopSDK;
-  /** Pid of the server process (for RSS readings in benchmarks). */
+  /** Pid of the API server: the process that serves the API port (the unprivileged child of the supervisor). */
   pid(): number;
-  /** Pid of its node agent (the root child of the server process; DEVBOXD_ROLE=all). */
+  /** Pid of its node agent (the root child of the supervisor). */
   agentPid(): number;
+  /** Pid of the process the test started: the supervisor of the two (DEVBOXD_ROLE=all). */
+  supervisorPid(): number;
+  /** Resident bytes of the API server and the node agent together: the memory devboxd holds. */
+  rssBytes(): number;
   /** Its blobs (key below `prefix` → size), from `<data>/blobs` or its S3 bucket, whichever it uses. */
   blobs(prefix: string): Promise<Record<string, number>>;
   /** Output the server has printed so far. */
@@ -134,13 +138,10 @@ export async function startTestServer(env: Record<string, string> = {}, opts: { 
       } as ConstructorParameters<typeof Runloop>[0]),
     sdk: (opts = {}) =>
       new RunloopSDK({ baseURL: url, bearerToken: opts.apiKey ?? ADMIN_KEY, http2: opts.http2 ?? true } as ConstructorParameters<typeof RunloopSDK>[0]),
-    pid: () => child.pid!,
-    agentPid: () => {
-      const kids = fs.readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim().split(' ').filter(Boolean);
-      const agent = kids.find((k) => /^Uid:\s+0\s/m.test(fs.readFileSync(`/proc/${k}/status`, 'utf8')));
-      if (!agent) throw new Error(`no node agent under server ${child.pid}`);
-      return Number(agent);
-    },
+    pid: () => roleChild(child.pid!, 'api'),
+    agentPid: () => roleChild(child.pid!, 'agent'),
+    supervisorPid: () => child.pid!,
+    rssBytes: () => rssOf(roleChild(child.pid!, 'api')) + rssOf(roleChild(child.pid!, 'agent')),
     blobs: (prefix) => serverBlobs(env, path.join(dataDir, 'api'), prefix),
     output: () => out,
     async restart(opts = {}) {
@@ -165,6 +166,16 @@ export async function startTestServer(env: Record<string, string> = {}, opts: { 
     },
   };
 }
+
+/** The supervisor's child of one role: the node agent runs as root, the API server as its own user. */
+function roleChild(supervisor: number, role: 'api' | 'agent'): number {
+  const kids = fs.readFileSync(`/proc/${supervisor}/task/${supervisor}/children`, 'utf8').trim().split(' ').filter(Boolean);
+  const found = kids.find((k) => /^Uid:\s+0\s/m.test(fs.readFileSync(`/proc/${k}/status`, 'utf8')) === (role === 'agent'));
+  if (!found) throw new Error(`no ${role === 'agent' ? 'node agent' : 'API server'} under server ${supervisor}`);
+  return Number(found);
+}
+
+const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
 
 /**
  * Removes a stopped server's data dir. A pool disk the agent was still attaching as it stopped can be left

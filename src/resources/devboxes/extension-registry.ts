@@ -5,6 +5,7 @@ import type {
   DevboxExtensions,
   EnvironmentProvider,
   LifecycleExtensions,
+  Placer,
   RunningStep,
   ShutdownGuard,
   StopListener,
@@ -35,7 +36,7 @@ const BOOT_STAGES: readonly BootStage[] = ['network', 'link', 'files', 'mounts',
  */
 export class DevboxExtensionRegistry {
   readonly lifecycle: LifecycleExtensions = { bootSteps: [], onRunning: [], onStopped: [] };
-  readonly service: DevboxExtensions = { resolvers: [], environment: [], enrichers: [], shutdownGuards: [] };
+  readonly service: DevboxExtensions = { resolvers: [], environment: [], enrichers: [], shutdownGuards: [], placers: [] };
   private readonly resolverStages: ResolverStage[] = [];
   private readonly bootStages: BootStage[] = [];
   private suspender: Suspender | undefined;
@@ -66,6 +67,11 @@ export class DevboxExtensionRegistry {
 
   shutdownGuard(guard: ShutdownGuard): void {
     this.service.shutdownGuards.push(guard);
+  }
+
+  /** Decides where a new box goes (the node registry: this node, or another one the request is forwarded to). */
+  placer(place: Placer): void {
+    this.service.placers.push(place);
   }
 
   /** What suspends a box idle past after_idle with on_idle: suspend (one module offers it: snapshots). */

@@ -3,6 +3,8 @@
 // code before the split (BENCH_BASE=<checkout>, one root process driving its sandboxes in process), in
 // alternating rounds of the same run.
 // Run: BENCH_BASE=/path/to/before node --import tsx bench/node-agent.ts  (BENCH_ROUNDS=10, BENCH_PER_ROUND=10)
+// BENCH_NETWORK=off runs both without box networking: code from before the per-node nft chains cannot share a
+// network namespace's table with the code after, and the hop does not depend on the network.
 import path from 'node:path';
 import type Runloop from '@runloop/api-client';
 import { startTestServer as startHere, type TestServer } from '../test/helpers/server.js';
@@ -13,10 +15,11 @@ if (!BASE) throw new Error('BENCH_BASE=<checkout of the code before> is required
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
 const PER_ROUND = Number(process.env.BENCH_PER_ROUND ?? 10);
 
+const env = { DEVBOXD_LOG_LEVEL: 'warn', ...(process.env.BENCH_NETWORK === 'off' ? { DEVBOXD_NETWORK: 'off' } : {}) };
 const mod = (await import(path.join(path.resolve(BASE), 'test/helpers/server.ts'))) as { startTestServer: typeof startHere };
 const servers: [string, TestServer][] = [
-  ['before (one process)', await mod.startTestServer({ DEVBOXD_LOG_LEVEL: 'warn' })],
-  ['after (API → RPC → agent)', await startHere({ DEVBOXD_LOG_LEVEL: 'warn' })],
+  ['before (one process)', await mod.startTestServer(env)],
+  ['after (API → RPC → agent)', await startHere(env)],
 ];
 const clients = new Map<string, Runloop>(servers.map(([n, s]) => [n, s.client({ maxRetries: 0 })]));
 const creates = new Map<string, number[]>(servers.map(([n]) => [n, []]));

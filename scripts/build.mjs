@@ -57,6 +57,10 @@ async function bundleServer() {
       ...common,
       entryPoints: { devboxd: 'src/bin.ts' },
       bundle: true,
+      // Chunks at each dynamic import: the root supervisor and the node agent load the part they run (the
+      // runtime, not the API's routes, store and libraries), which cut their start by most of a second each.
+      splitting: true,
+      chunkNames: 'chunk-[hash]',
       external: ['better-sqlite3', 'esbuild', '@ast-grep/cli', 'ssh2', 'cpu-features'],
       // CommonJS dependencies inside an ES module still call require() for Node's own modules.
       banner: { js: "import { createRequire as __devboxdRequire } from 'node:module'; const require = __devboxdRequire(import.meta.url);" },

@@ -48,7 +48,10 @@ export async function buildDeps(config: Config, logger: Logger, opts: BuildOptio
   const outbound = new OutboundGuard({ allow: config.outboundAllow, boxSubnet: config.network.boxSubnet });
   // The sandboxes are the node agent's: this process reaches them over its RPC, and holds no privilege.
   const runtime = opts.runtime ?? (await connectAgent(config));
-  await runtime.prepare();
+  // The agent prepares (on a fresh machine that builds the base image: a minute or more) while the modules are
+  // built; their own checks at start (the axon SQL probe) speak meanwhile rather than after it.
+  const prepared = runtime.prepare();
+  prepared.catch(() => undefined);
   const keyLog = logger.child({ component: 'secrets' });
   const keys = openKeySource({ dataDir: config.dataDir, secretKey: config.secretKey, previousKeys: config.secretKeyPrevious, warn: (msg) => keyLog.warn(msg) });
   // Modules register their job kinds as they are built; `resume` runs after all are.
@@ -76,6 +79,7 @@ export async function buildDeps(config: Config, logger: Logger, opts: BuildOptio
     sealer: new Sealer(keys),
   };
   const composition = await compose(modules, host, configs, logger);
+  await prepared;
   // Jobs a restart cut (captures, suspends, builds, runs) settle first: the start phases look at what they left.
   await jobs.resume();
   await composition.start();

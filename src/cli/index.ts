@@ -1,18 +1,19 @@
 import { loadConfig, type Config } from '../config.js';
 import type { CommandContext } from '../host.js';
-import { openStore } from '../resources/core-store.js';
 import { apiSide, handBack } from '../roles/operator.js';
 import { type Command, commandHelp, type Io, resolve, UsageError, usage, type WithStore } from './parse.js';
 
 const PROCESS_IO: Io = { out: (s) => void process.stdout.write(s), err: (s) => void process.stderr.write(s) };
 
-async function commands(config: () => Config, io: Io): Promise<Command[]> {
-  const { MODULES, MODULE_SCHEMAS, SEALED } = await import('../resources/index.js');
+/** The commands: `serve` alone when `serve` is asked for (`withModules` false), so its roles load only what they run. */
+async function commands(config: () => Config, io: Io, withModules: boolean): Promise<Command[]> {
   // The operator's commands act on the API server's data (under DEVBOXD_ROLE=all, `<data>/api`).
   let operator: Config | undefined;
   const operatorConfig = () => (operator ??= apiSide(config()));
   const withStore: WithStore = async (fn) => {
     const c = operatorConfig();
+    const { openStore } = await import('../resources/core-store.js');
+    const { MODULE_SCHEMAS } = await import('../resources/index.js');
     const store = await openStore({ dataDir: c.dataDir, databaseUrl: c.databaseUrl, modules: MODULE_SCHEMAS });
     try {
       return await fn(store);
@@ -54,6 +55,8 @@ async function commands(config: () => Config, io: Io): Promise<Command[]> {
       return -1;
     },
   };
+  if (!withModules) return [serve];
+  const { MODULES, SEALED } = await import('../resources/index.js');
   // The settings load when a command runs, not for `--help`: a bad environment does not hide the usage.
   const ctx: CommandContext = {
     get config() {
@@ -87,8 +90,10 @@ async function commands(config: () => Config, io: Io): Promise<Command[]> {
  */
 export async function runCli(argv: string[], io: Io = PROCESS_IO): Promise<number> {
   let loaded: Config | undefined;
-  const table = await commands(() => (loaded ??= loadConfig()), io);
   if (argv.length === 0) argv = ['serve'];
+  // The supervisor and the node agent are `serve` too: neither loads the resource modules (nor their
+  // libraries), which took most of a second of each one's start.
+  const table = await commands(() => (loaded ??= loadConfig()), io, argv[0] !== 'serve');
   if (argv[0] === 'help' || argv[0] === '--help' || argv[0] === '-h') {
     io.out(`${usage(table)}\n`);
     return 0;

@@ -15,6 +15,7 @@ import { executionsModule } from './executions/index.js';
 import { filesModule } from './files/index.js';
 import { gatewayConfigsModule } from './gateway-configs/index.js';
 import { healthModule } from './health/index.js';
+import { layersModule } from './layers/index.js';
 import { mcpConfigsModule } from './mcp-configs/index.js';
 import { nodesModule } from './nodes/index.js';
 import { networkPoliciesModule } from './network-policies/index.js';
@@ -38,6 +39,7 @@ export const MODULES: readonly AnyHostModule[] = [
   accountsModule,
   apiKeysModule,
   devboxesModule,
+  layersModule,
   executionsModule,
   filesModule,
   secretsModule,

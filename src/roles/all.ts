@@ -16,7 +16,7 @@ import path from 'node:path';
 import type { Config } from '../config.js';
 import { INSTALL_ROOT } from '../lib/install-root.js';
 import { ConfigError } from '../platform/config-error.js';
-import { lookupUser, prepareLayout, VIEW } from './layout.js';
+import { handFiles, lookupUser, prepareLayout, VIEW } from './layout.js';
 
 /** Binds the API server's view, then drops to its user; runs as root in the new mount namespace. */
 const API_LAUNCH = String.raw`set -e
@@ -30,8 +30,14 @@ mount --bind "$data" "$view/data"
 # server on the host among them. Copies left here would hold those filesystems busy after the agent unmounts
 # them (their loop devices could not be detached, their data dirs not removed): they go, but for this
 # server's own (a data dir on a loop device is bound above).
-sed -n 's/^[^ ]* [^ ]* [^ ]* [^ ]* \([^ ]*\) .* - [^ ]* \/dev\/loop[0-9]* .*/\1/p' /proc/self/mountinfo | grep -v "^$view/" | sort -r |
-  while read -r m; do umount -l "$(printf '%b' "$m")" 2>/dev/null || true; done
+# One umount for all of them: with a few servers on the host they are a hundred or more, and a process for
+# each took seconds of every start. mountinfo writes a space as \040, which dash's printf %b reads as \0NNN.
+sed -n 's/^[^ ]* [^ ]* [^ ]* [^ ]* \([^ ]*\) .* - [^ ]* \/dev\/loop[0-9]* .*/\1/p' /proc/self/mountinfo | grep -v "^$view/" |
+  sed 's/\\\([0-7][0-7][0-7]\)/\\0\1/g' | sort -r | {
+  set --
+  while read -r m; do set -- "$@" "$(printf '%b' "$m")"; done
+  [ $# -eq 0 ] || umount -l "$@" 2>/dev/null || true
+}
 cd "$view/data"
 exec setpriv --reuid="$uid" --regid="$gid" --clear-groups --no-new-privs --inh-caps=-all --ambient-caps=-all --bounding-set=-all --pdeathsig=SIGKILL -- "$@"`;
 
@@ -74,6 +80,7 @@ export function startAll(config: Config): RunningAll {
       DEVBOXD_BOX_SERVICES_DIR: layout.boxServicesDir,
       DEVBOXD_HOST_DATA_DIR: layout.apiDir,
       HOME: path.join(VIEW, 'data'),
+      ...handFiles(process.env, layout.apiDir, user),
     },
     stdio: 'inherit',
     detached: true,
@@ -89,7 +96,9 @@ function supervise(node: ChildProcess, api: ChildProcess): RunningAll {
     });
   const nodeEnded = ended(node);
   const apiEnded = ended(api);
-  const exited = Promise.all([apiEnded, nodeEnded]).then(([a, n]) => a || n);
+  // The status of the one that ended on its own (the other was stopped for it), else of either.
+  let cause: Promise<number> | undefined;
+  const exited = Promise.all([apiEnded, nodeEnded]).then(async ([a, n]) => (cause ? await cause : 0) || a || n);
   let stopping = false;
   // The API server drains first (it may suspend boxes through the agent), then the agent stops.
   const stop = () => {
@@ -101,12 +110,18 @@ function supervise(node: ChildProcess, api: ChildProcess): RunningAll {
     return exited;
   };
   void nodeEnded.then(() => {
-    if (!stopping) process.stderr.write('devboxd: the node agent ended: stopping the API server\n');
+    if (!stopping) {
+      process.stderr.write('devboxd: the node agent ended: stopping the API server\n');
+      cause = nodeEnded;
+    }
     stopping = true;
     api.kill('SIGTERM');
   });
   void apiEnded.then(() => {
-    if (!stopping) process.stderr.write('devboxd: the API server ended: stopping the node agent\n');
+    if (!stopping) {
+      process.stderr.write('devboxd: the API server ended: stopping the node agent\n');
+      cause = apiEnded;
+    }
     stopping = true;
     node.kill('SIGTERM');
   });

@@ -95,3 +95,34 @@ function chownTree(dir: string, user: ApiUser): void {
   for (const e of fs.readdirSync(dir, { recursive: true, withFileTypes: true })) fs.lchownSync(path.join(e.parentPath, e.name), user.uid, user.gid);
   fs.lchownSync(dir, user.uid, user.gid);
 }
+
+/** Settings naming files the API server reads (its TLS pairs, the CA it checks agents against). */
+const API_FILES = ['DEVBOXD_SSH_TLS_CERT', 'DEVBOXD_SSH_TLS_KEY', 'DEVBOXD_CLUSTER_CA', 'DEVBOXD_API_TLS_CERT', 'DEVBOXD_API_TLS_KEY'];
+
+/**
+ * The files those settings name, copied (by root, at each start, so a renewed certificate is taken at the next
+ * one) into `<data>/api/etc`, the API user's own: the API server neither sees the host's paths nor may read
+ * root's files. Answers the settings pointing at the copies as the API server sees them; a file that cannot be
+ * read is left named as it was, for the API server to report.
+ */
+export function handFiles(env: Readonly<Record<string, string | undefined>>, apiDir: string, user: ApiUser): Record<string, string> {
+  const dir = path.join(apiDir, 'etc');
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  own(dir, user.uid, user.gid, 0o700);
+  const moved: Record<string, string> = {};
+  for (const name of API_FILES) {
+    const from = env[name];
+    if (!from) continue;
+    const to = path.join(dir, name);
+    try {
+      fs.copyFileSync(from, `${to}.tmp`);
+    } catch {
+      continue;
+    }
+    fs.chownSync(`${to}.tmp`, user.uid, user.gid);
+    fs.chmodSync(`${to}.tmp`, 0o600);
+    fs.renameSync(`${to}.tmp`, to);
+    moved[name] = path.join(VIEW, 'data', 'etc', name);
+  }
+  return moved;
+}

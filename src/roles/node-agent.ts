@@ -66,6 +66,8 @@ export async function startNodeAgent(config: Config): Promise<RunningAgent> {
     await agent.listen(`${u.hostname.includes(':') ? `[${u.hostname}]` : u.hostname}:${u.port || (u.protocol === 'https:' ? 443 : 80)}`, credentials);
   }
   process.stdout.write(`devboxd node agent ${config.nodeName} on ${address}\n`);
+  // Under way while the API server loads; its Prepare call joins it (a failure is logged here and retried there).
+  agent.prepare().catch((err: unknown) => logger.error({ err }, 'preparing the runtime failed'));
   let stopping: Promise<void> | undefined;
   return {
     stop: () =>

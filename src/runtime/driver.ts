@@ -270,6 +270,19 @@ export interface RuntimeDriver {
   /** Total bytes of a layer on disk. */
   layerSize(layerId: string): Promise<number>;
   /**
+   * The layer as one stream, to make it on another node (`importLayer` there): its files with their owners
+   * (box ids), modes, times, xattrs, ACLs, hard links, holes, whiteouts and opaque directories. A failure
+   * while it streams is an error of the stream, and what was sent is no archive `importLayer` takes.
+   * Rejects with `not_found` for a layer this node does not have.
+   */
+  exportLayer(layerId: string): Promise<Readable>;
+  /**
+   * Makes layer `layerId` from what `exportLayer` sent, read as hostile input: the archive is verified
+   * whole, bounded in size, and unpacked where it reaches nothing outside the layer (no device but
+   * whiteouts). Never leaves a partial layer under the id; a layer already here is kept (`body` is dropped).
+   */
+  importLayer(layerId: string, body: Readable): Promise<void>;
+  /**
    * Pulls an image (`python:3.12`, `host:port/repo:tag`, `repo@sha256:…`) from its registry: each layer is
    * fetched once, verified by its digest and kept as a read-only layer named by it, so a second pull fetches
    * only the manifest. Rejects with `SandboxError` (`not_found`: no such image or tag; `failed`: refused

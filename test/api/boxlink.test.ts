@@ -31,19 +31,19 @@ const whoami = async (boxId: string) => {
   return (JSON.parse(r.out) as { devbox_id: string }).devbox_id;
 };
 
-/** The link daemon: the server's child named boxlinkd. */
+/** The link daemon: the node agent's child named boxlinkd. */
 function linkDaemon(): number {
   for (const p of fs.readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
     try {
       const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       // A killed daemon stays in /proc as a zombie (state Z) until the server reaps it: not the daemon.
-      if (stat.includes('(boxlinkd)') && fields[0] !== 'Z' && Number(fields[1]) === server.pid()) return Number(p);
+      if (stat.includes('(boxlinkd)') && fields[0] !== 'Z' && Number(fields[1]) === server.agentPid()) return Number(p);
     } catch {
       /* gone meanwhile */
     }
   }
-  throw new Error('no boxlinkd under the server');
+  throw new Error('no boxlinkd under the node agent');
 }
 
 /** Inodes of the sockets a process holds. */

@@ -29,13 +29,13 @@ test('a second server on the same data dir exits with a message and touches noth
   const api = server.client();
   const box = await server.sdk().devbox.create({ name: 'lock-box' });
   const lockFile = path.join(server.dataDir, 'devboxd.lock');
-  assert.equal(fs.readFileSync(lockFile, 'utf8').trim(), String(server.pid()));
+  assert.equal(fs.readFileSync(lockFile, 'utf8').trim(), String(server.agentPid()));
 
   const second = await secondServer();
   assert.equal(second.code, 1);
-  assert.match(second.out, new RegExp(`another devboxd \\(pid ${server.pid()}\\) is already serving the data dir ${server.dataDir}`));
+  assert.match(second.out, new RegExp(`another devboxd \\(pid ${server.agentPid()}\\) is already serving the data dir ${server.dataDir}`));
   assert.doesNotMatch(second.out, /listening/);
-  assert.equal(fs.readFileSync(lockFile, 'utf8').trim(), String(server.pid()), 'the lock still names the first server');
+  assert.equal(fs.readFileSync(lockFile, 'utf8').trim(), String(server.agentPid()), 'the lock still names the first server');
 
   // The first server keeps serving, and its devbox is untouched (no second reconcile ran).
   assert.equal((await api.devboxes.retrieve(box.id)).status, 'running');
@@ -47,7 +47,7 @@ test('a server killed with SIGKILL leaves no stale lock: the next start takes it
   const before = server.pid();
   await server.restart();
   assert.notEqual(server.pid(), before);
-  assert.equal(fs.readFileSync(path.join(server.dataDir, 'devboxd.lock'), 'utf8').trim(), String(server.pid()));
+  assert.equal(fs.readFileSync(path.join(server.dataDir, 'devboxd.lock'), 'utf8').trim(), String(server.agentPid()));
   assert.equal((await server.client().accounts.me()).name, 'default');
   assert.equal((await secondServer()).code, 1, 'and holds it against the next one');
 });

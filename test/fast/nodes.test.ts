@@ -238,7 +238,11 @@ test('devboxd drain NODE: the node takes no new box and suspends its own; undrai
   assert.equal(lost.code, 1);
   assert.match(lost.err, /node gone is lost/);
 
-  const drained = await cli('drain', 'fast-a', '--wait-seconds', '30');
+  const draining = cli('drain', 'fast-a', '--wait-seconds', '30');
+  // This server notices at its next renewal: the test renews now rather than wait a third of the lease.
+  await until('fast-a marked draining', async () => (await nodes.get('fast-a'))?.state === 'draining');
+  await f.deps.nodes.tick();
+  const drained = await draining;
   assert.equal(drained.code, 0, drained.out + drained.err);
   assert.match(drained.out, /node fast-a is draining/);
   assert.match(drained.out, /drained: node fast-a holds no running devbox/);

@@ -22,6 +22,8 @@ export interface TestServer {
   sdk(opts?: { apiKey?: string; http2?: boolean }): RunloopSDK;
   /** Pid of the server process (for RSS readings in benchmarks). */
   pid(): number;
+  /** Pid of its node agent (the root child of the server process; DEVBOXD_ROLE=all). */
+  agentPid(): number;
   /** Its blobs (key below `prefix` → size), from `<data>/blobs` or its S3 bucket, whichever it uses. */
   blobs(prefix: string): Promise<Record<string, number>>;
   /** Output the server has printed so far. */
@@ -133,6 +135,12 @@ export async function startTestServer(env: Record<string, string> = {}, opts: { 
     sdk: (opts = {}) =>
       new RunloopSDK({ baseURL: url, bearerToken: opts.apiKey ?? ADMIN_KEY, http2: opts.http2 ?? true } as ConstructorParameters<typeof RunloopSDK>[0]),
     pid: () => child.pid!,
+    agentPid: () => {
+      const kids = fs.readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim().split(' ').filter(Boolean);
+      const agent = kids.find((k) => /^Uid:\s+0\s/m.test(fs.readFileSync(`/proc/${k}/status`, 'utf8')));
+      if (!agent) throw new Error(`no node agent under server ${child.pid}`);
+      return Number(agent);
+    },
     blobs: (prefix) => serverBlobs(env, path.join(dataDir, 'api'), prefix),
     output: () => out,
     async restart(opts = {}) {

@@ -1,4 +1,4 @@
-import { type Duplex, PassThrough } from 'node:stream';
+import { type Duplex, PassThrough, Readable } from 'node:stream';
 import {
   SandboxError,
   type BoxNetwork,
@@ -102,6 +102,19 @@ export class StubRuntime implements RuntimeDriver {
 
   async layerSize(): Promise<number> {
     return 4096;
+  }
+
+  /** A stub layer's archive is its id: what `importLayer` checks it got. */
+  async exportLayer(layerId: string): Promise<Readable> {
+    if (!this.layers.has(layerId)) throw new SandboxError('not_found', `layer ${layerId} does not exist`);
+    return Readable.from([Buffer.from(`stub-layer:${layerId}`)]);
+  }
+
+  async importLayer(layerId: string, body: Readable): Promise<void> {
+    const parts: Buffer[] = [];
+    for await (const chunk of body) parts.push(chunk as Buffer);
+    if (Buffer.concat(parts).toString() !== `stub-layer:${layerId}`) throw new SandboxError('failed', `layer ${layerId}: not its archive`);
+    this.layers.add(layerId);
   }
 
   /** Images `pullImage` finds, by reference; any other reference is not found. */

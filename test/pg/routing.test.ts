@@ -18,7 +18,8 @@ import { startClusterServer, until } from '../helpers/cluster.js';
  * one cluster token. Through the official SDK against either server: creates land on both nodes, and every
  * call for a box (executions and their SSE, files, snapshots, suspend and resume, shutdown) works whichever
  * server takes it; a PTY WebSocket and SSH over TLS reach a box of the other node; a resume the registry
- * places on a node without the box's disk fails cleanly; a box of a SIGKILLed node answers 503 naming it while
+ * places on another node boots the box there from the blob store (or, with its disk in neither place, fails
+ * cleanly); a box of a SIGKILLed node answers 503 naming it while
  * the other node's boxes keep answering. Traffic goes only to 127.0.0.1.
  */
 // Renewals every second (drain and undrain are seen at once); a silent node is declared lost only after 33 s.
@@ -164,29 +165,48 @@ test('a PTY WebSocket and SSH over TLS reach a box of the other node', async () 
   await b.client().devboxes.shutdown(onB);
 });
 
-test("a resume placed on a node without the box's disk fails cleanly: the box stays suspended on its node", async () => {
-  const box = await b.client().devboxes.createAndAwaitRunning({ name: 'stays' });
-  const onB = await nodeOf(box.id);
-  await b.client().devboxes.suspend(box.id);
-  await b.client().devboxes.awaitSuspended(box.id);
-  cli('drain', onB!, '--wait-seconds', '0');
-  const other = onB === 'route-a' ? b : a;
-  const refused = await other
-    .client({ maxRetries: 0 })
-    .devboxes.resume(box.id)
-    .then(
-      () => assert.fail('resumed without its disk'),
-      (e: ApiError) => e,
-    );
-  assert.equal(refused.status, 503);
-  assert.match(refused.message, new RegExp(`its disk \\(layer \\S+\\) is on node ${onB}, not here; it stays suspended`));
-  assert.equal((await a.client().devboxes.retrieve(box.id)).status, 'suspended');
-  assert.equal(await nodeOf(box.id), onB);
-  cli('undrain', onB!);
-  await until('the resume is taken on its own node again', async () => (await status(other.client({ maxRetries: 0 }).devboxes.resume(box.id))) === 200);
-  assert.equal((await a.client().devboxes.awaitRunning(box.id)).status, 'running');
-  assert.equal(await nodeOf(box.id), onB);
-  await a.client().devboxes.shutdown(box.id);
+test("a resume placed on another node boots the box there from the blob store's copy of its disk; a disk in neither place keeps it suspended", async () => {
+  const api = a.client();
+  const [moves, stays] = await Promise.all(['moves', 'stays'].map((name) => api.devboxes.createAndAwaitRunning({ name })));
+  // Both on one node: the drain below sends each resume to the other.
+  const home = await nodeOf(moves.id);
+  let second = stays;
+  for (let i = 0; i < 8 && (await nodeOf(second.id)) !== home; i++) {
+    await api.devboxes.shutdown(second.id);
+    second = await api.devboxes.createAndAwaitRunning({ name: 'stays' });
+  }
+  assert.equal(await nodeOf(second.id), home, 'placement puts two boxes on one node');
+  const away = home === 'route-a' ? 'route-b' : 'route-a';
+  await api.devboxes.writeFileContents(moves.id, { file_path: 'moved.txt', contents: 'written before the move' });
+  for (const id of [moves.id, second.id]) await api.devboxes.suspend(id);
+  await Promise.all([moves.id, second.id].map((id) => api.devboxes.awaitSuspended(id)));
+  // The second box's disk is in no blob store (as with DEVBOXD_LAYER_BLOBS=off): only its node can resume it.
+  const { layers } = (await sql.query<{ layers: string }>('SELECT layers FROM devboxes WHERE id = $1', [second.id])).rows[0]!;
+  await sql.query('DELETE FROM layer_blobs WHERE layer_id = ANY($1)', [JSON.parse(layers)]);
+  cli('drain', home!, '--wait-seconds', '0');
+  try {
+    await api.devboxes.resume(moves.id);
+    assert.equal((await b.client().devboxes.awaitRunning(moves.id)).status, 'running');
+    assert.equal(await nodeOf(moves.id), away, 'resumed on the node that was not draining');
+    assert.equal(await api.devboxes.readFileContents(moves.id, { file_path: 'moved.txt' }), 'written before the move');
+    const refused = await a
+      .client({ maxRetries: 0 })
+      .devboxes.resume(second.id)
+      .then(
+        () => assert.fail('resumed without its disk'),
+        (e: ApiError) => e,
+      );
+    assert.equal(refused.status, 503);
+    assert.match(refused.message, new RegExp(`its disk \\(layer \\S+\\) is on node ${home}, neither here nor in the blob store`));
+    assert.equal((await b.client().devboxes.retrieve(second.id)).status, 'suspended');
+    assert.equal(await nodeOf(second.id), home);
+  } finally {
+    cli('undrain', home!);
+  }
+  await until('the resume is taken on its own node again', async () => (await status(a.client({ maxRetries: 0 }).devboxes.resume(second.id))) === 200);
+  assert.equal((await api.devboxes.awaitRunning(second.id)).status, 'running');
+  assert.equal(await nodeOf(second.id), home);
+  await Promise.all([moves.id, second.id].map((id) => api.devboxes.shutdown(id)));
 });
 
 test('a box of a SIGKILLed node answers 503 naming it; the other node keeps answering; back, it serves its boxes again', async () => {

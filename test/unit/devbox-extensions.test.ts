@@ -43,7 +43,7 @@ describe('devbox extension points', () => {
 
   function build(life: Partial<LifecycleExtensions>, ext: Partial<DevboxExtensions>) {
     const events = new StatusEvents();
-    const lifecycle = new Lifecycle(store.devboxes, runtime, events, log, { bootSteps: [], onRunning: [], onStopped: [], ...life });
+    const lifecycle = new Lifecycle(store.devboxes, runtime, events, log, { beforeCreate: [], bootSteps: [], onRunning: [], onStopped: [], ...life });
     const devboxes = new DevboxService(store, lifecycle, events, log, { maxCpuCores: 2, maxMemoryGiB: 4 }, 'n1', {
       resolvers: [],
       environment: [],

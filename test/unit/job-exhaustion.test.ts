@@ -62,7 +62,7 @@ describe('a durable job that fails its last attempt', () => {
     store = await openStore({ dataDir: dir });
     await store.accounts.createAccount({ id: accountId, name: 'jobs', createTimeMs: Date.now() });
     const events = new StatusEvents();
-    lifecycle = new Lifecycle(store.devboxes, runtime, events, log, { bootSteps: [], onRunning: [], onStopped: [] });
+    lifecycle = new Lifecycle(store.devboxes, runtime, events, log, { beforeCreate: [], bootSteps: [], onRunning: [], onStopped: [] });
     devboxes = new DevboxService(store, lifecycle, events, log, { maxCpuCores: 2, maxMemoryGiB: 4 }, 'n1', {
       resolvers: [],
       environment: [],

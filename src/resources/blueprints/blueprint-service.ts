@@ -6,7 +6,7 @@ import type { RuntimeDriver } from '../../runtime/driver.js';
 import type { JobRunner } from '../../platform/jobs/job-runner.js';
 import { resolveLimits, type HostCapacity } from '../devboxes/index.js';
 import type { BuildContextSource } from './build-context.js';
-import type { BuildNetwork } from './build-runner.js';
+import type { BuildNetwork, LayerCopies } from './build-runner.js';
 import { dockerfileOf } from './preview.js';
 import type { Sealer } from '../../platform/sealing/sealer.js';
 import { sealServices } from './credentials.js';
@@ -42,6 +42,8 @@ export class BlueprintService {
      * so without a bound one account's flood of builds would hold every other account's behind it.
      */
     private readonly accountBuilds = Infinity,
+    /** The blob store's copies of layers: a deleted blueprint's go with it. */
+    private readonly layers?: Pick<LayerCopies, 'drop'>,
   ) {}
 
   async create(accountId: string, params: BuildParameters): Promise<Blueprint> {
@@ -167,6 +169,8 @@ export class BlueprintService {
     const gone = [...new Set([...b.layers, ...serviceLayers])].filter((l) => !used.has(l));
     await this.store.uncacheLayers(this.node, gone);
     for (const l of gone) await this.runtime.deleteLayer(l).catch((err) => this.log.warn({ err, layer: l }, 'blueprint layer delete failed'));
+    // Other nodes' fetched copies go with their layer collection, once the blob store forgot the layers.
+    await this.layers?.drop(gone).catch((err) => this.log.warn({ err, blueprint: id }, 'deleting the layers from the blob store failed'));
     this.log.info({ blueprint: id, layers: gone.length }, 'blueprint deleted');
     return b;
   }

@@ -34,6 +34,15 @@ export interface BuildRunnerOptions {
   /** Clones code mounts (the repositories module); opens their sealed tokens. */
   code?: () => CodeClones | undefined;
   sealer?: Pick<Sealer, 'open'>;
+  /** The blob store's copies of layers: a built blueprint's are put there, a FROM blueprint's fetched. */
+  layers?: Pick<LayerCopies, 'publish' | 'ensureLocal'>;
+}
+
+/** The layers module's part in blueprints: layers put in the blob store, fetched from it, deleted there. */
+export interface LayerCopies {
+  publish(layers: readonly string[]): Promise<unknown>;
+  ensureLocal(layers: readonly string[]): Promise<void>;
+  drop(layers: readonly string[]): Promise<void>;
 }
 
 /** The network policies' part in builds (src/resources/network-policies). */
@@ -144,6 +153,8 @@ export class BuildRunner {
         timeout.signal,
       );
       out.builder('info', `build complete: ${result.built} step(s) built, ${result.cached} from the cache`);
+      // Published before the blueprint shows built: a box of it booting on another node waits for the upload.
+      await this.opts.layers?.publish(result.layers).catch((err) => this.log.error({ err, blueprint: b.id }, 'putting the layers in the blob store failed'));
       await this.store.transition(b.id, BUILDING, 'build_complete', {
         layers: result.layers,
         image: result.image,
@@ -216,6 +227,10 @@ export class BuildRunner {
     const bp = ref.startsWith('bpt_') ? await this.store.get(accountId, ref) : await this.store.latestBuilt(accountId, ref);
     if (bp) {
       if (bp.status !== 'build_complete') throw new StepFailed(`FROM ${ref}: blueprint ${bp.id} is ${bp.status}, not build_complete`);
+      // Built on another node, maybe: its layers come from the blob store.
+      await this.opts.layers?.ensureLocal(bp.layers).catch((err: Error) => {
+        throw new StepFailed(`FROM ${ref}: ${err.message}`);
+      });
       return { layers: bp.layers, image: bp.image, blueprintId: bp.id };
     }
     try {

@@ -7,7 +7,7 @@ import type { HostCapacity } from '../devboxes/index.js';
 import type { Sealer } from '../../platform/sealing/sealer.js';
 import { ObjectContextSource, type ObjectReader } from './build-context.js';
 import { BuildEngine } from './build-engine.js';
-import { BuildRunner, type BuildNetwork } from './build-runner.js';
+import { BuildRunner, type BuildNetwork, type LayerCopies } from './build-runner.js';
 import { BlueprintService } from './blueprint-service.js';
 import type { CodeClones } from './code-mounts.js';
 import { blueprintResolver } from './devbox-extensions.js';
@@ -45,6 +45,8 @@ export function buildBlueprints(deps: {
   sealer: Pick<Sealer, 'seal' | 'open'>;
   /** Clones code mounts into images: the repositories module's, once it registered (it needs this module). */
   code?: () => CodeClones | undefined;
+  /** The blob store's copies of layers (the layers module). */
+  layers?: LayerCopies;
   log: Logger;
 }): BlueprintsModule {
   const store = new SqlBlueprintStore(deps.store.db);
@@ -65,6 +67,7 @@ export function buildBlueprints(deps: {
     network: deps.network,
     code: deps.code,
     sealer: deps.sealer,
+    layers: deps.layers,
   });
   const service = new BlueprintService(
     store,
@@ -78,6 +81,7 @@ export function buildBlueprints(deps: {
     deps.log,
     deps.sealer,
     deps.accountBuilds,
+    deps.layers,
   );
   return { service, runner, store, resolver: blueprintResolver(() => store) };
 }

@@ -3,6 +3,7 @@ import { Gate } from '../../lib/gate.js';
 import { visibilityCommands } from '../../platform/module/index.js';
 import { devboxesModule } from '../devboxes/index.js';
 import { executionsModule } from '../executions/index.js';
+import { layersModule } from '../layers/index.js';
 import { networkPoliciesModule } from '../network-policies/index.js';
 import { objectsModule } from '../objects/index.js';
 import { secretsModule } from '../secrets/index.js';
@@ -24,7 +25,7 @@ declare module '../../platform/module/contract.js' {
 /** Blueprints: image builds (a durable job), their layers, and the services a box of a blueprint starts. */
 export const blueprintsModule: Module<BlueprintConfig> = {
   name: 'blueprints',
-  needs: [devboxesModule, executionsModule, objectsModule, secretsModule, networkPoliciesModule],
+  needs: [devboxesModule, executionsModule, objectsModule, secretsModule, networkPoliciesModule, layersModule],
   schema: BLUEPRINTS_SCHEMA,
   sealed: BLUEPRINTS_SEALED,
   config: loadBlueprintConfig,
@@ -49,6 +50,7 @@ export const blueprintsModule: Module<BlueprintConfig> = {
       secretExists: async (accountId, ref) => (await secrets.resolve(accountId, ref)) !== undefined,
       sealer: host.sealer,
       code: () => clones,
+      layers: use('layers'),
       network: {
         egressOf: async (accountId, id) => (await policies.policies.get(accountId, id))?.egress,
         attach: (id, e) => egress.attachSandbox(id, e),

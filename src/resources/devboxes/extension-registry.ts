@@ -1,5 +1,6 @@
 import type { Devbox } from './types.js';
 import type {
+  BeforeCreate,
   BootStep,
   CreateResolver,
   DevboxExtensions,
@@ -35,7 +36,7 @@ const BOOT_STAGES: readonly BootStage[] = ['network', 'link', 'files', 'mounts',
  * a stage, contributions keep the order of module composition.
  */
 export class DevboxExtensionRegistry {
-  readonly lifecycle: LifecycleExtensions = { bootSteps: [], onRunning: [], onStopped: [] };
+  readonly lifecycle: LifecycleExtensions = { beforeCreate: [], bootSteps: [], onRunning: [], onStopped: [] };
   readonly service: DevboxExtensions = { resolvers: [], environment: [], enrichers: [], shutdownGuards: [], placers: [] };
   private readonly resolverStages: ResolverStage[] = [];
   private readonly bootStages: BootStage[] = [];
@@ -43,6 +44,10 @@ export class DevboxExtensionRegistry {
 
   resolver(resolve: CreateResolver, stage: ResolverStage = 'resolve'): void {
     insertByStage(this.service.resolvers, this.resolverStages, RESOLVER_STAGES, resolve, stage);
+  }
+
+  beforeCreate(step: BeforeCreate): void {
+    this.lifecycle.beforeCreate.push(step);
   }
 
   bootStep(step: BootStep, stage: BootStage): void {

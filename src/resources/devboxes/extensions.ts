@@ -69,6 +69,12 @@ export interface BootStep {
   run(ctx: BootContext): Promise<void>;
 }
 
+/**
+ * Readies what a sandbox needs before it is created on the box's layers (fetches the layers this node lacks
+ * from the blob store); a throw fails the create (or resume) with its message.
+ */
+export type BeforeCreate = (devbox: Devbox) => Promise<void>;
+
 /** Runs once the box is running (the entrypoint); `end` ends the box when what it started exits. */
 export type RunningStep = (devbox: Devbox, sandbox: Sandbox, end: () => void) => void;
 
@@ -113,6 +119,7 @@ export type Placer = (
 
 /** The lists the lifecycle takes at construction. */
 export interface LifecycleExtensions {
+  beforeCreate: BeforeCreate[];
   bootSteps: BootStep[];
   onRunning: RunningStep[];
   onStopped: StopListener[];

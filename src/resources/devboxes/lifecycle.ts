@@ -123,6 +123,7 @@ export class Lifecycle {
   ): Promise<void> {
     let sandbox: Sandbox;
     try {
+      for (const ready of this.ext.beforeCreate) await ready(d);
       sandbox = await this.runtime.create(sandboxSpec(d));
     } catch (err) {
       this.log.error({ err, devbox: d.id }, 'sandbox creation failed');

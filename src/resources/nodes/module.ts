@@ -49,8 +49,8 @@ export const nodesModule: Module<NodeConfig> = {
     // row until the failures are committed, so what follows sees them.
     await nodes.register();
     // A tenant's create goes to the node `placeBox` picks (forwarded there when it is another); a draining
-    // node takes none. Until layers reach other nodes through the blob store, a box standing on layers this
-    // node holds (a snapshot's, a blueprint's) stays here when it can.
+    // node takes none. A box standing on layers this node holds (a snapshot's, a blueprint's) stays here when
+    // it can: it boots without fetching them from the blob store.
     use('devboxExtensions').placer(async (box, placing) => {
       if (!placing) return nodes.refuseWhileDraining('create');
       const prefer = box.layers.length && (await holdsAll(host.runtime, box.layers)) ? host.node : undefined;

@@ -3,6 +3,7 @@ import type { Module } from '../../host.js';
 import { blueprintsModule } from '../blueprints/index.js';
 import { type Devbox, devboxesModule, devboxSuspendRoutes } from '../devboxes/index.js';
 import { filesModule } from '../files/index.js';
+import { layersModule } from '../layers/index.js';
 import { snapshotLayersResolver, snapshotShutdownGuard } from './devbox-extensions.js';
 import { snapshotRoutes } from './routes/index.js';
 import { CAPTURE_JOB, SnapshotService } from './snapshot-service.js';
@@ -26,7 +27,7 @@ export type ResumeGuard = (d: Devbox, placing: boolean) => void | Promise<void>;
 /** Disk snapshots, suspend and resume (each a durable job), and the collection of layers nothing uses. */
 export const snapshotsModule: Module = {
   name: 'snapshots',
-  needs: [devboxesModule, filesModule, blueprintsModule],
+  needs: [devboxesModule, filesModule, blueprintsModule, layersModule],
   build({ host, use }) {
     const { store, runtime, node, jobs } = host;
     const devboxes = use('devboxes');
@@ -37,6 +38,7 @@ export const snapshotsModule: Module = {
       node,
       layersInUse: () => blueprints.store.layersInUse(),
       blueprintLayers: async (id) => (await blueprints.store.getById(id))?.layers ?? [],
+      blobs: use('layers'),
     });
     const guards: ResumeGuard[] = [];
     const suspend = new SuspendService(
@@ -52,10 +54,7 @@ export const snapshotsModule: Module = {
       },
       {
         node,
-        async missingLayer(layers) {
-          for (const layer of layers) if (!(await runtime.layerExists(layer))) return layer;
-          return undefined;
-        },
+        missingLayer: (layers) => use('layers').unavailable(layers),
       },
     );
     jobs.register(CAPTURE_JOB, { run: (job) => snapshots.settleCapture(job.subjectId), exhausted: (job, err) => snapshots.captureFailed(job.subjectId, err) });

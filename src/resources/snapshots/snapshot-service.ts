@@ -26,6 +26,12 @@ export interface SnapshotServiceOptions {
   layersInUse?: () => Promise<Iterable<string>>;
   /** A blueprint's layers: a snapshot's size counts only what lies above its blueprint. */
   blueprintLayers?: (blueprintId: string) => Promise<string[]>;
+  /** The blob store's copies of layers (the layers module): a snapshot's are put there once it completes. */
+  blobs?: {
+    publish(layers: readonly string[]): Promise<{ uploaded: Promise<void> }>;
+    drop(layers: readonly string[]): Promise<void>;
+    collect(inUse: () => Promise<Set<string>>): Promise<void>;
+  };
 }
 
 /**
@@ -143,11 +149,24 @@ export class SnapshotService {
     // The layer is whole from here on (on suspend it is the box's only disk): a failing store write below
     // throws, so the job retries and finds the layer complete; the layer itself is never dropped for it.
     this.sizes.set(s.id, sizeBytes);
+    // Published before it shows complete: another node booting from it then waits for the upload.
+    const { uploaded } = await this.publish(s);
     let total = sizeBytes;
     for (const layer of await this.sizedLayers(s, s.layers.slice(1))) total += await this.layerSize(layer);
     const now = (await this.store.setStatus(s.id, ['in_progress'], 'complete', { sizeBytes: total })) ?? (await this.store.getById(s.id)) ?? s;
     this.log.info({ snapshot: s.id, devbox: s.sourceDevboxId, bytes: sizeBytes, ms: Date.now() - started }, 'snapshot complete');
+    // A suspend ends once its disk is in the blob store too, so the box resumes on any node from then on.
+    if (stop) await uploaded;
     return now;
+  }
+
+  /** Puts the snapshot's layers in the blob store (each by a durable job); a failure is only logged. */
+  private async publish(s: Snapshot): Promise<{ uploaded: Promise<void> }> {
+    const done = { uploaded: Promise.resolve() };
+    return (
+      (await this.opts.blobs?.publish(s.layers).catch((err) => void this.log.error({ err, snapshot: s.id }, 'putting the layers in the blob store failed'))) ??
+      done
+    );
   }
 
   /** Those of `layers` the snapshot's size counts: not its blueprint's (the size is relative to it). */
@@ -209,7 +228,9 @@ export class SnapshotService {
       const now = await this.get(accountId, id);
       throw ERRORS.conflict(`snapshot ${id} is ${now.status}; delete it once it completes`);
     }
-    await this.collectLayers(deleted.layers);
+    // Its layers nothing else uses leave the blob store now; those still used, once the collection finds them unused.
+    const gone = await this.collectLayers(deleted.layers);
+    await this.opts.blobs?.drop(gone).catch((err) => this.log.error({ err, snapshot: id }, 'deleting the layers from the blob store failed'));
     return deleted;
   }
 
@@ -236,23 +257,30 @@ export class SnapshotService {
     return used;
   }
 
-  /** Deletes those of `candidates` nothing uses any more. */
-  private async collectLayers(candidates: Iterable<string>): Promise<void> {
+  /** Deletes those of `candidates` nothing uses any more; resolves with them. */
+  private async collectLayers(candidates: Iterable<string>): Promise<string[]> {
     const used = await this.layersInUse();
-    for (const layer of new Set(candidates)) {
-      if (used.has(layer)) continue;
+    const gone = [...new Set(candidates)].filter((l) => !used.has(l));
+    for (const layer of gone) {
       this.sizes.delete(layer);
       await this.runtime
         .deleteLayer(layer)
         .then(() => this.log.info({ layer }, 'layer deleted'))
         .catch((err) => this.log.error({ err, layer }, 'layer delete failed'));
     }
+    return gone;
   }
 
   /** Drops the layers of snapshots that are gone once nothing uses them (after devboxes end, for instance). */
   async collectGarbage(): Promise<void> {
     const gone = (await this.store.listByStatus(['deleted', 'error'], this.opts.node)).flatMap((s) => s.layers);
     await this.collectLayers(gone);
+    await this.collectBlobs();
+  }
+
+  /** The blob store's layers nothing uses any more go, with this node's fetched copies of them. */
+  private async collectBlobs(): Promise<void> {
+    await this.opts.blobs?.collect(() => this.layersInUse()).catch((err) => this.log.error({ err }, "collecting the blob store's layers failed"));
   }
 
   /**
@@ -271,6 +299,7 @@ export class SnapshotService {
     if (await this.runtime.layerExists(s.id).catch(() => false)) {
       let total = 0;
       for (const layer of await this.sizedLayers(s, s.layers)) total += await this.layerSize(layer);
+      await this.publish(s);
       await this.store.setStatus(s.id, ['in_progress'], 'complete', { sizeBytes: total });
       this.log.info({ snapshot: s.id }, 'snapshot found complete after restart');
     } else {

@@ -42,7 +42,10 @@ export class SuspendService {
      * ElsewhereError for the node it resumes on (the request is forwarded there).
      */
     private readonly mayResume: (d: Devbox, placing: boolean) => Promise<void> = async () => undefined,
-    /** This node, and the first of `layers` its layer store lacks: a box from another node resumes here only on its own disk. */
+    /**
+     * This node, and the first of `layers` it cannot make local (not here, not in the blob store): a box
+     * from another node resumes here only on its own disk.
+     */
     private readonly here: { node: string; missingLayer(layers: readonly string[]): Promise<string | undefined> } = {
       node: '',
       missingLayer: async () => undefined,
@@ -153,8 +156,8 @@ export class SuspendService {
    * suspended → resuming → running on the same disk; launch commands run again. The resume job is recorded
    * in the transaction of the transition, so a box is never resuming without the job that ends it. With
    * `place`, the box may resume on another node (ElsewhereError). A box of another node resumes here only on
-   * its own disk: without every layer of it here it stays suspended (503), else it moves here in the
-   * transaction of its transition.
+   * its own disk: with a layer of it neither here nor in the blob store it stays suspended (503), else it
+   * moves here in the transaction of its transition (its boot fetches what it lacks).
    */
   async resume(accountId: string, id: string, opts: { place?: boolean } = {}): Promise<Devbox> {
     const d = await this.devboxes.get(accountId, id);
@@ -164,7 +167,7 @@ export class SuspendService {
     const missing = from && (await this.here.missingLayer(d.layers));
     if (missing) {
       throw ERRORS.unavailable(
-        `devbox ${id} cannot resume on node ${this.here.node}: its disk (layer ${missing}) is on node ${from}, not here; it stays suspended, and resumes once node ${from} can take it`,
+        `devbox ${id} cannot resume on node ${this.here.node}: its disk (layer ${missing}) is on node ${from}, neither here nor in the blob store (DEVBOXD_LAYER_BLOBS); it stays suspended, and resumes once node ${from} can take it`,
       );
     }
     const notSuspended = async () => ERRORS.devboxNotSuspended(id, (await this.devboxes.get(accountId, id)).status);

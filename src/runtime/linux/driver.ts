@@ -3,12 +3,12 @@
  * cgroup) around an overlay root filesystem (snapshot layers over the Debian base image, a writable
  * layer per box), limited by cgroups, with a detached init (native/boxinit) that outlives the server.
  */
-import { spawn } from 'node:child_process';
 import { connect } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { rename, rm, stat } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
+import type { Readable } from 'node:stream';
 import {
   isImageLayer,
   SandboxError,
@@ -25,9 +25,12 @@ import { DOCKER_HUB } from '../oci/reference.js';
 import { RegistryClient } from '../oci/registry.js';
 import { OutboundGuard, parseOutboundAllow } from '../../platform/outbound/index.js';
 import { ImageLayers, type LayerLimits } from './image-layers.js';
+import { DEFAULT_IMPORT_LIMITS, type ImportLimits } from './layer-archive.js';
+import { LayerTransfer } from './layer-transfer.js';
 import { BoxLinkDaemon } from './boxlink.js';
 import { BoxCgroup, detectLayout, prepareParents, type CgroupLayout } from './cgroups.js';
 import { ExecDaemon, execdSocketDir } from './execd.js';
+import { startInit } from './init-start.js';
 import { attachLayer, detachDisk, isMountPoint, mountedLayers } from './disk.js';
 import { DiskPool, slotOf } from './diskpool.js';
 import { Egress, type BoxLink, type EgressConfig } from './egress.js';
@@ -59,6 +62,8 @@ export interface LinuxDriverOptions {
   egress?: EgressConfig;
   /** Where `pullImage` looks for images. */
   registry?: RegistryConfig;
+  /** Bounds of `importLayer` (default DEFAULT_IMPORT_LIMITS). */
+  layerImport?: ImportLimits;
 }
 
 export interface RegistryConfig {
@@ -82,7 +87,6 @@ const INTERNAL_COMMANDS = 64;
 export const MAX_COMMANDS_PER_BOX = 256;
 export const MAX_COMMANDS = 4096;
 
-const INIT_TIMEOUT_MS = 10_000;
 /** Numbers the exec daemons of the drivers in this process (tests make several). */
 let driverSeq = 0;
 
@@ -111,6 +115,7 @@ export class LinuxDriver implements RuntimeDriver {
   private readonly egress: Egress | undefined;
   private readonly registry: RegistryClient;
   private readonly imageLayers: ImageLayers;
+  private readonly transfer: LayerTransfer;
   private readonly defaultRegistry: string;
 
   constructor(opts: LinuxDriverOptions) {
@@ -133,6 +138,12 @@ export class LinuxDriver implements RuntimeDriver {
     this.image = new BaseImage(opts.imageDir, opts.logger);
     this.disks = new DiskPool(this.paths.pool, this.paths.disks, opts.logger);
     this.imageLayers = new ImageLayers(this.paths, opts.logger, reg.limits);
+    this.transfer = new LayerTransfer(
+      this.paths,
+      opts.layerImport ?? DEFAULT_IMPORT_LIMITS,
+      (id) => this.layerExists(id),
+      (id) => this.lowerDir(id),
+    );
     this.boxLink = new BoxLinkDaemon(opts.logger);
     this.socketDir = execdSocketDir(this.paths.run, opts.dataDir);
     const socket = join(this.socketDir, `execd-${process.pid}-${driverSeq++}.sock`);
@@ -149,7 +160,7 @@ export class LinuxDriver implements RuntimeDriver {
 
   prepare(): Promise<void> {
     this.prepared ??= (async () => {
-      for (const bin of [native.boxinit, native.boxexec, native.boxlinkd, native.nftsetd, native.ociunpack]) {
+      for (const bin of [native.boxinit, native.boxexec, native.boxlinkd, native.nftsetd, native.ociunpack, native.layertar]) {
         if (!existsSync(bin)) throw new SandboxError('failed', `${bin} is missing: run scripts/setup.sh`);
       }
       // Tenant data and the image's setuid binaries (owned by box ids) are for root only: other host users
@@ -162,7 +173,7 @@ export class LinuxDriver implements RuntimeDriver {
       // Half-made snapshots and half-deleted layers of an earlier run: never valid, removed in the background.
       // A suspend's moved disk is whole (it was unmounted first): it becomes its layer, so the box resumes.
       for (const name of readdirSync(this.paths.layers)) {
-        if (name.startsWith('.tmp-') || name.startsWith('.del-'))
+        if (name.startsWith('.tmp-') || name.startsWith('.del-') || name === '.stage')
           void rm(join(this.paths.layers, name), { recursive: true, force: true }).catch(() => undefined);
         else if (name.startsWith('.suspend-') && name.endsWith('.img'))
           renameSync(join(this.paths.layers, name), join(this.paths.layers, name.slice('.suspend-'.length)));
@@ -230,7 +241,7 @@ export class LinuxDriver implements RuntimeDriver {
       // Layers keep canonical owners on disk; the box sees each layer and its disk (which holds the
       // writable layer) through an idmapped mount in its own id range.
       const idmapped = [...lowers, dirname(upper)].flatMap((d) => ['-m', d]);
-      const pid = await this.startInit([
+      const pid = await startInit(this.execd, [
         '-r',
         root,
         '-d',
@@ -330,46 +341,6 @@ export class LinuxDriver implements RuntimeDriver {
       const pid = Number(/^execd-(\d+)-\d+\.sock$/.exec(name)?.[1]);
       if (pid && !pidExists(pid)) rmSync(join(this.socketDir, name), { force: true });
     }
-  }
-
-  /** Runs boxinit; resolves with the init's host pid once the box is ready for commands. */
-  private startInit(args: string[]): Promise<number> {
-    return new Promise((resolve, reject) => {
-      let out = '';
-      let err = '';
-      const done = (code: number | null, signal: string | null): void => {
-        const pid = Number.parseInt(out, 10);
-        if (code === 0 && pid > 0) resolve(pid);
-        else reject(new Error(err.trim() || `boxinit ended with ${code ?? signal}`));
-      };
-      if (this.execd?.alive) {
-        // Through the exec daemon: no fork of the server. boxinit starts in a session of its own.
-        const p = this.execd.exec(args, 'boxinit');
-        p.stdin.end();
-        p.stdout.on('data', (d: Buffer) => (out += d.toString()));
-        p.stderr.on('data', (d: Buffer) => (err += d.toString()));
-        const timer = setTimeout(() => p.signal('SIGKILL', false), INIT_TIMEOUT_MS);
-        const drained = new Promise((r) => p.stdout.on('end', r));
-        void Promise.all([p.exited, drained]).then(([e]) => {
-          clearTimeout(timer);
-          done(e.exitCode, e.signal);
-        });
-        return;
-      }
-      // Own session: the box must survive the server's exit and its terminal's signals.
-      const child = spawn(native.boxinit, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: {} });
-      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-      child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-      const timer = setTimeout(() => child.kill('SIGKILL'), INIT_TIMEOUT_MS);
-      child.on('error', (e) => {
-        clearTimeout(timer);
-        reject(e);
-      });
-      child.on('close', (code, signal) => {
-        clearTimeout(timer);
-        done(code, signal);
-      });
-    });
   }
 
   private context(cgroup: BoxCgroup) {
@@ -492,6 +463,16 @@ export class LinuxDriver implements RuntimeDriver {
       throw err;
     }
     await rm(doomed, { recursive: true, force: true });
+  }
+
+  async exportLayer(layerId: string): Promise<Readable> {
+    await this.prepare();
+    return this.transfer.export(layerId);
+  }
+
+  async importLayer(layerId: string, body: Readable): Promise<void> {
+    await this.prepare();
+    return this.transfer.import(layerId, body);
   }
 
   async layerSize(layerId: string): Promise<number> {

@@ -11,6 +11,7 @@ export const native = {
   boxlinkd: join(nativeDir, 'build', 'boxlinkd'),
   nftsetd: join(nativeDir, 'build', 'nftsetd'),
   ociunpack: join(nativeDir, 'build', 'ociunpack'),
+  layertar: join(nativeDir, 'build', 'layertar'),
   mkimage: join(nativeDir, 'mkimage.sh'),
 };
 

@@ -11,12 +11,33 @@ import { toStatus } from './protocol.js';
 type Call = grpc.ServerDuplexStream<Record<string, unknown>, unknown>;
 type Message = Record<string, unknown> & { kind?: string };
 
+/**
+ * After a process exits, how long its output may stay quiet (not counting time the caller's flow control held
+ * it) before its exit is sent anyway: a child it left behind may hold its pipes open. Until then the exit
+ * waits behind the output, as the bytes still in the pipe are behind it in process; without this the caller
+ * heard of the exit while a window's worth of output was still on its way, and its drain grace cut it.
+ */
+const QUIET_MS = 300;
+
+interface Flow {
+  data(): void;
+  paused(): void;
+  resumed(): void;
+}
+
+const NO_FLOW: Flow = { data() {}, paused() {}, resumed() {} };
+
 /** Writes to the call; a full call pauses `source` until it drains. */
-function forward(call: Call, source: Readable, message: (chunk: Buffer) => object): void {
+function forward(call: Call, source: Readable, message: (chunk: Buffer) => object, flow = NO_FLOW): void {
   source.on('data', (chunk: Buffer) => {
+    flow.data();
     if (!call.write(message(chunk))) {
       source.pause();
-      call.once('drain', () => source.resume());
+      flow.paused();
+      call.once('drain', () => {
+        flow.resumed();
+        source.resume();
+      });
     }
   });
 }
@@ -42,8 +63,34 @@ export function serveSpawn(call: Call, sandboxOf: (id: string) => Sandbox, log: 
   const run = (p: BoxProcess) => {
     proc = p;
     p.stdin.on('error', () => undefined); // EPIPE: the command does not read its input
-    forward(call, p.stdout, (c) => ({ stdout: c }));
-    forward(call, p.stderr, (c) => ({ stderr: c }));
+    let exit: object | undefined;
+    let ended = 0;
+    let held = 0;
+    let quiet: NodeJS.Timeout | undefined;
+    const sendExit = () => {
+      if (!exit) return;
+      clearTimeout(quiet);
+      call.write({ exit });
+      exit = undefined;
+      done();
+    };
+    const arm = () => {
+      clearTimeout(quiet);
+      if (exit && held === 0) quiet = setTimeout(sendExit, QUIET_MS);
+    };
+    const flow: Flow = {
+      data: arm,
+      paused: () => {
+        held++;
+        clearTimeout(quiet);
+      },
+      resumed: () => {
+        held--;
+        arm();
+      },
+    };
+    forward(call, p.stdout, (c) => ({ stdout: c }), flow);
+    forward(call, p.stderr, (c) => ({ stderr: c }), flow);
     const ends = (s: Readable, key: string) => {
       let sent = false;
       const end = () => {
@@ -51,15 +98,17 @@ export function serveSpawn(call: Call, sandboxOf: (id: string) => Sandbox, log: 
         sent = true;
         call.write({ [key]: {} });
         done();
+        if (++ended === 2) sendExit();
       };
       // A pipe closed without an end (the process was closed) ends here too.
       for (const ev of ['end', 'error', 'close']) s.once(ev, end);
     };
     ends(p.stdout, 'stdout_end');
     ends(p.stderr, 'stderr_end');
-    void p.exited.then((exit) => {
-      call.write({ exit: { code: exit.exitCode ?? 0, has_code: exit.exitCode !== null, signal: exit.signal ?? '' } });
-      done();
+    void p.exited.then((e) => {
+      exit = { code: e.exitCode ?? 0, has_code: e.exitCode !== null, signal: e.signal ?? '' };
+      if (ended === 2) sendExit();
+      else arm();
     });
   };
   // The caller went away (its server ended): the process is closed as when a server in process ends, but a

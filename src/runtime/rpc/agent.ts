@@ -11,6 +11,7 @@ import * as grpc from '@grpc/grpc-js';
 import type { DetachedProcess, EgressRules, RuntimeDriver, Sandbox, SandboxSpec, SpawnSpec } from '../driver.js';
 import { serveOpenPort, serveSpawn } from './agent-streams.js';
 import { hasToken, nodeService, PROTOCOL, toStatus, unknownSandbox } from './protocol.js';
+import { serveExport, serveImport } from './agent-layers.js';
 import { servePull } from './agent-pull.js';
 
 export interface NodeAgentOptions {
@@ -27,13 +28,14 @@ export class NodeAgent {
   private readonly sandboxes = new Map<string, Sandbox>();
   private readonly detached = new Map<string, DetachedProcess>();
   private readonly adopting = new Map<string, Promise<boolean>>();
+  private prepared: Promise<void> | undefined;
   private readonly instance = randomUUID();
 
   constructor(private readonly opts: NodeAgentOptions) {
     const d = opts.driver;
     const unary: Record<string, Unary> = {
       Hello: () => ({ protocol: PROTOCOL, node: opts.node, base_image_name: d.baseImageName, instance: this.instance }),
-      Prepare: async () => void (await d.prepare()),
+      Prepare: async () => void (await this.prepare()),
       Create: async (r) => {
         const spec = JSON.parse(r.spec as string) as SandboxSpec;
         this.sandboxes.set(spec.id, await d.create(spec));
@@ -105,6 +107,17 @@ export class NodeAgent {
       PullImage: (call) => servePull(call, d),
       OpenPort: (call) => serveOpenPort(call, d),
     };
+    handlers.ExportLayer = (call: grpc.ServerWritableStream<{ id: string }, unknown>) => {
+      if (!hasToken(call.metadata, opts.token)) return call.emit('error', { code: grpc.status.UNAUTHENTICATED, details: 'a cluster token is required' });
+      serveExport(call, d);
+    };
+    handlers.ImportLayer = (call: grpc.ServerReadableStream<Record<string, unknown>, unknown>, done: grpc.sendUnaryData<unknown>) => {
+      if (!hasToken(call.metadata, opts.token)) return done({ code: grpc.status.UNAUTHENTICATED, details: 'a cluster token is required' });
+      serveImport(call, d).then(
+        () => done(null, {}),
+        (err) => done(toStatus(err)),
+      );
+    };
     for (const [name, fn] of Object.entries(streams)) {
       handlers[name] = (call: grpc.ServerDuplexStream<Record<string, unknown>, unknown>) => {
         if (!hasToken(call.metadata, opts.token))
@@ -113,6 +126,19 @@ export class NodeAgent {
       };
     }
     this.server.addService(nodeService(), handlers);
+  }
+
+  /**
+   * The driver's preparation (base image, disk templates, tables), once: the agent starts it as it starts,
+   * while the API server is still loading, and the API server's Prepare joins it. A failure is tried again by
+   * the next caller.
+   */
+  prepare(): Promise<void> {
+    this.prepared ??= this.opts.driver.prepare().catch((err: unknown) => {
+      this.prepared = undefined;
+      throw err;
+    });
+    return this.prepared;
   }
 
   /** Binds `unix:/path` or `host:port`; returns the port bound (0 for a socket). */

@@ -70,6 +70,16 @@ export class Channel {
     return this.client[method]!(md, { deadline: Infinity }) as Stream;
   }
 
+  /** A call whose answer is a stream (the request is sent whole). */
+  serverStream(method: string, request: object): grpc.ClientReadableStream<Message> {
+    return this.client[method]!(request, this.md) as grpc.ClientReadableStream<Message>;
+  }
+
+  /** A call whose request is a stream; `done` hears its one answer. */
+  clientStream(method: string, done: (err: Error | null) => void): grpc.ClientWritableStream<Message> {
+    return this.client[method]!(this.md, (err: grpc.ServiceError | null) => done(err ? fromStatus(err) : null)) as grpc.ClientWritableStream<Message>;
+  }
+
   close(): void {
     this.client.close();
   }

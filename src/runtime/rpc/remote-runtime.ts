@@ -2,7 +2,7 @@
  * The runtime driver of an API server whose sandboxes run on a node agent: every method is a call of the
  * agent's RPC (node.proto), so the domain above cannot tell it from the driver in process.
  */
-import { Duplex } from 'node:stream';
+import { Duplex, Readable } from 'node:stream';
 import type { BoxNetwork, EgressRules, PulledImage, PullOptions, RuntimeDriver, Sandbox, SandboxSpec } from '../driver.js';
 import { Channel, type ChannelOptions, type Message } from './channel.js';
 import { PROTOCOL, fromStatus } from './protocol.js';
@@ -150,6 +150,51 @@ export class RemoteRuntime implements RuntimeDriver {
         const e = fromStatus(err as never);
         if (!open) reject(e);
         else socket.destroy(e);
+      });
+    });
+  }
+
+  /** Resolves once the agent found the layer (its first, empty, message), so a missing one rejects here. */
+  exportLayer(layerId: string): Promise<Readable> {
+    const call = this.channel.serverStream('ExportLayer', { id: layerId });
+    return new Promise<Readable>((resolve, reject) => {
+      let found = false;
+      const out = new Readable({ read: () => void call.resume() });
+      call.on('data', (msg: Message) => {
+        const data = msg.data as Buffer;
+        if (!found) {
+          found = true;
+          resolve(out);
+        }
+        if (data.length && !out.push(data)) call.pause();
+      });
+      call.on('end', () => out.push(null));
+      call.on('error', (err) => {
+        const e = fromStatus(err as never);
+        if (!found) reject(e);
+        else out.destroy(e);
+      });
+    });
+  }
+
+  importLayer(layerId: string, body: Readable): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      // A body that fails (its check against the recorded digest, a broken download) is the reason the import
+      // failed, not the cancelled call it leads to.
+      let failed: Error | undefined;
+      const call = this.channel.clientStream('ImportLayer', (err) => (failed || err ? reject(failed ?? err) : resolve()));
+      call.write({ layer: layerId });
+      body.on('data', (chunk: Buffer) => {
+        if (!call.write({ data: chunk })) {
+          body.pause();
+          call.once('drain', () => body.resume());
+        }
+      });
+      body.once('end', () => call.end());
+      // The agent leaves nothing under the id of an import cut short.
+      body.once('error', (err) => {
+        failed = err;
+        call.cancel();
       });
     });
   }

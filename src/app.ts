@@ -46,7 +46,7 @@ export async function buildApp(deps: Deps, opts: AppOptions): Promise<FastifyIns
     },
   });
 
-  registerErrorHandler(app);
+  registerErrorHandler(app, () => deps.fronts.forwarding());
   registerAuth(app, deps.accounts);
   registerIdempotency(app, deps.idempotency, deps.node, {
     fingerprint: (data) => deps.sealer.fingerprint(data),

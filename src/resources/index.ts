@@ -22,6 +22,7 @@ import { networkPoliciesModule } from './network-policies/index.js';
 import { objectsModule } from './objects/index.js';
 import { ptyModule } from './pty/index.js';
 import { repositoriesModule } from './repositories/index.js';
+import { routingModule } from './routing/index.js';
 import { scenariosModule } from './scenarios/index.js';
 import { secretsModule } from './secrets/index.js';
 import { snapshotsModule } from './snapshots/index.js';
@@ -54,6 +55,7 @@ export const MODULES: readonly AnyHostModule[] = [
   ptyModule,
   sshModule,
   nodesModule,
+  routingModule,
   evictionsModule,
   axonsModule,
   scenariosModule,

@@ -5,8 +5,8 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { ConfigError, intsOf } from '../../src/platform/config-error.js';
 import { cpuQuota, hostCapacity, memoryLimit } from '../../src/resources/nodes/capacity.js';
-import { loadNodeConfig } from '../../src/resources/nodes/config.js';
-import { canPlace, choose, leaseState, loadsOf, lostAtMs, lostReason, overdue, renewEveryMs, type NodeRecord } from '../../src/resources/nodes/index.js';
+import { apiUrlOf, loadNodeConfig } from '../../src/resources/nodes/config.js';
+import { canPlace, choose, leaseState, pick, loadsOf, lostAtMs, lostReason, overdue, renewEveryMs, type NodeRecord } from '../../src/resources/nodes/index.js';
 
 /** Placement, the lease arithmetic and the registry's settings: pure functions, no server. */
 const GiB = 1024 ** 3;
@@ -16,6 +16,7 @@ function node(name: string, over: Partial<NodeRecord> = {}): NodeRecord {
   return {
     name,
     address: null,
+    apiUrl: null,
     capacity: { cpuCores: 8, memoryBytes: 32 * GiB, diskBytes: 200 * GiB },
     state: 'active',
     heartbeatMs: NOW - 1000,
@@ -92,6 +93,35 @@ test('only active nodes with a live lease take boxes: draining, lost, lapsed and
   assert.equal(choose(loads, size(2, 1)), undefined);
 });
 
+test('pick: the preferred node when it has room, else the least loaded; none with room: overcommitted on an open node; none open: undefined', () => {
+  const loads = loadsOf(
+    [node('a'), node('b'), node('off', { state: 'draining' })],
+    [
+      { node: 'a', size: size(3, 4) },
+      { node: 'a', size: size(3, 4) },
+      { node: 'b', size: size(1, 2) },
+    ],
+    NOW,
+  );
+  assert.equal(pick(loads, size(1, 1), 'a')?.name, 'b', 'least loaded');
+  assert.equal(pick(loads, size(1, 1), 'b', 'a')?.name, 'a', 'a resume stays on its own node while it has room');
+  assert.equal(pick(loads, size(4, 1), 'a', 'a')?.name, 'b', 'its own node is full: another');
+  assert.equal(pick(loads, size(16, 1), 'a')?.name, 'a', 'no room anywhere: this node, overcommitted');
+  assert.equal(pick(loads, size(16, 1), 'a', 'b')?.name, 'b', 'no room anywhere: the preferred node');
+  assert.equal(pick(loads, size(16, 1), 'off')?.name, 'b', 'this node draining: the open one with the fewest boxes');
+  assert.equal(pick(loads, size(1, 1), 'a', 'off')?.name, 'b', 'a draining node is never picked');
+  assert.equal(pick(loadsOf([node('off', { state: 'draining' })], [], NOW), size(1, 1), 'off'), undefined);
+});
+
+test('DEVBOXD_API_URL: as set, else derived from DEVBOXD_HOST and DEVBOXD_PORT only where another host reaches them', () => {
+  assert.equal(apiUrlOf('https://api-a.example', '0.0.0.0', 4000), 'https://api-a.example');
+  assert.equal(apiUrlOf(undefined, '10.0.0.7', 4000), 'http://10.0.0.7:4000');
+  assert.equal(apiUrlOf(undefined, 'fd00::7', 4000), 'http://[fd00::7]:4000');
+  assert.equal(apiUrlOf(undefined, 'node-a.internal', 4000), 'http://node-a.internal:4000');
+  for (const host of ['0.0.0.0', '::', '127.0.0.1', '::1', 'localhost', '169.254.1.1']) assert.equal(apiUrlOf(undefined, host, 4000), null, host);
+  assert.equal(apiUrlOf(undefined, '10.0.0.7', 0), null, 'a port picked at start is not known ahead');
+});
+
 test('lease arithmetic: renewed every third of the lease; lost past lease and grace, never when stopped gracefully', () => {
   assert.equal(renewEveryMs(15_000), 5000);
   assert.equal(renewEveryMs(100), 100, 'at least 100 ms apart');
@@ -109,21 +139,30 @@ test('lease arithmetic: renewed every third of the lease; lost past lease and gr
 
 test("the registry's settings: defaults, overrides, and a bad value refused naming its variable", () => {
   const load = (env: Record<string, string>) => loadNodeConfig(env, intsOf(env), (m) => new ConfigError(m));
-  assert.deepEqual(load({}), { url: null, leaseMs: 15_000, graceMs: 30_000, capacity: {} });
+  assert.deepEqual(load({}), { url: null, apiUrl: undefined, leaseMs: 15_000, graceMs: 30_000, capacity: {} });
   assert.deepEqual(
     load({
       DEVBOXD_NODE_URL: 'https://n1.example:4000',
+      DEVBOXD_API_URL: 'http://10.0.0.7:4000/',
       DEVBOXD_NODE_LEASE_SECONDS: '2',
       DEVBOXD_NODE_GRACE_SECONDS: '0',
       DEVBOXD_NODE_CPU_CORES: '7.5',
       DEVBOXD_NODE_MEMORY: '64G',
       DEVBOXD_NODE_DISK: '2T',
     }),
-    { url: 'https://n1.example:4000', leaseMs: 2000, graceMs: 0, capacity: { cpuCores: 7.5, memoryBytes: 64 * GiB, diskBytes: 2048 * GiB } },
+    {
+      url: 'https://n1.example:4000',
+      apiUrl: 'http://10.0.0.7:4000',
+      leaseMs: 2000,
+      graceMs: 0,
+      capacity: { cpuCores: 7.5, memoryBytes: 64 * GiB, diskBytes: 2048 * GiB },
+    },
   );
   for (const [name, value] of [
     ['DEVBOXD_NODE_URL', 'ftp://n1'],
     ['DEVBOXD_NODE_URL', 'http://user:pw@n1'],
+    ['DEVBOXD_API_URL', 'unix:/run/api.sock'],
+    ['DEVBOXD_API_URL', 'http://10.0.0.7:4000/v1'],
     ['DEVBOXD_NODE_LEASE_SECONDS', '0'],
     ['DEVBOXD_NODE_GRACE_SECONDS', '-1'],
     ['DEVBOXD_NODE_CPU_CORES', '0'],

@@ -54,6 +54,7 @@ async function otherNode(name: string, leaseEndsInMs: number, graceMs = 0) {
   return nodes.register({
     name,
     address: null,
+    apiUrl: null,
     capacity: { cpuCores: 4, memoryBytes: 16 * GiB, diskBytes: 100 * GiB },
     heartbeatMs: now + leaseEndsInMs - 3000,
     leaseExpiresMs: now + leaseEndsInMs,
@@ -197,13 +198,14 @@ test('devboxd nodes lists every node (--json too) with state, lease, capacity, f
   const table = await cli('nodes');
   assert.equal(table.code, 0, table.err);
   const lines = table.out.trim().split('\n');
-  assert.equal(lines[0], 'NAME\tSTATE\tLEASE\tADDRESS\tCPU\tMEMORY\tDISK\tFREE_CPU\tFREE_MEMORY\tFREE_DISK\tDEVBOXES\tHEARTBEAT');
+  assert.equal(lines[0], 'NAME\tSTATE\tLEASE\tADDRESS\tAPI_URL\tCPU\tMEMORY\tDISK\tFREE_CPU\tFREE_MEMORY\tFREE_DISK\tDEVBOXES\tHEARTBEAT');
   const row = (name: string) => lines.find((l) => l.startsWith(`${name}\t`))!.split('\t');
-  assert.deepEqual(row('fast-a').slice(0, 11), [
+  assert.deepEqual(row('fast-a').slice(0, 12), [
     'fast-a',
     'active',
     'live',
     'http://127.0.0.1:4000',
+    '-',
     '8',
     '32.0GiB',
     '500.0GiB',

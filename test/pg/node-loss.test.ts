@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import { after, before, test } from 'node:test';
+import { until } from '../helpers/cluster.js';
 import { DEVBOXD_BIN, ROOT, runInBox, sharedTestDatabase, startTestServer, type TestServer } from '../helpers/server.js';
 
 /**
@@ -39,16 +40,6 @@ interface Listed {
 function nodes(): Record<string, Listed> {
   const out = execFileSync(process.execPath, [DEVBOXD_BIN, 'nodes', '--json'], { cwd: ROOT, env: cliEnv() }).toString();
   return Object.fromEntries((JSON.parse(out).nodes as Listed[]).map((n) => [n.name, n]));
-}
-
-async function until<T>(what: string, fn: () => Promise<T | undefined | false>, ms = 20_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    assert.ok(Date.now() < end, `timed out waiting: ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 /** Whether a process whose command line has `marker` runs on this host (a box's processes are host processes). */

@@ -11,6 +11,7 @@ const GiB = 1024 ** 3;
 const row = (name: string, leaseExpiresMs: number) => ({
   name,
   address: null,
+  apiUrl: null,
   capacity: { cpuCores: 1.5, memoryBytes: 4 * GiB, diskBytes: 50 * GiB },
   heartbeatMs: leaseExpiresMs - 3000,
   leaseExpiresMs,

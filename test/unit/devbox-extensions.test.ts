@@ -49,6 +49,7 @@ describe('devbox extension points', () => {
       environment: [],
       enrichers: [],
       shutdownGuards: [],
+      placers: [],
       ...ext,
     });
     const settled = (id: string) => devboxes.waitForStatus(accountId, id, ['running', 'failure', 'shutdown'], 5000);

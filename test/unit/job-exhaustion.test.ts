@@ -68,6 +68,7 @@ describe('a durable job that fails its last attempt', () => {
       environment: [],
       enrichers: [],
       shutdownGuards: [],
+      placers: [],
     });
     jobs = new JobRunner(
       store.jobs,

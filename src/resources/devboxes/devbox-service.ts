@@ -30,7 +30,11 @@ export class DevboxService {
     this.store = db.devboxes;
   }
 
-  async create(accountId: string, input: CreateDevboxInput): Promise<Devbox> {
+  /**
+   * A new box. With `place` (a tenant's create on the API), the placers may send it to another node (the
+   * request is then forwarded there); without, it is created on this node (or refused, when it takes none).
+   */
+  async create(accountId: string, input: CreateDevboxInput, opts: { place?: boolean } = {}): Promise<Devbox> {
     const id = newId('dbx');
     const name = input.name || null;
     let layers: string[] = [];
@@ -56,6 +60,7 @@ export class DevboxService {
     if (defaults.cwd) sandbox.cwd = defaults.cwd;
     const env = { ...defaults.environment, ...(input.environmentVariables ?? {}) };
     checkEnvironment(env, 'environment_variables');
+    for (const place of this.ext.placers) await place({ size: sandbox.limits, layers }, opts.place === true);
     const now = Date.now();
     const d: Devbox = {
       id,
@@ -102,6 +107,14 @@ export class DevboxService {
     const d = await this.store.get(accountId, id);
     if (!d) throw ERRORS.notFound('devbox', id);
     return d;
+  }
+
+  /**
+   * The node that serves requests for the box, when it is another node: a box that has not ended is its
+   * node's (its sandbox, disk and streams are there); an ended one is only its record, which any server reads.
+   */
+  elsewhere(d: Devbox): string | undefined {
+    return d.node && d.node !== this.node && !TERMINAL.has(d.status) ? d.node : undefined;
   }
 
   /** The box as `get` finds it for the account of the key with `keyHash`, and that key, read together. */

@@ -24,6 +24,10 @@ export interface DevboxStore {
   getWithKey(keyHash: string, id: string): Promise<{ key?: ApiKey; devbox?: Devbox }>;
   /** Any account: for background jobs (watchdog, reconcile). */
   getById(id: string): Promise<Devbox | undefined>;
+  /** Where a box is and whether it ended: one read by primary key, for routing a request to the box's node. */
+  locate(id: string): Promise<{ node: string; status: DevboxStatus } | undefined>;
+  /** Moves a suspended box from node `from` to `to` (a resume elsewhere); false when it is not so any more. */
+  move(id: string, from: string, to: string): Promise<boolean>;
   list(accountId: string, page: PageQuery, status?: DevboxStatus): Promise<Page<Devbox>>;
   /** Every node's boxes, or only those `node` runs. */
   listByStatus(statuses: readonly DevboxStatus[], node?: string): Promise<Devbox[]>;

@@ -6,6 +6,7 @@ import type {
   DevboxExtensions,
   EnvironmentProvider,
   LifecycleExtensions,
+  Placer,
   RunningStep,
   ShutdownGuard,
   StopListener,
@@ -36,7 +37,7 @@ const BOOT_STAGES: readonly BootStage[] = ['network', 'link', 'files', 'mounts',
  */
 export class DevboxExtensionRegistry {
   readonly lifecycle: LifecycleExtensions = { beforeCreate: [], bootSteps: [], onRunning: [], onStopped: [] };
-  readonly service: DevboxExtensions = { resolvers: [], environment: [], enrichers: [], shutdownGuards: [] };
+  readonly service: DevboxExtensions = { resolvers: [], environment: [], enrichers: [], shutdownGuards: [], placers: [] };
   private readonly resolverStages: ResolverStage[] = [];
   private readonly bootStages: BootStage[] = [];
   private suspender: Suspender | undefined;
@@ -71,6 +72,11 @@ export class DevboxExtensionRegistry {
 
   shutdownGuard(guard: ShutdownGuard): void {
     this.service.shutdownGuards.push(guard);
+  }
+
+  /** Decides where a new box goes (the node registry: this node, or another one the request is forwarded to). */
+  placer(place: Placer): void {
+    this.service.placers.push(place);
   }
 
   /** What suspends a box idle past after_idle with on_idle: suspend (one module offers it: snapshots). */

@@ -1,6 +1,6 @@
 import type { DomainError } from '../../platform/errors.js';
 import type { Store } from '../../platform/store/types.js';
-import type { Sandbox } from '../../runtime/driver.js';
+import type { ResourceLimits, Sandbox } from '../../runtime/driver.js';
 import type { AgentMount, CodeMount, CreateDevboxInput, ObjectMount } from './create-input.js';
 import type { Devbox, LaunchParameters } from './types.js';
 
@@ -110,6 +110,18 @@ export interface ViewEnricher {
  */
 export type ShutdownGuard = (devbox: Devbox) => Promise<DomainError | string | null>;
 
+/**
+ * Where a new box goes, asked once its request is resolved (its size and layers known) and before it is
+ * recorded: resolves to create it here, throws ElsewhereError (platform/http/peers.ts) to have the request
+ * forwarded to the API server of another node, or a refusal (503: no node can take it). `placing` is false for
+ * a box the server creates for itself (scenario and benchmark runs, build steps) and for a create another
+ * server placed here: those are created here or refused.
+ */
+export type Placer = (
+  box: { size: Pick<ResourceLimits, 'cpuCores' | 'memoryBytes' | 'diskBytes'>; layers: readonly string[] },
+  placing: boolean,
+) => Promise<void>;
+
 /** The lists the lifecycle takes at construction. */
 export interface LifecycleExtensions {
   beforeCreate: BeforeCreate[];
@@ -124,4 +136,5 @@ export interface DevboxExtensions {
   environment: EnvironmentProvider[];
   enrichers: ViewEnricher[];
   shutdownGuards: ShutdownGuard[];
+  placers: Placer[];
 }

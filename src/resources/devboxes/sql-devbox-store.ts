@@ -112,6 +112,16 @@ export class SqlDevboxStore implements DevboxStore {
     return rows[0] && fromRow(rows[0]);
   }
 
+  async locate(id: string): Promise<{ node: string; status: DevboxStatus } | undefined> {
+    const { rows } = await this.db.query<{ node: string; status: DevboxStatus }>('SELECT node, status FROM devboxes WHERE id = ?', [id]);
+    return rows[0];
+  }
+
+  async move(id: string, from: string, to: string): Promise<boolean> {
+    const r = await this.db.query("UPDATE devboxes SET node = ? WHERE id = ? AND node = ? AND status = 'suspended'", [to, id, from]);
+    return r.rowCount > 0;
+  }
+
   list(accountId: string, page: PageQuery, status?: DevboxStatus): Promise<Page<Devbox>> {
     const where = ['account_id = ?'];
     const params: unknown[] = [accountId];

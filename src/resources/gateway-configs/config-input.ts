@@ -2,6 +2,7 @@ import { ERRORS } from '../../platform/errors.js';
 import type { AuthMechanism, AuthType, CustomHeader, SecretLookup } from './types.js';
 import type { OutboundGuard } from '../../platform/outbound/index.js';
 import { parseUpstreamUrl } from '../../platform/upstream-url.js';
+import { HOP_BY_HOP } from '../../platform/http/hop-by-hop.js';
 
 /** At most this many custom headers per config (the SDK says 8). */
 export const MAX_CUSTOM_HEADERS = 8;
@@ -15,20 +16,7 @@ const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
  * Headers the gateway owns: hop-by-hop ones (RFC 9110 §7.6.1), the framing of the request and the host the
  * endpoint names. A config may not set them, neither as the credential's header nor as a custom header.
  */
-export const RESERVED_HEADERS = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-authenticate',
-  'proxy-authorization',
-  'proxy-connection',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-  'host',
-  'content-length',
-  'expect',
-]);
+export const RESERVED_HEADERS = new Set([...HOP_BY_HOP, 'host', 'content-length', 'expect']);
 
 const AUTH_TYPES: AuthType[] = ['bearer', 'header', 'basic'];
 

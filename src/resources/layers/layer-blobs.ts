@@ -113,6 +113,15 @@ export class LayerBlobs {
     this.log.info({ layer: layerId, bytes: size, ms: Date.now() - started }, 'layer stored in the blob store');
   }
 
+  /**
+   * The first of `layers` a box could not boot from here: not on this node, and not in the blob store (nor
+   * being put there). Undefined when `ensureLocal` can make all of them local.
+   */
+  async unavailable(layers: readonly string[]): Promise<string | undefined> {
+    for (const layer of layers) if (!(await this.runtime.layerExists(layer)) && !(await this.store.get(layer))) return layer;
+    return undefined;
+  }
+
   /** Makes every layer of `layers` local, fetching those this node lacks (each once, however many boots wait). */
   async ensureLocal(layers: readonly string[]): Promise<void> {
     const missing: string[] = [];

@@ -22,6 +22,7 @@ export function nodesJson(loads: readonly NodeLoad[]) {
       state: n.state,
       lease: n.lease,
       address: n.address,
+      api_url: n.apiUrl,
       version: n.version,
       capacity: wire(n.capacity),
       free: wire(n.free),
@@ -37,12 +38,13 @@ export function nodesJson(loads: readonly NodeLoad[]) {
 
 /** The registry as `devboxd nodes` prints it: a header, then a tab-separated line per node. */
 export function nodesTable(loads: readonly NodeLoad[]): string {
-  const head = ['NAME', 'STATE', 'LEASE', 'ADDRESS', 'CPU', 'MEMORY', 'DISK', 'FREE_CPU', 'FREE_MEMORY', 'FREE_DISK', 'DEVBOXES', 'HEARTBEAT'];
+  const head = ['NAME', 'STATE', 'LEASE', 'ADDRESS', 'API_URL', 'CPU', 'MEMORY', 'DISK', 'FREE_CPU', 'FREE_MEMORY', 'FREE_DISK', 'DEVBOXES', 'HEARTBEAT'];
   const rows = loads.map((n) => [
     n.name,
     n.state,
     n.lease,
     n.address ?? '-',
+    n.apiUrl ?? '-',
     cores(n.capacity.cpuCores),
     gib(n.capacity.memoryBytes),
     gib(n.capacity.diskBytes),
@@ -99,7 +101,7 @@ export const NODE_COMMANDS: readonly ModuleCommand<CommandContext>[] = [
     args: [],
     options: { json: { type: 'boolean', help: 'print JSON ({"nodes": [...]}, sizes in bytes and cores, times in ms)' } },
     summary: `the servers sharing the database: state (active, draining, lost), lease (live, lapsed, stopped),
-address, capacity, free room (capacity minus the sizes of the devboxes on it), devboxes, last heartbeat`,
+address, API URL, capacity, free room (capacity minus the sizes of the devboxes on it), devboxes, last heartbeat`,
     run: ({ io, withStore }, _args, o) =>
       withStore(async (store) => {
         const loads = await readLoads(store);

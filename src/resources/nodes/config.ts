@@ -1,3 +1,5 @@
+import net from 'node:net';
+import ipaddr from 'ipaddr.js';
 import { parseSize } from '../../platform/config-error.js';
 import type { Capacity } from './types.js';
 
@@ -8,6 +10,12 @@ export interface NodeConfig {
    * only) or https:// (TLS) URL between hosts; unset, none is advertised.
    */
   url: string | null;
+  /**
+   * DEVBOXD_API_URL: where other API servers reach this one, to forward requests for this node's boxes and
+   * the creates placed on it (http:// or https://, no path). Unset: derived from DEVBOXD_HOST and DEVBOXD_PORT
+   * when another host can reach those (`apiUrlOf`), else none (no box is placed on or forwarded to this node).
+   */
+  apiUrl: string | null | undefined;
   /** DEVBOXD_NODE_LEASE_SECONDS: how long a renewal holds; renewed every third of it. */
   leaseMs: number;
   /** DEVBOXD_NODE_GRACE_SECONDS: how long past its lease a silent node gets before it is declared lost. */
@@ -34,6 +42,7 @@ export function loadNodeConfig(env: Readonly<Record<string, string | undefined>>
     } catch {}
     if (!ok) throw fail(`DEVBOXD_NODE_URL must be unix:/absolute/path, or an http:// or https:// URL without credentials, query or fragment, got "${url}"`);
   }
+  const apiUrl = env.DEVBOXD_API_URL ? parseApiUrl(env.DEVBOXD_API_URL, fail) : undefined;
   const capacity: Partial<Capacity> = {};
   const cpu = env.DEVBOXD_NODE_CPU_CORES;
   if (cpu) {
@@ -54,8 +63,30 @@ export function loadNodeConfig(env: Readonly<Record<string, string | undefined>>
   }
   return {
     url,
+    apiUrl,
     leaseMs: int('DEVBOXD_NODE_LEASE_SECONDS', 15, 1, 3600) * 1000,
     graceMs: int('DEVBOXD_NODE_GRACE_SECONDS', 30, 0, 86_400) * 1000,
     capacity,
   };
+}
+
+function parseApiUrl(raw: string, fail: Fail): string {
+  try {
+    const u = new URL(raw);
+    if ((u.protocol === 'http:' || u.protocol === 'https:') && !u.username && !u.password && !u.search && !u.hash && u.pathname === '/') return u.origin;
+  } catch {}
+  throw fail(`DEVBOXD_API_URL must be an http:// or https:// URL of this API server without path, credentials, query or fragment, got "${raw}"`);
+}
+
+/**
+ * The API URL other servers use: the one set, else `http://DEVBOXD_HOST:DEVBOXD_PORT` when that is an address
+ * another host reaches (not a wildcard, loopback or link-local address, nor `localhost`, nor port 0), else none.
+ */
+export function apiUrlOf(set: string | null | undefined, host: string, port: number): string | null {
+  if (set !== undefined) return set;
+  if (port === 0 || !host || host === 'localhost') return null;
+  if (!net.isIP(host)) return `http://${host}:${port}`;
+  const range = ipaddr.process(host).range();
+  if (range === 'unspecified' || range === 'loopback' || range === 'linkLocal') return null;
+  return `http://${net.isIPv6(host) ? `[${host}]` : host}:${port}`;
 }

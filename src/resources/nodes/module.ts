@@ -3,11 +3,13 @@ import path from 'node:path';
 import type { Module } from '../../host.js';
 import { INSTALL_ROOT } from '../../lib/install-root.js';
 import { ConfigError, intsOf } from '../../platform/config-error.js';
+import { ElsewhereError } from '../../platform/http/peers.js';
+import type { RuntimeDriver } from '../../runtime/driver.js';
 import { devboxesModule } from '../devboxes/index.js';
 import { snapshotsModule } from '../snapshots/index.js';
 import { hostCapacity } from './capacity.js';
 import { NODE_COMMANDS } from './commands.js';
-import { loadNodeConfig, type NodeConfig } from './config.js';
+import { apiUrlOf, loadNodeConfig, type NodeConfig } from './config.js';
 import { NodeService } from './node-service.js';
 import { NODES_SCHEMA } from './schema.js';
 
@@ -38,6 +40,7 @@ export const nodesModule: Module<NodeConfig> = {
       jobs: host.jobs,
       node: host.node,
       config,
+      apiUrl: apiUrlOf(config.apiUrl, host.config.host, host.config.port),
       capacity: hostCapacity(host.config.dataDir, config.capacity),
       version: VERSION,
       log,
@@ -45,11 +48,29 @@ export const nodesModule: Module<NodeConfig> = {
     // Registered before the jobs resume and the boxes are adopted: a server declaring this node lost holds its
     // row until the failures are committed, so what follows sees them.
     await nodes.register();
-    use('devboxExtensions').resolver(async () => (nodes.refuseWhileDraining('create'), undefined), 'admit');
-    use('resumeGuards').add(() => nodes.refuseWhileDraining('resume'));
+    // A tenant's create goes to the node `placeBox` picks (forwarded there when it is another); a draining
+    // node takes none. A box standing on layers this node holds (a snapshot's, a blueprint's) stays here when
+    // it can: it boots without fetching them from the blob store.
+    use('devboxExtensions').placer(async (box, placing) => {
+      if (!placing) return nodes.refuseWhileDraining('create');
+      const prefer = box.layers.length && (await holdsAll(host.runtime, box.layers)) ? host.node : undefined;
+      const to = await nodes.placeBox(box.size, 'create', prefer);
+      if (to !== host.node) throw new ElsewhereError(to);
+    });
+    // A box resumes on its own node when that can take it, else on another (SuspendService.resume moves it).
+    use('resumeGuards').add(async (d, placing) => {
+      if (!placing) return nodes.refuseWhileDraining('resume');
+      const to = await nodes.placeBox(d.sandbox.limits, 'resume', d.node || host.node);
+      if (to !== host.node) throw new ElsewhereError(to);
+    });
     return { nodes };
   },
   start: { run: (s) => s.nodes.start() },
   close: (s) => s.nodes.close(),
   commands: NODE_COMMANDS,
 };
+
+async function holdsAll(runtime: RuntimeDriver, layers: readonly string[]): Promise<boolean> {
+  for (const layer of layers) if (!(await runtime.layerExists(layer).catch(() => false))) return false;
+  return true;
+}

@@ -5,7 +5,7 @@ import type { Store } from '../../platform/store/types.js';
 import { type Devbox, type DevboxService, ON_NODE } from '../devboxes/index.js';
 import type { NodeConfig } from './config.js';
 import { leaseUntil, lostReason, renewEveryMs } from './lease.js';
-import { canPlace, choose, loadsOf } from './placement.js';
+import { type BoxSize, canPlace, choose, loadsOf, pick } from './placement.js';
 import { SqlNodeStore } from './sql-node-store.js';
 import type { Capacity, NodeLoad, NodeRecord, NodeState } from './types.js';
 
@@ -19,6 +19,8 @@ export interface NodeServiceDeps {
   /** DEVBOXD_NODE_NAME. */
   node: string;
   config: NodeConfig;
+  /** DEVBOXD_API_URL as set or derived (null: no other API server forwards to this one). */
+  apiUrl: string | null;
   /** What this node offers (settings, else the host's). */
   capacity: Capacity;
   version: string;
@@ -27,12 +29,15 @@ export interface NodeServiceDeps {
 
 /** Every node with what its boxes hold, as `devboxd nodes` shows them and placement weighs them. */
 export async function readLoads(store: Store, nowMs = Date.now()): Promise<NodeLoad[]> {
-  const nodes = await new SqlNodeStore(store.db).list();
-  const boxes = (await store.devboxes.listByStatus(ON_NODE)).map((d) => ({
+  return loadsOf(await new SqlNodeStore(store.db).list(), await boxSizes(store), nowMs);
+}
+
+/** The boxes holding room on their node (a sandbox there), with their sizes. */
+async function boxSizes(store: Store): Promise<BoxSize[]> {
+  return (await store.devboxes.listByStatus(ON_NODE)).map((d) => ({
     node: d.node,
     size: { cpuCores: d.sandbox.limits.cpuCores, memoryBytes: d.sandbox.limits.memoryBytes, diskBytes: d.sandbox.limits.diskBytes },
   }));
-  return loadsOf(nodes, boxes, nowMs);
 }
 
 /**
@@ -61,6 +66,7 @@ export class NodeService {
     const me = await this.nodes.register({
       name: this.deps.node,
       address: config.url,
+      apiUrl: this.deps.apiUrl,
       capacity: this.deps.capacity,
       heartbeatMs: now,
       leaseExpiresMs: leaseUntil(now, config.leaseMs),
@@ -118,6 +124,21 @@ export class NodeService {
   /** The node a box of `size` goes to: the least loaded active node with room; undefined when none has room. */
   async place(size: Capacity): Promise<string | undefined> {
     return choose(await this.list(), size)?.name;
+  }
+
+  /**
+   * The node a box of `size` goes to among this one and those with an API address (a request reaches them
+   * forwarded), by `pick`: `prefer` when it can take it, else the least loaded with room, else overcommitted.
+   * A refusal (503) when no node takes boxes now.
+   */
+  async placeBox(size: Capacity, what: 'create' | 'resume', prefer?: string): Promise<string> {
+    const reachable = (await this.nodes.list()).filter((n) => n.name === this.deps.node || n.apiUrl !== null);
+    // Alone, this node takes the box whatever its load (as one server always did): the boxes are not read.
+    const loads = loadsOf(reachable, reachable.length > 1 ? await boxSizes(this.deps.store) : [], Date.now());
+    const to = pick(loads, size, this.deps.node, prefer)?.name;
+    if (to !== undefined) return to;
+    this.refuseWhileDraining(what);
+    throw ERRORS.unavailable(`no node takes a devbox now (every node is draining, lost or not answering: devboxd nodes): ${what} refused, retry later`);
   }
 
   /** Stops the timer and leaves the row marked stopped: the boxes keep running and are adopted at the next start. */

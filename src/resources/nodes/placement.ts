@@ -51,3 +51,19 @@ export function choose(nodes: readonly NodeLoad[], size: Capacity): NodeLoad | u
   scored.sort((a, b) => b.h - a.h || a.n.devboxes - b.n.devboxes || (a.n.name < b.n.name ? -1 : 1));
   return scored[0]?.n;
 }
+
+/**
+ * Where a box of `size` goes among `nodes` (those a request can be forwarded to, and this one): `prefer` (the
+ * node of a box that resumes, or the one holding a new box's layers) when it can take it, else the least
+ * loaded with room (`choose`). When none has room the box is overcommitted on an active node with a live
+ * lease, as one server did before placement: `prefer`, else `local`, else the one with the fewest boxes.
+ * Undefined when no node takes boxes at all (draining, lost, not answering).
+ */
+export function pick(nodes: readonly NodeLoad[], size: Capacity, local: string, prefer?: string): NodeLoad | undefined {
+  const preferred = prefer === undefined ? undefined : nodes.find((n) => n.name === prefer);
+  if (preferred && canPlace(preferred, size)) return preferred;
+  const chosen = choose(nodes, size);
+  if (chosen) return chosen;
+  const open = nodes.filter((n) => canPlace(n));
+  return open.find((n) => n.name === prefer) ?? open.find((n) => n.name === local) ?? [...open].sort((a, b) => a.devboxes - b.devboxes)[0];
+}

@@ -24,5 +24,7 @@ export const NODES_SCHEMA: ModuleSchema = {
        lost_at_ms ${BIG},
        version TEXT NOT NULL
      );`,
+    // Where other API servers forward this node's requests (DEVBOXD_API_URL); null: none can.
+    ddl`ALTER TABLE nodes ADD COLUMN api_url TEXT;`,
   ],
 };

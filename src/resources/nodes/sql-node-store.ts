@@ -4,6 +4,7 @@ import type { NodeRecord, NodeState } from './types.js';
 interface Row {
   name: string;
   address: string | null;
+  api_url: string | null;
   cpu_millicores: number;
   memory_bytes: number;
   disk_bytes: number;
@@ -20,6 +21,7 @@ interface Row {
 const fromRow = (r: Row): NodeRecord => ({
   name: r.name,
   address: r.address,
+  apiUrl: r.api_url,
   capacity: { cpuCores: r.cpu_millicores / 1000, memoryBytes: r.memory_bytes, diskBytes: r.disk_bytes },
   state: r.state,
   heartbeatMs: r.heartbeat_ms,
@@ -44,9 +46,9 @@ export class SqlNodeStore {
   /** Inserts or refreshes this node's row at start: a fresh lease, no stop, not lost. */
   async register(n: Omit<NodeRecord, 'state' | 'stoppedAtMs' | 'lostAtMs'>): Promise<NodeRecord> {
     const { rows } = await this.db.query<Row>(
-      `INSERT INTO nodes (name, address, cpu_millicores, memory_bytes, disk_bytes, state, heartbeat_ms, lease_expires_ms, grace_ms, started_at_ms, version)
-       VALUES (?, ?, ?, ?, ?, 'active', ?, ?, ?, ?, ?)
-       ON CONFLICT (name) DO UPDATE SET address = excluded.address, cpu_millicores = excluded.cpu_millicores,
+      `INSERT INTO nodes (name, address, api_url, cpu_millicores, memory_bytes, disk_bytes, state, heartbeat_ms, lease_expires_ms, grace_ms, started_at_ms, version)
+       VALUES (?, ?, ?, ?, ?, ?, 'active', ?, ?, ?, ?, ?)
+       ON CONFLICT (name) DO UPDATE SET address = excluded.address, api_url = excluded.api_url, cpu_millicores = excluded.cpu_millicores,
          memory_bytes = excluded.memory_bytes, disk_bytes = excluded.disk_bytes, state = ${BACK},
          heartbeat_ms = excluded.heartbeat_ms, lease_expires_ms = excluded.lease_expires_ms, grace_ms = excluded.grace_ms,
          started_at_ms = excluded.started_at_ms, version = excluded.version, stopped_at_ms = NULL, lost_at_ms = NULL
@@ -54,6 +56,7 @@ export class SqlNodeStore {
       [
         n.name,
         n.address,
+        n.apiUrl,
         Math.round(n.capacity.cpuCores * 1000),
         n.capacity.memoryBytes,
         n.capacity.diskBytes,

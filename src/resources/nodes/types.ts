@@ -15,6 +15,8 @@ export interface NodeRecord {
   name: string;
   /** DEVBOXD_NODE_URL: where other servers reach it (null: not advertised). */
   address: string | null;
+  /** DEVBOXD_API_URL: where other API servers forward requests for its boxes (null: they cannot). */
+  apiUrl: string | null;
   capacity: Capacity;
   state: NodeState;
   /** Its last renewal of the lease. */

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { Module } from '../../host.js';
 import { blueprintsModule } from '../blueprints/index.js';
-import { devboxesModule, devboxSuspendRoutes } from '../devboxes/index.js';
+import { type Devbox, devboxesModule, devboxSuspendRoutes } from '../devboxes/index.js';
 import { filesModule } from '../files/index.js';
 import { layersModule } from '../layers/index.js';
 import { snapshotLayersResolver, snapshotShutdownGuard } from './devbox-extensions.js';
@@ -13,10 +13,16 @@ declare module '../../platform/module/contract.js' {
   interface Services {
     snapshots: SnapshotService;
     suspend: SuspendService;
-    /** Where a module refuses resumes (a draining server): a guard throws the refusal. */
-    resumeGuards: { add(guard: () => void): void };
+    /**
+     * Where a module refuses resumes (a draining server: a guard throws the refusal) or places them on
+     * another node (ElsewhereError, when `placing`).
+     */
+    resumeGuards: { add(guard: ResumeGuard): void };
   }
 }
+
+/** Runs before a resume: throws to refuse it here (see SuspendService.resume). */
+export type ResumeGuard = (d: Devbox, placing: boolean) => void | Promise<void>;
 
 /** Disk snapshots, suspend and resume (each a durable job), and the collection of layers nothing uses. */
 export const snapshotsModule: Module = {
@@ -34,7 +40,7 @@ export const snapshotsModule: Module = {
       blueprintLayers: async (id) => (await blueprints.store.getById(id))?.layers ?? [],
       blobs: use('layers'),
     });
-    const guards: (() => void)[] = [];
+    const guards: ResumeGuard[] = [];
     const suspend = new SuspendService(
       devboxes,
       store,
@@ -43,8 +49,12 @@ export const snapshotsModule: Module = {
       host.logger.child({ component: 'suspend' }),
       jobs,
       (id) => files.stopWrites(id),
-      () => {
-        for (const guard of guards) guard();
+      async (d, placing) => {
+        for (const guard of guards) await guard(d, placing);
+      },
+      {
+        node,
+        missingLayer: (layers) => use('layers').unavailable(layers),
       },
     );
     jobs.register(CAPTURE_JOB, { run: (job) => snapshots.settleCapture(job.subjectId), exhausted: (job, err) => snapshots.captureFailed(job.subjectId, err) });
@@ -54,7 +64,7 @@ export const snapshotsModule: Module = {
     ext.resolver(snapshotLayersResolver(() => snapshots));
     ext.shutdownGuard(snapshotShutdownGuard(() => snapshots));
     ext.idleSuspender((d) => suspend.suspendIdle(d));
-    return { snapshots, suspend, resumeGuards: { add: (guard: () => void) => void guards.push(guard) } };
+    return { snapshots, suspend, resumeGuards: { add: (guard: ResumeGuard) => void guards.push(guard) } };
   },
   async routes(app, s) {
     await app.register(devboxSuspendRoutes, { devboxes: s.devboxes, suspend: s.suspend });

@@ -37,8 +37,19 @@ export class SuspendService {
     private readonly jobs: JobRunner,
     /** Ends what must not be cut by the stop (file writes remove their temporary files); bounded by its owner. */
     private readonly beforeStop: (devboxId: string) => Promise<void> = async () => undefined,
-    /** Throws when this server takes no resume now (it is draining its boxes). */
-    private readonly mayResume: () => void = () => undefined,
+    /**
+     * Throws when the box does not resume here: a refusal (this server is draining), or, when `placing`,
+     * ElsewhereError for the node it resumes on (the request is forwarded there).
+     */
+    private readonly mayResume: (d: Devbox, placing: boolean) => Promise<void> = async () => undefined,
+    /**
+     * This node, and the first of `layers` it cannot make local (not here, not in the blob store): a box
+     * from another node resumes here only on its own disk.
+     */
+    private readonly here: { node: string; missingLayer(layers: readonly string[]): Promise<string | undefined> } = {
+      node: '',
+      missingLayer: async () => undefined,
+    },
   ) {}
 
   private store() {
@@ -143,15 +154,26 @@ export class SuspendService {
 
   /**
    * suspended → resuming → running on the same disk; launch commands run again. The resume job is recorded
-   * in the transaction of the transition, so a box is never resuming without the job that ends it.
+   * in the transaction of the transition, so a box is never resuming without the job that ends it. With
+   * `place`, the box may resume on another node (ElsewhereError). A box of another node resumes here only on
+   * its own disk: with a layer of it neither here nor in the blob store it stays suspended (503), else it
+   * moves here in the transaction of its transition (its boot fetches what it lacks).
    */
-  async resume(accountId: string, id: string): Promise<Devbox> {
+  async resume(accountId: string, id: string, opts: { place?: boolean } = {}): Promise<Devbox> {
     const d = await this.devboxes.get(accountId, id);
     if (d.status !== 'suspended') throw ERRORS.devboxNotSuspended(id, d.status);
-    this.mayResume();
+    await this.mayResume(d, opts.place === true);
+    const from = d.node && d.node !== this.here.node ? d.node : undefined;
+    const missing = from && (await this.here.missingLayer(d.layers));
+    if (missing) {
+      throw ERRORS.unavailable(
+        `devbox ${id} cannot resume on node ${this.here.node}: its disk (layer ${missing}) is on node ${from}, neither here nor in the blob store (DEVBOXD_LAYER_BLOBS); it stays suspended, and resumes once node ${from} can take it`,
+      );
+    }
     const notSuspended = async () => ERRORS.devboxNotSuspended(id, (await this.devboxes.get(accountId, id)).status);
     const started = await this.db
       .transaction(async (tx) => {
+        if (from && !(await tx.devboxes.move(id, from, this.here.node))) throw ERRORS.devboxNotSuspended(id, 'no longer suspended on its node');
         const job = await this.jobs.add(RESUME_JOB, id, tx.jobs);
         const resuming = await this.lifecycle.transition(id, ['suspended'], 'resuming', { tx: tx.devboxes });
         // Rolls the job back with the lost transition.

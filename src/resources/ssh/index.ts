@@ -1,4 +1,5 @@
 export { sshRoutes } from './routes/index.js';
+export { devboxOfServerName } from './host-name.js';
 export { SshFront, type SshAddresses } from './ssh-front.js';
 export { SshKeyService } from './ssh-key-service.js';
 export { LoginGuard } from './login-guard.js';

@@ -1,5 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, STATUS_OF } from '../../errors.js';
+import type { Forwarder } from '../fronts.js';
+import { ElsewhereError } from '../peers.js';
 import { describeValidationError } from '../validation.js';
 
 /** Error codes of Fastify's own 4xx answers (bad JSON, body limits, media types...). */
@@ -20,10 +22,21 @@ function send(req: FastifyRequest, reply: FastifyReply, status: number, message:
 /**
  * The one place errors become HTTP answers: `{"message": ..., "error": <code>}` as JSON. Domain errors carry
  * their code; Fastify's own (validation, body limits, bad JSON) keep their 4xx status; anything else is a 500
- * whose details stay in the log.
+ * whose details stay in the log. A request a handler found to belong on another node (ElsewhereError) is
+ * forwarded there by `forwarding` (the answer it gets is this request's answer, stored for x-request-id too).
  */
-export function registerErrorHandler(app: FastifyInstance): void {
-  app.setErrorHandler((err: FastifyError | DomainError | Error, req, reply) => {
+export function registerErrorHandler(app: FastifyInstance, forwarding: () => Forwarder | undefined = () => undefined): void {
+  const answer = (err: FastifyError | DomainError | Error, req: FastifyRequest, reply: FastifyReply): unknown => {
+    if (err instanceof ElsewhereError) {
+      const forward = forwarding();
+      if (forward) return forward(req, reply, err).catch((why: Error) => answer(why, req, reply));
+      if (err.here)
+        return err.here().then(
+          (v) => reply.send(v),
+          (why: Error) => answer(why, req, reply),
+        );
+      return send(req, reply, 503, `this request belongs on node ${err.node}, and this server forwards to no other node`, 'unavailable');
+    }
     if (err instanceof DomainError) {
       if (err.retryable === false) reply.header('x-should-retry', 'false');
       if (err.retryAfterSeconds !== undefined) reply.header('retry-after', String(err.retryAfterSeconds));
@@ -43,7 +56,8 @@ export function registerErrorHandler(app: FastifyInstance): void {
     }
     req.log.error({ err }, 'unhandled error');
     return reply.status(500).send({ message: 'internal server error', error: 'internal' });
-  });
+  };
+  app.setErrorHandler(answer);
 
   app.setNotFoundHandler((req, reply) => {
     send(req, reply, STATUS_OF.not_found, `no such endpoint: ${req.method} ${req.url}`, 'not_found');

@@ -1,5 +1,6 @@
 import type { DevboxService } from '../devbox-service.js';
 import type { Devbox } from '../types.js';
+import { fromPeer } from '../../../platform/http/peers.js';
 import { clientGone } from '../../../platform/http/request-signal.js';
 import type { Api } from '../../../platform/http/resource-module.js';
 import { replies } from '../../../platform/http/schemas/common.js';
@@ -37,13 +38,13 @@ const schema = { body: CreateBodySchema, response: replies(DevboxViewSchema) };
 
 export function createRoutes(app: Api, devboxes: DevboxService): void {
   app.post('/v1/devboxes', { schema }, async (req) => {
-    return view(devboxes, await devboxes.create(req.principal.accountId, toInput(req.body ?? {})));
+    return view(devboxes, await devboxes.create(req.principal.accountId, toInput(req.body ?? {}), { place: !fromPeer(req.raw) }));
   });
 
   // Always 200 with the current view: a 408 here would make the SDK retry, i.e. create again.
   app.post('/v1/devboxes/create_and_await_running', { schema }, async (req, reply) => {
     const accountId = req.principal.accountId;
-    const created = await devboxes.create(accountId, toInput(req.body ?? {}));
+    const created = await devboxes.create(accountId, toInput(req.body ?? {}), { place: !fromPeer(req.raw) });
     const reached: Devbox | null = await devboxes.waitForStatus(
       accountId,
       created.id,

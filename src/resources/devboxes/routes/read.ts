@@ -1,7 +1,9 @@
 import { Type } from 'typebox';
 import { allows, type Principal } from '../../../platform/auth/principal.js';
 import type { DevboxService } from '../devbox-service.js';
+import type { Devbox } from '../types.js';
 import { ERRORS } from '../../../platform/errors.js';
+import { ElsewhereError, fromPeer } from '../../../platform/http/peers.js';
 import { clientGone } from '../../../platform/http/request-signal.js';
 import type { Api } from '../../../platform/http/resource-module.js';
 import { Body, Opt, pageEnvelope, PageQuerySchema, pageSchema, replies, toPageQuery } from '../../../platform/http/schemas/common.js';
@@ -33,11 +35,21 @@ export function readRoutes(app: Api, devboxes: DevboxService): void {
     const { id } = req.params;
     // A hinted key (PostgreSQL) is read in the box's statement: the whole GET is one statement.
     const keyHash = req.keyCheck?.fold();
-    if (keyHash === undefined) return forKey(req.principal, await view(devboxes, await devboxes.get(req.principal.accountId, id)));
-    const { key, devbox } = await devboxes.getWithKey(keyHash, id);
-    req.keyCheck!.settle(key);
+    let devbox: Devbox | undefined;
+    if (keyHash === undefined) devbox = await devboxes.get(req.principal.accountId, id);
+    else {
+      const read = await devboxes.getWithKey(keyHash, id);
+      req.keyCheck!.settle(read.key);
+      devbox = read.devbox;
+    }
     if (!devbox) throw ERRORS.notFound('devbox', id);
-    return forKey(req.principal, await view(devboxes, devbox));
+    const answer = async () => forKey(req.principal, await view(devboxes, devbox));
+    // The record says where the box runs: that node's API server answers, as for every request naming a box
+    // (the routing front leaves this one to this handler, so it costs no read of its own); when that node
+    // cannot be reached, this server answers from the record, which is all a view is.
+    const node = fromPeer(req.raw) ? undefined : devboxes.elsewhere(devbox);
+    if (node) throw new ElsewhereError(node, answer);
+    return answer();
   });
 
   app.get('/v1/devboxes', { config: { overlapAuth: true }, schema: { querystring: ListQuery, response: replies(ListView) } }, async (req) => {

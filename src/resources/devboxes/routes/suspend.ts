@@ -1,3 +1,4 @@
+import { fromPeer } from '../../../platform/http/peers.js';
 import type { Api } from '../../../platform/http/resource-module.js';
 import { replies } from '../../../platform/http/schemas/common.js';
 import { DevboxIdParams, DevboxViewSchema, view } from './schemas.js';
@@ -12,7 +13,8 @@ const schema = { params: DevboxIdParams, response: replies(DevboxViewSchema) };
  */
 export interface Suspender {
   suspend(accountId: string, id: string): Promise<Devbox>;
-  resume(accountId: string, id: string): Promise<Devbox>;
+  /** With `place`, the box may resume on another node (the request is then forwarded there); else here. */
+  resume(accountId: string, id: string, opts?: { place?: boolean }): Promise<Devbox>;
 }
 
 export function suspendRoutes(app: Api, suspend: Suspender, devboxes: DevboxService): void {
@@ -22,9 +24,9 @@ export function suspendRoutes(app: Api, suspend: Suspender, devboxes: DevboxServ
     return view(devboxes, await suspend.suspend(req.principal.accountId, id));
   });
 
-  // Answers at once (resuming); 400 unless suspended.
+  // Answers at once (resuming); 400 unless suspended. Not routed to the box's node by the front: this picks it.
   app.post('/v1/devboxes/:id/resume', { schema }, async (req) => {
     const { id } = req.params;
-    return view(devboxes, await suspend.resume(req.principal.accountId, id));
+    return view(devboxes, await suspend.resume(req.principal.accountId, id, { place: !fromPeer(req.raw) }));
   });
 }

@@ -5,6 +5,7 @@ import { type OutboundGuard, outboundRefusal } from '../../../platform/outbound/
 import { DomainError } from '../../../platform/errors.js';
 import type { Logger } from '../../../lib/logger.js';
 import type { GatewayAccess } from '../gateway-access.js';
+import { HOP_BY_HOP } from '../../../platform/http/hop-by-hop.js';
 import { answerSent } from '../../../platform/http/request-signal.js';
 
 /** The path under the box services where the gateway answers: `/gateway/<binding id>/<upstream path>`. */
@@ -34,18 +35,7 @@ function leavesPath(path: string): boolean {
   return decoded.split(/[/\\]/).some((seg) => seg === '.' || seg === '..');
 }
 
-/** Hop-by-hop headers (RFC 9110 §7.6.1) and what the gateway writes itself: never forwarded as sent. */
-const HOP_BY_HOP = [
-  'connection',
-  'keep-alive',
-  'proxy-authenticate',
-  'proxy-authorization',
-  'proxy-connection',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-];
+/** Hop-by-hop headers and what the gateway writes itself: never forwarded as sent. */
 const DROP_REQUEST = new Set([...HOP_BY_HOP, 'host', 'expect', 'authorization']);
 const DROP_RESPONSE = new Set(HOP_BY_HOP);
 

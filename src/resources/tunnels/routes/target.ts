@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import type http from 'node:http';
 import type http2 from 'node:http2';
+import { HOP_BY_HOP } from '../../../platform/http/hop-by-hop.js';
 
 /** Where a tunnel request goes: the tunnel's key, the box port, and the path the box's server sees. */
 export interface TunnelTarget {
@@ -48,24 +49,13 @@ export function authorized(req: AnyRequest, token: string): boolean {
   return a.length === b.length && crypto.timingSafeEqual(a, b);
 }
 
-const HOP_BY_HOP = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-authenticate',
-  'proxy-authorization',
-  'proxy-connection',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-  'http2-settings',
-]);
+const HOP = new Set([...HOP_BY_HOP, 'http2-settings']);
 
 /** The request headers the box's server gets: hop-by-hop, HTTP/2 pseudo-headers and the tunnel token stay here. */
 export function forwardHeaders(req: AnyRequest): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
   for (const [k, v] of Object.entries(req.headers)) {
-    if (v === undefined || k.startsWith(':') || HOP_BY_HOP.has(k) || k === 'x-runloop-tunnel-authorization') continue;
+    if (v === undefined || k.startsWith(':') || HOP.has(k) || k === 'x-runloop-tunnel-authorization') continue;
     out[k] = v;
   }
   out.host = authorityOf(req);
@@ -79,7 +69,7 @@ export function forwardHeaders(req: AnyRequest): Record<string, string | string[
 /** The box's response headers the client gets (no hop-by-hop ones, which HTTP/2 forbids). */
 export function responseHeaders(headers: http.IncomingHttpHeaders): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
-  for (const [k, v] of Object.entries(headers)) if (v !== undefined && !HOP_BY_HOP.has(k)) out[k] = v;
+  for (const [k, v] of Object.entries(headers)) if (v !== undefined && !HOP.has(k)) out[k] = v;
   return out;
 }
 

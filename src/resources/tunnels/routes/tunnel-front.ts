@@ -4,6 +4,7 @@ import net from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from '../../../lib/logger.js';
 import { DomainError } from '../../../platform/errors.js';
+import { pump } from '../../../platform/http/hop-by-hop.js';
 import { answerSent } from '../../../platform/http/request-signal.js';
 import type { DevboxService } from '../../devboxes/index.js';
 import type { Lifecycle } from '../../devboxes/index.js';
@@ -124,7 +125,7 @@ export class TunnelFront {
         // Server-sent events and other streams of unknown length: the client sees the head before the first chunk.
         if (ur.headers['content-length'] === undefined) (res as { flushHeaders?: () => void }).flushHeaders?.();
         if (!relayRawBody(ur, res, req.method, RESPONSE_BUFFER)) {
-          pump(ur, res);
+          pump(ur, res, RESPONSE_BUFFER);
           ur.on('error', () => res.destroy());
         }
       });
@@ -258,21 +259,6 @@ async function listening(host: string, port: number, untilMs: number): Promise<v
     if (open || Date.now() >= untilMs) return;
     await new Promise((r) => setTimeout(r, 100));
   }
-}
-
-/**
- * The box's response to the client, holding back only past RESPONSE_BUFFER bytes: `pipe` pauses the box's
- * socket whenever 16 KiB wait, i.e. at every 64 KiB read, which costs a third of the throughput.
- */
-function pump(from: http.IncomingMessage, res: Res): void {
-  const to = res as http.ServerResponse;
-  from.on('data', (chunk: Buffer) => {
-    if (!to.write(chunk) && to.writableLength >= RESPONSE_BUFFER) {
-      from.pause();
-      to.once('drain', () => from.resume());
-    }
-  });
-  from.on('end', () => to.end());
 }
 
 function reply(res: Res, r: Refusal): void {

@@ -124,7 +124,7 @@ describe('neighbours and the disk lifecycle', () => {
     const sdk = server.sdk();
     const box = await sdk.devbox.create({ launch_parameters: { custom_disk_size: 1 } });
     try {
-      assert.equal((await sh(box, 'head -c 300M /dev/urandom > data && md5sum data | cut -c1-32')).code, 0);
+      assert.equal((await sh(box, 'head -c 100M /dev/urandom > data && md5sum data | cut -c1-32')).code, 0);
       const sum = (await sh(box, 'md5sum data | cut -c1-32')).out;
 
       const snap = await box.snapshotDisk({ name: 'quota-snap' });

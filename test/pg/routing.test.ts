@@ -168,45 +168,49 @@ test('a PTY WebSocket and SSH over TLS reach a box of the other node', async () 
 test("a resume placed on another node boots the box there from the blob store's copy of its disk; a disk in neither place keeps it suspended", async () => {
   const api = a.client();
   const [moves, stays] = await Promise.all(['moves', 'stays'].map((name) => api.devboxes.createAndAwaitRunning({ name })));
-  // Both on one node: the drain below sends each resume to the other.
-  const home = await nodeOf(moves.id);
-  let second = stays;
-  for (let i = 0; i < 8 && (await nodeOf(second.id)) !== home; i++) {
-    await api.devboxes.shutdown(second.id);
-    second = await api.devboxes.createAndAwaitRunning({ name: 'stays' });
-  }
-  assert.equal(await nodeOf(second.id), home, 'placement puts two boxes on one node');
-  const away = home === 'route-a' ? 'route-b' : 'route-a';
   await api.devboxes.writeFileContents(moves.id, { file_path: 'moved.txt', contents: 'written before the move' });
-  for (const id of [moves.id, second.id]) await api.devboxes.suspend(id);
-  await Promise.all([moves.id, second.id].map((id) => api.devboxes.awaitSuspended(id)));
-  // The second box's disk is in no blob store (as with DEVBOXD_LAYER_BLOBS=off): only its node can resume it.
-  const { layers } = (await sql.query<{ layers: string }>('SELECT layers FROM devboxes WHERE id = $1', [second.id])).rows[0]!;
-  await sql.query('DELETE FROM layer_blobs WHERE layer_id = ANY($1)', [JSON.parse(layers)]);
-  cli('drain', home!, '--wait-seconds', '0');
-  try {
+  for (const id of [moves.id, stays.id]) await api.devboxes.suspend(id);
+  await Promise.all([moves.id, stays.id].map((id) => api.devboxes.awaitSuspended(id)));
+  const other = (node: string | undefined) => (node === 'route-a' ? 'route-b' : 'route-a');
+  // With its own node draining, a resume goes to the other node.
+  const drained = async (node: string, fn: () => Promise<void>) => {
+    cli('drain', node, '--wait-seconds', '0');
+    try {
+      await fn();
+    } finally {
+      cli('undrain', node);
+    }
+  };
+
+  const from = (await nodeOf(moves.id))!;
+  await drained(from, async () => {
     await api.devboxes.resume(moves.id);
     assert.equal((await b.client().devboxes.awaitRunning(moves.id)).status, 'running');
-    assert.equal(await nodeOf(moves.id), away, 'resumed on the node that was not draining');
+    assert.equal(await nodeOf(moves.id), other(from), 'resumed on the node that was not draining');
     assert.equal(await api.devboxes.readFileContents(moves.id, { file_path: 'moved.txt' }), 'written before the move');
+  });
+
+  // This box's disk is in no blob store (as with DEVBOXD_LAYER_BLOBS=off): only its own node can resume it.
+  const home = (await nodeOf(stays.id))!;
+  const { layers } = (await sql.query<{ layers: string }>('SELECT layers FROM devboxes WHERE id = $1', [stays.id])).rows[0]!;
+  await sql.query('DELETE FROM layer_blobs WHERE layer_id = ANY($1)', [JSON.parse(layers)]);
+  await drained(home, async () => {
     const refused = await a
       .client({ maxRetries: 0 })
-      .devboxes.resume(second.id)
+      .devboxes.resume(stays.id)
       .then(
         () => assert.fail('resumed without its disk'),
         (e: ApiError) => e,
       );
     assert.equal(refused.status, 503);
     assert.match(refused.message, new RegExp(`its disk \\(layer \\S+\\) is on node ${home}, neither here nor in the blob store`));
-    assert.equal((await b.client().devboxes.retrieve(second.id)).status, 'suspended');
-    assert.equal(await nodeOf(second.id), home);
-  } finally {
-    cli('undrain', home!);
-  }
-  await until('the resume is taken on its own node again', async () => (await status(a.client({ maxRetries: 0 }).devboxes.resume(second.id))) === 200);
-  assert.equal((await api.devboxes.awaitRunning(second.id)).status, 'running');
-  assert.equal(await nodeOf(second.id), home);
-  await Promise.all([moves.id, second.id].map((id) => api.devboxes.shutdown(id)));
+    assert.equal((await b.client().devboxes.retrieve(stays.id)).status, 'suspended');
+    assert.equal(await nodeOf(stays.id), home);
+  });
+  await until('the resume is taken on its own node again', async () => (await status(a.client({ maxRetries: 0 }).devboxes.resume(stays.id))) === 200);
+  assert.equal((await api.devboxes.awaitRunning(stays.id)).status, 'running');
+  assert.equal(await nodeOf(stays.id), home);
+  await Promise.all([moves.id, stays.id].map((id) => api.devboxes.shutdown(id)));
 });
 
 test('a box of a SIGKILLed node answers 503 naming it; the other node keeps answering; back, it serves its boxes again', async () => {

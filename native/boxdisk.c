@@ -10,8 +10,9 @@
  *          -r, with direct I/O to the image with -d (no second copy in the host's page cache).
  *          Prints one line per pair, in order: the loop device's MAJOR:MINOR, or `error: REASON` (the
  *          other pairs are still attached). Exits 1 when any pair failed.
- *        boxdisk detach DIR
- *          unmounts DIR (lazily when busy); nothing mounted there is not an error.
+ *        boxdisk detach DIR [DIR]...
+ *          unmounts each DIR (lazily when busy); nothing mounted there is not an error. Exits 1 when any
+ *          failed (the others are still unmounted).
  *
  * One process instead of mkfs + losetup + mount per disk, and many disks per process when they are
  * wanted at once (diskpool.ts batches them).
@@ -185,7 +186,11 @@ int main(int argc, char **argv) {
     if (rc == 2) fputs("usage: boxdisk attach [-t TEMPLATE] [-r] [-d] IMAGE DIR [IMAGE DIR]...\n", stderr);
     return rc;
   }
-  if (argc == 3 && strcmp(argv[1], "detach") == 0) return detach(argv[2]);
-  fputs("usage: boxdisk attach [-t TEMPLATE] [-r] [-d] IMAGE DIR [IMAGE DIR]... | boxdisk detach DIR\n", stderr);
+  if (argc >= 3 && strcmp(argv[1], "detach") == 0) {
+    int rc = 0;
+    for (int i = 2; i < argc; i++) rc |= detach(argv[i]);
+    return rc;
+  }
+  fputs("usage: boxdisk attach [-t TEMPLATE] [-r] [-d] IMAGE DIR [IMAGE DIR]... | boxdisk detach DIR [DIR]...\n", stderr);
   return 2;
 }

@@ -106,8 +106,13 @@ export async function attachLayer(image: string, dir: string): Promise<void> {
 
 /** Unmounts `dir` (lazily when busy); nothing mounted there is fine. */
 export async function detachDisk(dir: string): Promise<void> {
-  if (!existsSync(dir)) return;
-  await run(native.boxdisk, ['detach', dir]);
+  await detachDisks([dir]);
+}
+
+/** Unmounts each of `dirs` (lazily when busy) in one helper process: a pool's worth at a stop costs one, not eight. */
+export async function detachDisks(dirs: string[]): Promise<void> {
+  const present = dirs.filter((d) => existsSync(d));
+  if (present.length) await run(native.boxdisk, ['detach', ...present]);
 }
 
 /** True when `dir` is the root of a mount (its device differs from its parent's). */

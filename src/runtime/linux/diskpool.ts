@@ -8,9 +8,9 @@
  * A slot is `disks/pool/<slot>/` (the mount point, holding `upper` and `work`) next to `<slot>.img`.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { DiskTemplates, attachDisks, detachDisk } from './disk.js';
+import { DiskTemplates, attachDisks, detachDisk, detachDisks, isMountPoint } from './disk.js';
 import type { RuntimeLogger } from './logger.js';
 
 const POOL_PER_SIZE = 8;
@@ -150,17 +150,16 @@ export class DiskPool {
     } catch {
       return;
     }
-    for (const n of names) {
-      const dir = join(this.poolDir, n.replace(/\.img$/, ''));
-      if (!linked.has(dir) && existsSync(join(this.poolDir, n))) await releaseSlot(dir).catch(() => undefined);
-    }
+    const stale = [...new Set(names.map((n) => join(this.poolDir, n.replace(/\.img$/, ''))))].filter((dir) => !linked.has(dir));
+    await releaseSlots(stale).catch(() => undefined);
   }
 
   /** Unmounts and deletes the ready disks (the server is stopping). */
   async close(): Promise<void> {
     this.closed = true;
     await this.filling;
-    for (const slots of this.ready.values()) for (const s of slots.splice(0)) await releaseSlot(s.dir).catch(() => undefined);
+    const dirs = [...this.ready.values()].flatMap((slots) => slots.splice(0).map((s) => s.dir));
+    await releaseSlots(dirs).catch(() => undefined);
   }
 }
 
@@ -178,4 +177,21 @@ export async function releaseSlot(dir: string): Promise<void> {
   await detachDisk(dir);
   rmSync(`${dir}.img`, { force: true });
   rmSync(dir, { recursive: true, force: true });
+}
+
+/**
+ * Releases several slots with one unmount helper. A slot whose unmount failed keeps its files (a busy disk
+ * is detached lazily, so that is rare); the others go.
+ */
+async function releaseSlots(dirs: string[]): Promise<void> {
+  if (!dirs.length) return;
+  const failed = await detachDisks(dirs).then(
+    () => false,
+    () => true,
+  );
+  for (const dir of dirs) {
+    if (failed && isMountPoint(dir)) continue;
+    rmSync(`${dir}.img`, { force: true });
+    rmSync(dir, { recursive: true, force: true });
+  }
 }

@@ -5,6 +5,7 @@ import type { Job } from '../../src/platform/jobs/types.js';
 import type { Devbox } from '../../src/resources/devboxes/index.js';
 import { lostReason, SqlNodeStore } from '../../src/resources/nodes/index.js';
 import { buildFastApp, type FastApp } from '../helpers/app.js';
+import { until } from '../helpers/until.js';
 
 /**
  * The node registry in one server over SQLite (a stub runtime): it registers itself, declares lost a node
@@ -89,16 +90,6 @@ async function job(kind: string, node: string, state: Job['state']): Promise<Job
   return j;
 }
 
-async function until<T>(what: string, fn: () => Promise<T | undefined | false>, ms = 10_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    assert.ok(Date.now() < end, `timed out waiting: ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 let template: Devbox;
 
 test('the server registers its node at start: address, the capacity its settings give, active, a live lease', async () => {
@@ -163,10 +154,15 @@ test('a node silent past its lease and grace is declared lost once: its boxes fa
   const exe = (await f.deps.store.executions.get(running.id, `exe_${running.id}`))!;
   assert.deepEqual([exe.status, exe.exitStatus], ['completed', 137]);
   // A build runs anywhere: this node took it (and ran it: its blueprint does not exist, so it is done at once).
-  const moved = await until('the build job settles here', async () => {
-    const j = await f.deps.store.jobs.get(build.id);
-    return j?.state === 'succeeded' && j;
-  });
+  const moved = await until(
+    'the build job settles here',
+    async () => {
+      const j = await f.deps.store.jobs.get(build.id);
+      return j?.state === 'succeeded' && j;
+    },
+    10_000,
+    50,
+  );
   assert.equal(moved.node, 'fast-a');
   // A capture works on the lost node's disk: it ends, with the reason.
   const ended = (await f.deps.store.jobs.get(capture.id))!;
@@ -240,7 +236,7 @@ test('devboxd drain NODE: the node takes no new box and suspends its own; undrai
 
   const draining = cli('drain', 'fast-a', '--wait-seconds', '30');
   // This server notices at its next renewal: the test renews now rather than wait a third of the lease.
-  await until('fast-a marked draining', async () => (await nodes.get('fast-a'))?.state === 'draining');
+  await until('fast-a marked draining', async () => (await nodes.get('fast-a'))?.state === 'draining', 10_000, 50);
   await f.deps.nodes.tick();
   const drained = await draining;
   assert.equal(drained.code, 0, drained.out + drained.err);

@@ -1,6 +1,7 @@
-import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from './server.js';
 import { freePort } from './ssh-client.js';
+
+export { until } from './until.js';
 
 /** What every server of one test cluster shares: the cluster token and the master key. */
 export const CLUSTER_TOKEN = 'test-cluster-token-0123456789abcdef0123';
@@ -22,15 +23,4 @@ export async function startClusterServer(name: string, subnet: string, databaseU
     DEVBOXD_BOX_SUBNET: subnet,
     ...env,
   });
-}
-
-/** Polls `fn` every 100 ms until it answers something truthy; fails the test after `ms`. */
-export async function until<T>(what: string, fn: () => Promise<T | undefined | false>, ms = 20_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    assert.ok(Date.now() < end, `timed out waiting: ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }

@@ -144,59 +144,26 @@ export class RemoteRuntime implements RuntimeDriver {
   openPort(id: string, port: number): Promise<Duplex> {
     const call = this.channel.stream('OpenPort');
     call.write({ open: { sandbox: id, port } });
-    return new Promise<Duplex>((resolve, reject) => {
-      let open = false;
-      const socket = new Duplex({
-        read: () => void call.resume(),
-        write: (chunk: Buffer, _enc, cb) => (call.write({ data: chunk }) ? cb() : call.once('drain', () => cb())),
-        final: (cb) => {
-          call.end();
-          cb();
-        },
-        destroy: (err, cb) => {
-          call.cancel();
-          cb(err);
-        },
-      });
-      // The agent answers an empty message once connected; a refused connection is an error instead.
-      call.on('data', (msg: Message) => {
-        const data = msg.data as Buffer;
-        if (!open) {
-          open = true;
-          resolve(socket);
-        }
-        if (data.length && !socket.push(data)) call.pause();
-      });
-      call.on('end', () => socket.push(null));
-      call.on('error', (err) => {
-        const e = fromStatus(err as never);
-        if (!open) reject(e);
-        else socket.destroy(e);
-      });
+    const socket = new Duplex({
+      read: () => void call.resume(),
+      write: (chunk: Buffer, _enc, cb) => (call.write({ data: chunk }) ? cb() : call.once('drain', () => cb())),
+      final: (cb) => {
+        call.end();
+        cb();
+      },
+      destroy: (err, cb) => {
+        call.cancel();
+        cb(err);
+      },
     });
+    // The agent answers an empty message once connected; a refused connection is an error instead.
+    return readInto(call, socket);
   }
 
   /** Resolves once the agent found the layer (its first, empty, message), so a missing one rejects here. */
   exportLayer(layerId: string): Promise<Readable> {
     const call = this.channel.serverStream('ExportLayer', { id: layerId });
-    return new Promise<Readable>((resolve, reject) => {
-      let found = false;
-      const out = new Readable({ read: () => void call.resume() });
-      call.on('data', (msg: Message) => {
-        const data = msg.data as Buffer;
-        if (!found) {
-          found = true;
-          resolve(out);
-        }
-        if (data.length && !out.push(data)) call.pause();
-      });
-      call.on('end', () => out.push(null));
-      call.on('error', (err) => {
-        const e = fromStatus(err as never);
-        if (!found) reject(e);
-        else out.destroy(e);
-      });
-    });
+    return readInto(call, new Readable({ read: () => void call.resume() }));
   }
 
   importLayer(layerId: string, body: Readable): Promise<void> {
@@ -224,4 +191,29 @@ export class RemoteRuntime implements RuntimeDriver {
   async close(): Promise<void> {
     this.channel.close();
   }
+}
+
+/**
+ * Pushes the bytes of `call`'s messages into `out`, pausing the call while `out` is full. Resolves with `out` at
+ * the first message (the agent's empty one that says it is ready); a call that fails before it rejects, one
+ * that fails after destroys `out` with the agent's error.
+ */
+function readInto<T extends Readable>(call: Readable, out: T): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    let ready = false;
+    call.on('data', (msg: Message) => {
+      const data = msg.data as Buffer;
+      if (!ready) {
+        ready = true;
+        resolve(out);
+      }
+      if (data.length && !out.push(data)) call.pause();
+    });
+    call.on('end', () => out.push(null));
+    call.on('error', (err) => {
+      const e = fromStatus(err as never);
+      if (!ready) reject(e);
+      else out.destroy(e);
+    });
+  });
 }

@@ -4,7 +4,7 @@
 # `make -C native`; nftables, iproute2 and conntrack (cutting a box's connections) for box networking;
 # openssl (the SSH port's self-signed TLS pair) and openssh-client (the SSH tests' stock client);
 # zstd, and docker-registry, skopeo, umoci, busybox-static and htpasswd (apache2-utils) for registry images and their tests;
-# the `devboxd` system user the API server runs as. Runs as root on Debian 12.
+# the `devboxd` system user the API server runs as; the base image boxes start from. Runs as root on Debian 12.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -47,4 +47,10 @@ if ! id devboxd >/dev/null 2>&1; then
     exit 1
   fi
   useradd --system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin devboxd
+fi
+
+# The base image (about 100 s of mmdebstrap once per machine): here, so that neither the first server start
+# nor a test run pays for it. As root only: a non-root checkout runs the fast tier, which needs none.
+if [ "$(id -u)" -eq 0 ]; then
+  node --import tsx scripts/base-image.ts
 fi

@@ -130,10 +130,14 @@ describe('connections', () => {
   after(() => server.close());
 
   const get = (g: OutboundGuard, url: string) =>
-    request(url, { dispatcher: g.agent() }).then(
-      (r) => r.body.text(),
-      (e: unknown) => e,
-    );
+    g
+      .agent()
+      .get()
+      .then((dispatcher) => request(url, { dispatcher }))
+      .then(
+        (r) => r.body.text(),
+        (e: unknown) => e,
+      );
 
   test('loopback by literal, by a name resolving to it and by its mapped form: refused before connecting', async () => {
     for (const url of [`http://127.0.0.1:${port}/`, `http://localhost:${port}/`, `http://[::ffff:127.0.0.1]:${port}/`, `http://127.1:${port}/`]) {

@@ -1,9 +1,10 @@
 import dns from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import { Agent, buildConnector, fetch as undiciFetch } from 'undici';
+import type { Agent, buildConnector } from 'undici';
 import { type Address, HostAddresses, inCidrs, parseAddress, refusedRange } from './address.js';
 import type { OutboundAllow } from './allow-list.js';
+import { LazyAgent, loadUndici } from './lazy-agent.js';
 
 /** A connection the guard did not open: the host, and why (which kind of address it is or resolves to). */
 export class OutboundRefused extends Error {
@@ -82,9 +83,9 @@ export class OutboundGuard {
     });
   };
 
-  /** An undici connector (Agent's `connect`) that opens only what the rules allow. */
-  connector(opts: buildConnector.BuildOptions = {}): buildConnector.connector {
-    const connect = buildConnector({ ...opts, lookup: this.lookup } as buildConnector.BuildOptions);
+  /** An undici connector (Agent's `connect`, built with undici's `buildConnector`) that opens only what the rules allow. */
+  connector(build: typeof buildConnector, opts: buildConnector.BuildOptions = {}): buildConnector.connector {
+    const connect = build({ ...opts, lookup: this.lookup } as buildConnector.BuildOptions);
     return (options, callback) => {
       // net skips the lookup hook for an IP literal: it is checked here, before any packet is sent.
       const addr = parseAddress(options.hostname);
@@ -94,18 +95,25 @@ export class OutboundGuard {
     };
   }
 
-  /** An undici Agent whose every connection passes the guard; `connect` carries the connector's own options. */
-  agent(opts: Agent.Options & { connect?: buildConnector.BuildOptions } = {}): Agent {
+  /**
+   * An undici Agent whose every connection passes the guard; `connect` carries the connector's own options.
+   * Made (and undici loaded) at its first request.
+   */
+  agent(opts: Agent.Options & { connect?: buildConnector.BuildOptions } = {}): LazyAgent {
     const { connect, ...rest } = opts;
-    return new Agent({ ...rest, connect: this.connector(connect) });
+    return new LazyAgent((undici) => new undici.Agent({ ...rest, connect: this.connector(undici.buildConnector, connect) }));
   }
 
   /** fetch through `dispatcher` (an `agent()` of this guard): redirects it follows open new, guarded connections. */
-  static fetch(dispatcher: Agent): typeof globalThis.fetch {
-    return ((input: string | URL, init?: RequestInit) =>
-      undiciFetch(input, { ...(init as object), dispatcher } as Parameters<typeof undiciFetch>[1])) as unknown as typeof globalThis.fetch;
+  static fetch(dispatcher: LazyAgent): typeof globalThis.fetch {
+    return (async (input: string | URL, init?: RequestInit) => {
+      const [undici, agent] = await Promise.all([loadUndici(), dispatcher.get()]);
+      return undici.fetch(input, { ...(init as object), dispatcher: agent } as Parameters<Undici['fetch']>[1]);
+    }) as unknown as typeof globalThis.fetch;
   }
 }
+
+type Undici = Awaited<ReturnType<typeof loadUndici>>;
 
 function normalName(host: string): string {
   return host.toLowerCase().replace(/\.$/, '');

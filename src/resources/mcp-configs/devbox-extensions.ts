@@ -3,7 +3,6 @@ import { ERRORS } from '../../platform/errors.js';
 import type { Store } from '../../platform/store/types.js';
 import type { CreateResolver, EnvironmentProvider, StopListener, ViewEnricher } from '../devboxes/index.js';
 import { TERMINAL } from '../devboxes/index.js';
-import type { Upstreams } from './hub/upstreams.js';
 import type { McpTokens } from './mcp-tokens.js';
 
 /**
@@ -14,7 +13,8 @@ import type { McpTokens } from './mcp-tokens.js';
 export function mcpDevboxExtensions(deps: {
   store: Store;
   tokens: McpTokens;
-  upstreams: Upstreams;
+  /** The hub's upstream clients (closed with their box). */
+  upstreams: { closeBox(devboxId: string): void };
   /** RL_MCP_URL as the box sees it. */
   hubUrl: string;
   log: Logger;

@@ -8,8 +8,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Agent } from 'undici';
-import { OutboundGuard, outboundRefusal } from '../../platform/outbound/index.js';
+import { type LazyAgent, OutboundGuard, outboundRefusal } from '../../platform/outbound/index.js';
 import type { Logger } from '../../lib/logger.js';
 import { sendJson } from '../../platform/boxlink/index.js';
 import { answerSent } from '../../platform/http/request-signal.js';
@@ -33,7 +32,7 @@ export class GitRelay {
   private readonly grants = new Map<string, CloneGrant>();
   /** Grant key → the repository's token (plain, in memory only while the clone runs). */
   private readonly tokens = new Map<string, string | null>();
-  private readonly agent: Agent;
+  private readonly agent: LazyAgent;
   /** fetch through the relay's guarded agent (what a build resolves a code mount's ref with). */
   readonly fetch: typeof globalThis.fetch;
 

@@ -1,7 +1,8 @@
 import type http from 'node:http';
 import type http2 from 'node:http2';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Agent, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { LazyAgent } from '../../platform/outbound/index.js';
 import { HOP_BY_HOP, pump } from '../../platform/http/hop-by-hop.js';
 import { PEER_HEADER, type PeerKey } from '../../platform/http/peers.js';
 import { answerSent, clientGone } from '../../platform/http/request-signal.js';
@@ -58,7 +59,7 @@ function answerHeaders(headers: Headers, drop: readonly string[] = []): Record<s
  * ends when it goes.
  */
 export class PeerClient {
-  private readonly agent: Agent;
+  private readonly agent: LazyAgent;
 
   constructor(
     private readonly key: PeerKey,
@@ -67,7 +68,7 @@ export class PeerClient {
   ) {
     // No cap on connections per peer: a stream or long-poll holds its connection for as long as it lasts, and
     // a request queued behind them would wait for nothing.
-    this.agent = new Agent({ headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 30_000, connect: ca ? { ca } : undefined });
+    this.agent = new LazyAgent((undici) => new undici.Agent({ headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 30_000, connect: ca ? { ca } : undefined }));
   }
 
   /**

@@ -8,8 +8,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { type Agent, request, type Dispatcher } from 'undici';
-import { type OutboundGuard, outboundRefusal } from '../../platform/outbound/index.js';
+import type { Dispatcher } from 'undici';
+import { type LazyAgent, type OutboundGuard, outboundRefusal } from '../../platform/outbound/index.js';
 import { SandboxError, type RegistryAuth } from '../driver.js';
 import { MANIFEST_ACCEPT, type Descriptor } from './manifest.js';
 import { apiHost, DOCKER_HUB } from './reference.js';
@@ -68,7 +68,7 @@ export async function readBounded(body: Readable, max: number, what: string): Pr
 }
 
 export class RegistryClient {
-  private readonly agent: Agent;
+  private readonly agent: LazyAgent;
   private readonly insecure: Set<string>;
   /** Null: any registry. */
   private readonly allow: Set<string> | null;
@@ -127,7 +127,7 @@ export class RegistryClient {
 
   send(url: URL, headers: Record<string, string>, signal?: AbortSignal): Promise<Dispatcher.ResponseData> {
     if (!this.allowed(url)) throw new SandboxError('failed', `refusing ${url.origin}: plain http is allowed only to hosts in DEVBOXD_REGISTRY_INSECURE`);
-    return request(url, { method: 'GET', headers, dispatcher: this.agent, signal }).catch((err: Error) => {
+    return this.agent.request({ origin: url.origin, path: url.pathname + url.search, method: 'GET', headers, signal }).catch((err: Error) => {
       if (signal?.aborted) throw signal.reason ?? err;
       // One message for every refused address, before any connection: nothing tells an open port from a closed one.
       if (outboundRefusal(err)) throw new SandboxError('failed', `registry ${url.host} is refused by the server's outbound rules`);

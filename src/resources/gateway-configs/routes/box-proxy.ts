@@ -1,7 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Agent } from 'undici';
-import { errors as undiciErrors } from 'undici';
-import { type OutboundGuard, outboundRefusal } from '../../../platform/outbound/index.js';
+import { type LazyAgent, type OutboundGuard, outboundRefusal } from '../../../platform/outbound/index.js';
 import { DomainError } from '../../../platform/errors.js';
 import type { Logger } from '../../../lib/logger.js';
 import type { GatewayAccess } from '../gateway-access.js';
@@ -72,7 +70,7 @@ const TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT'])
  * server-sent event reaches the box as the upstream writes it); connections to each upstream are kept alive.
  */
 export class GatewayProxy {
-  private readonly agent: Agent;
+  private readonly agent: LazyAgent;
   private readonly stallMs: number;
 
   constructor(
@@ -149,7 +147,8 @@ export class GatewayProxy {
       const refused = outboundRefusal(err);
       if (refused) return sendError(res, 502, `the upstream ${plan.origin} is not reachable: ${refused.message}`);
       if (TIMEOUTS.has(code)) return sendError(res, 504, `the upstream ${plan.origin} did not answer in time`);
-      if (err instanceof undiciErrors.InvalidArgumentError) return sendError(res, 400, `the request cannot be forwarded: ${err.message}`);
+      // undici's InvalidArgumentError (a header value it cannot send), by its code: undici loads at first use.
+      if (code === 'UND_ERR_INVALID_ARG') return sendError(res, 400, `the request cannot be forwarded: ${(err as Error).message}`);
       this.log.debug({ err: (err as Error).message, code, devbox: boxId, upstream: plan.origin }, 'gateway upstream failed');
       sendError(res, 502, `the upstream ${plan.origin} failed: ${code || (err as Error).message}`);
     }

@@ -2,10 +2,9 @@ import { createHash } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import type { Agent } from 'undici';
 import type { Logger } from '../../../lib/logger.js';
 import { DomainError } from '../../../platform/errors.js';
-import { OutboundGuard, outboundRefusal } from '../../../platform/outbound/index.js';
+import { type LazyAgent, OutboundGuard, outboundRefusal } from '../../../platform/outbound/index.js';
 import type { McpConfig } from '../types.js';
 
 export interface UpstreamOptions {
@@ -56,7 +55,7 @@ export class Upstreams {
   private running = 0;
   private readonly closes = new Map<string, number>();
   /** Every upstream connection (and each redirect's) passes the outbound guard. */
-  private readonly agent: Agent;
+  private readonly agent: LazyAgent;
   private readonly fetch: (url: string | URL, init?: RequestInit) => Promise<Response>;
 
   constructor(

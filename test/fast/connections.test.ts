@@ -146,7 +146,9 @@ test('headers that never finish get a 408 (HTTP/1.1) or a closed session (HTTP/2
   h2.write('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00'); // preface and empty SETTINGS, no stream
   const [a, b, c] = await Promise.all([drain(h1), drain(silent), drain(h2)]);
   assert.match(a.text, /^HTTP\/1.1 408 /);
-  assert.match(a.text, /headers did not arrive in time/);
+  // Node's periodic connection check names the headers' deadline, or, when a loaded run made the check late
+  // enough that the request's deadline passed too, the request's: a 408 either way.
+  assert.match(a.text, /(request|request headers) did not arrive in time/);
   for (const r of [a, b, c]) assert.ok(r.ms >= HEADERS_MS - 50 && r.ms < HEADERS_MS + 1500, String(r.ms));
 
   // A keep-alive connection's next request is held to the same deadline (Node's own check).

@@ -2,7 +2,8 @@
  * Two servers (node-a and node-b, each with its own data dir) on one PostgreSQL database and one S3 bucket:
  * a disk snapshot taken on node-a boots on node-b, and so does a blueprint built on node-a, with everything
  * the box wrote read back through node-b (contents, the box user's files, a hard link, an xattr, files of
- * the base image deleted, a directory of it replaced). A suspended box's disk is in the blob store once it
+ * the base image deleted, a directory of it replaced); a repository inspection on node-b in that blueprint
+ * fetches its layers first. A suspended box's disk is in the blob store once it
  * shows suspended; a deleted snapshot's layer leaves the blob store and node-b's copy.
  */
 import assert from 'node:assert/strict';
@@ -10,6 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Devbox } from '@runloop/api-client/sdk/devbox';
+import { type GitServer, startGitServer } from '../helpers/git-server.js';
 import { listObjects, startTestS3, type TestS3 } from '../helpers/s3.js';
 import { sharedTestDatabase, startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -17,24 +19,28 @@ let db: { url: string; release(): Promise<void> };
 let s3: TestS3;
 let a: TestServer;
 let b: TestServer;
+let git: GitServer;
 const boxes: Devbox[] = [];
 const PREFIX = 'cluster';
 
 before(async () => {
   db = await sharedTestDatabase();
   s3 = await startTestS3();
+  git = await startGitServer();
+  git.addRepo('acme', 'tiny', { 'requirements.txt': '# none\n' });
   // Layers need no network: boxes with a loopback only leave the host's nftables alone.
   const shared = { DEVBOXD_DATABASE_URL: db.url, DEVBOXD_NETWORK: 'off', ...s3.env(PREFIX) };
   // One after the other: the first start creates the default account both admin keys belong to.
   a = await startTestServer({ ...shared, DEVBOXD_NODE_NAME: 'node-a' });
   // node-b logs its fetches (a test counts them).
-  b = await startTestServer({ ...shared, DEVBOXD_NODE_NAME: 'node-b', DEVBOXD_LOG_LEVEL: 'info' });
+  b = await startTestServer({ ...shared, DEVBOXD_NODE_NAME: 'node-b', DEVBOXD_LOG_LEVEL: 'info', DEVBOXD_GIT_BASE_URL: git.url });
 });
 after(async () => {
   for (const box of boxes) await box.shutdown().catch(() => undefined);
   await a?.stop();
   await b?.stop();
   await s3?.stop();
+  await git?.close();
   await db?.release();
 });
 
@@ -113,7 +119,7 @@ test('a layer whose blob was changed in the bucket is refused: the box fails say
   assert.equal(fs.existsSync(path.join(b.dataDir, 'layers', snap.id)), false);
 });
 
-test('a blueprint built on node-a boots on node-b', async () => {
+test('a blueprint built on node-a boots on node-b: a repository inspection in it, and a box', async () => {
   const api = a.client({ maxRetries: 0 });
   const created = await api.blueprints.create({
     name: 'moves-bp',
@@ -129,10 +135,26 @@ ENV MOVED=yes
     bp = await api.blueprints.retrieve(created.id);
   }
   assert.equal(bp.status, 'build_complete', JSON.stringify(bp));
+  const bLayers = () => fs.readdirSync(path.join(b.dataDir, 'layers')).filter((n) => n.startsWith('bpl_'));
+  assert.deepEqual(bLayers(), []);
+
+  // A repository inspected in it on node-b (the node that took the request runs the inspection): its box
+  // boots there, on the layers fetched first.
+  const bApi = b.client({ maxRetries: 0 });
+  const repo = (await bApi.post('/v1/repositories', { body: { owner: 'acme', name: 'tiny', blueprint_id: bp.id } })) as { id: string };
+  const { inspections } = (await bApi.get(`/v1/repositories/${repo.id}/inspections`)) as { inspections: { id: string }[] };
+  let inspection: { status: string; failure_reason?: string } = { status: 'inspection_pending' };
+  for (let i = 0; i < 600 && inspection.status === 'inspection_pending'; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    inspection = (await bApi.get(`/v1/repositories/inspections/${inspections[0]!.id}`)) as typeof inspection;
+  }
+  assert.equal(inspection.status, 'inspection_success', inspection.failure_reason);
+  assert.equal(bLayers().length, 2, `node-b fetched the two RUN steps' layers: ${bLayers()}`);
+
   const box = await b.sdk().devbox.create({ blueprint_id: bp.id });
   boxes.push(box);
-  const fetched = fs.readdirSync(path.join(b.dataDir, 'layers')).filter((n) => n.startsWith('bpl_'));
-  assert.equal(fetched.length, 2, `node-b fetched the two RUN steps' layers: ${fetched}`);
+  const fetched = bLayers();
+  assert.equal(fetched.length, 2, `node-b's box stands on those two layers: ${fetched}`);
   assert.equal(
     await sh(box, 'cat /opt/app/version; stat -c "%U %h" /opt/app/version; test ! -e /etc/issue && echo issue-gone; ls -A /etc/skel; echo $MOVED'),
     'built-on-a\nuser 2\nissue-gone\nonly\nyes',

@@ -45,6 +45,8 @@ export function buildRepositories(deps: {
   /** Sandbox limits of an inspection (the default devbox size). */
   limits: ResourceLimits;
   blueprint(accountId: string, id: string): Promise<BlueprintRef | undefined>;
+  /** Layers of another node's blueprint, fetched before an inspection's box boots on this one. */
+  ensureLocal(layers: readonly string[]): Promise<void>;
   /** The outbound guard the git relay's connections pass. */
   outbound: OutboundGuard;
   log: Logger;
@@ -61,6 +63,7 @@ export function buildRepositories(deps: {
     timeoutMs: deps.config.inspectionTimeoutSeconds * 1000,
     gate: new Gate(deps.config.inspections, INSPECTION_QUEUE),
     blueprint: deps.blueprint,
+    ensureLocal: deps.ensureLocal,
     log: deps.log,
   });
   const codeMounts = codeMountExtensions({

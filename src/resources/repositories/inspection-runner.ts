@@ -23,6 +23,8 @@ export interface InspectionRunnerOptions {
   timeoutMs: number;
   gate: Gate;
   blueprint(accountId: string, id: string): Promise<BlueprintRef | undefined>;
+  /** Fetches from the blob store the layers this node lacks (a blueprint built on another node). */
+  ensureLocal(layers: readonly string[]): Promise<void>;
   log: Logger;
 }
 
@@ -85,6 +87,10 @@ export class InspectionRunner {
           return;
         }
         layers = b.layers;
+        // Built on another node, maybe: its layers come from the blob store.
+        await this.opts.ensureLocal(layers).catch((err: Error) => {
+          throw new DomainError('invalid_request', `blueprint ${r.blueprintId}: ${err.message}`);
+        });
       }
     } catch (err) {
       if (err instanceof DomainError) return void (await this.store.settle(i.id, 'inspection_failed', { failureReason: err.message }));

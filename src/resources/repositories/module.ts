@@ -2,6 +2,7 @@ import type { Module } from '../../host.js';
 import { intsOf } from '../../platform/config-error.js';
 import { blueprintsModule } from '../blueprints/index.js';
 import { devboxesModule, resolveLimits } from '../devboxes/index.js';
+import { layersModule } from '../layers/index.js';
 import { buildRepositories, GIT_PREFIX, INSPECT_JOB, REPOSITORIES_SCHEMA, repositoryRoutes, type RepositoriesModule } from './build.js';
 import { loadRepositoryConfig, type RepositoryConfig } from './config.js';
 import { REPOSITORIES_SEALED } from './reseal.js';
@@ -16,7 +17,7 @@ declare module '../../platform/module/contract.js' {
 /** Repository connections, inspections, code mounts and the git relay (served to boxes whatever their policy). */
 export const repositoriesModule: Module<RepositoryConfig> = {
   name: 'repositories',
-  needs: [devboxesModule, blueprintsModule],
+  needs: [devboxesModule, blueprintsModule, layersModule],
   config: (env) => loadRepositoryConfig(env, intsOf(env)),
   schema: REPOSITORIES_SCHEMA,
   sealed: REPOSITORIES_SEALED,
@@ -32,6 +33,7 @@ export const repositoriesModule: Module<RepositoryConfig> = {
       config,
       limits: resolveLimits({}, { maxCpuCores: host.config.maxCpuCores, maxMemoryGiB: host.config.maxMemoryGiB }),
       blueprint: (accountId, id) => blueprints.store.get(accountId, id),
+      ensureLocal: (layers) => use('layers').ensureLocal(layers),
       outbound: host.outbound,
       log: host.logger.child({ component: 'repositories' }),
     });

@@ -247,8 +247,9 @@ describe('flow and activity', () => {
     const c = await pty.connect('flood');
     const term = await Terminal.open(c.connect_url!, t.auth_token);
     await term.type('stty -echo; echo "ready-$((40+2))"\n', /ready-42/);
-    // 256 MiB of output, its progress written to a file outside the terminal.
-    const TOTAL = 256 << 20;
+    // 64 MiB of output (well past what the buffers on the way hold, below), its progress written to a file
+    // outside the terminal.
+    const TOTAL = 64 << 20;
     const writer =
       `python3 -c 'import sys,os\nn=0\nb=b"x"*65536\nwhile n<${TOTAL}:\n os.write(1,b); n+=len(b)\n ` +
       `open("/tmp/progress","w").write(str(n))\nos.write(1,b"\\r\\nflood-"+b"done\\r\\n")'\n`;

@@ -21,7 +21,8 @@ const compiled = import.meta.url.endsWith('.js');
 const helper = compiled ? 'dist/test/helpers/server.js' : 'test/helpers/server.ts';
 const mod = (await import(path.join(path.resolve(BASE), helper))) as { startTestServer: typeof startHere };
 const starts: [string, typeof startHere][] = [
-  ['before (one process)', mod.startTestServer],
+  // BENCH_BASE_LABEL names the base when it is not the code before the split (a later commit).
+  [process.env.BENCH_BASE_LABEL ?? 'before (one process)', mod.startTestServer],
   ['after (supervisor, agent, API server)', startHere],
 ];
 

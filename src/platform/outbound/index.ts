@@ -6,4 +6,4 @@
 export { type Address, parseAddress, rangeCidrs4, refusedRange } from './address.js';
 export { type OutboundAllow, parseOutboundAllow } from './allow-list.js';
 export { OutboundGuard, type OutboundGuardOptions, OutboundRefused, outboundRefusal } from './guard.js';
-export { LazyAgent, loadUndici } from './lazy-agent.js';
+export { LazyAgent } from './lazy-agent.js';

@@ -34,8 +34,9 @@ export class LazyAgent {
     return (await this.get()).stream(opts, factory);
   }
 
-  /** Closes the agent if one was made (nothing was loaded otherwise). */
+  /** Closes the agent if one was made (nothing was loaded otherwise, or its making failed). */
   async close(): Promise<void> {
-    if (this.made) await (await this.made).close();
+    const agent = await this.made?.catch(() => undefined);
+    await agent?.close();
   }
 }

@@ -38,10 +38,12 @@ export class LazyHub {
 
   /** The box stopped: its upstream connections close (there are none before the hub was first called). */
   closeBox(boxId: string): void {
-    void this.parts?.then((p) => p.upstreams.closeBox(boxId));
+    this.parts?.then((p) => p.upstreams.closeBox(boxId)).catch(() => undefined);
   }
 
+  /** Closes the upstream clients, if the hub was ever loaded (a load that failed left none). */
   async close(): Promise<void> {
-    if (this.parts) await (await this.parts).upstreams.close();
+    const parts = await this.parts?.catch(() => undefined);
+    await parts?.upstreams.close();
   }
 }

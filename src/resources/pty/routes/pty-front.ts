@@ -2,7 +2,7 @@ import http from 'node:http';
 import type http2 from 'node:http2';
 import type net from 'node:net';
 import type { Duplex } from 'node:stream';
-import { WebSocket, WebSocketServer } from 'ws';
+import type { WebSocket, WebSocketServer } from 'ws';
 import type { Logger } from '../../../lib/logger.js';
 import { DomainError, ERRORS } from '../../../platform/errors.js';
 import { TERMINAL, type Devbox } from '../../devboxes/index.js';
@@ -47,7 +47,8 @@ interface PtyTarget {
  * terminal bytes both ways). Every request carries `X-Runloop-Tunnel-Authorization: Bearer <auth_token>`.
  */
 export class PtyFront {
-  private readonly wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE, perMessageDeflate: false, clientTracking: false });
+  /** Made, and ws loaded, at the first attach: most servers never serve a terminal, and every start paid for it. */
+  private wss: Promise<WebSocketServer> | undefined;
 
   constructor(private readonly deps: PtyFrontDeps) {}
 
@@ -138,7 +139,12 @@ export class PtyFront {
     if (!session) throw new DomainError('not_found', `PTY session ${name} not found: connect (GET /pty/${name}) first`);
     if (this.deps.sessions.attached(session)) throw new DomainError('conflict', `another client is attached to PTY session ${name}`);
     if (session.exit) throw ERRORS.badState(`the shell of PTY session ${name} has exited`);
-    this.wss.handleUpgrade(req, socket, head, (ws) => this.bind(ws, session));
+    this.wss ??= import('ws').then((mod) => {
+      // The named export, or through `default` where a bundle's dynamic import gives the CommonJS object only.
+      const WebSocketServer = mod.WebSocketServer ?? (mod.default as unknown as typeof mod).WebSocketServer;
+      return new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE, perMessageDeflate: false, clientTracking: false });
+    });
+    (await this.wss).handleUpgrade(req, socket, head, (ws) => this.bind(ws, session));
   }
 
   private bind(ws: WebSocket, session: PtySession): void {
@@ -161,7 +167,7 @@ export class PtyFront {
       resume: () => ws.resume(),
       end: (code, reason) => ws.close(code, reason),
       get open() {
-        return ws.readyState === WebSocket.OPEN;
+        return ws.readyState === ws.OPEN;
       },
     };
     ws.on('error', () => ws.terminate());

@@ -3,8 +3,7 @@ import path from 'node:path';
 import { loadNetworkConfig, type NetworkConfig } from './network-config.js';
 import { loadSshConfig, type SshConfig } from './ssh-config.js';
 import { loadBlobConfig, type BlobConfig } from './platform/blob/config.js';
-// The allow list's parser alone: the guard beside it loads undici, which the supervisor never uses.
-import { type OutboundAllow, parseOutboundAllow } from './platform/outbound/allow-list.js';
+import { type OutboundAllow, parseOutboundAllow } from './platform/outbound/index.js';
 import type { ConnectionLimits } from './platform/http/connection-limits.js';
 import { ConfigError, intSetting } from './platform/config-error.js';
 import { loadRolesConfig, type RolesConfig } from './roles/config.js';

@@ -5,8 +5,7 @@
  * networks (which change with its interfaces, so the runtime reads them at each boot); the policy view names
  * the parts of a policy's CIDRs they keep closed.
  */
-// The address helpers alone: the outbound guard beside them loads undici, which a supervisor never uses.
-import { rangeCidrs4 } from '../outbound/address.js';
+import { rangeCidrs4 } from '../outbound/index.js';
 import { subtract4, union4 } from './ipv4-cidrs.js';
 
 /**

@@ -122,7 +122,7 @@ export class DiskPool {
       while ([...this.ready.keys()].length > POOL_SIZES) {
         const [oldest, slots] = this.ready.entries().next().value as [number, Slot[]];
         this.ready.delete(oldest);
-        for (const s of slots) await releaseSlot(s.dir).catch(() => undefined);
+        await releaseSlots(slots.map((s) => s.dir)).catch(() => undefined);
       }
       for (;;) {
         const short = [...this.ready.entries()].find(([, slots]) => slots.length < POOL_PER_SIZE);
@@ -175,8 +175,7 @@ export function slotOf(link: string): string | null {
 /** Unmounts a slot's disk and deletes its image and mount point. */
 export async function releaseSlot(dir: string): Promise<void> {
   await detachDisk(dir);
-  rmSync(`${dir}.img`, { force: true });
-  rmSync(dir, { recursive: true, force: true });
+  removeSlot(dir);
 }
 
 /**
@@ -189,9 +188,10 @@ async function releaseSlots(dirs: string[]): Promise<void> {
     () => false,
     () => true,
   );
-  for (const dir of dirs) {
-    if (failed && isMountPoint(dir)) continue;
-    rmSync(`${dir}.img`, { force: true });
-    rmSync(dir, { recursive: true, force: true });
-  }
+  for (const dir of dirs) if (!(failed && isMountPoint(dir))) removeSlot(dir);
+}
+
+function removeSlot(dir: string): void {
+  rmSync(`${dir}.img`, { force: true });
+  rmSync(dir, { recursive: true, force: true });
 }

@@ -44,6 +44,11 @@ export interface SandboxSpec {
    * rules allow.
    */
   joinNetworkOf?: string;
+  /**
+   * The box-services link the sandbox starts with, as `linkServices(id, port, socketPath)` would make it
+   * after: a boot then spends no call of its own on it (one round trip to a node agent fewer).
+   */
+  services?: { port: number; socketPath: string };
 }
 
 /** The id of a sidecar of sandbox `id` (see SandboxSpec.joinNetworkOf). */

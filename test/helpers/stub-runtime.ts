@@ -49,6 +49,7 @@ export class StubRuntime implements RuntimeDriver {
   async create(spec: SandboxSpec): Promise<Sandbox> {
     const box = this.sandbox(spec.id);
     this.boxes.set(spec.id, box);
+    if (spec.services) this.links.set(spec.id, spec.services.socketPath);
     return box;
   }
 

@@ -13,6 +13,7 @@ import * as grpc from '@grpc/grpc-js';
 import { type BoxProcess, type RuntimeDriver, type Sandbox, SandboxError, type SandboxSpec } from '../../src/runtime/driver.js';
 import { createRuntime } from '../../src/runtime/index.js';
 import { NodeAgent } from '../../src/runtime/rpc/agent.js';
+import { nodeService, PROTOCOL } from '../../src/runtime/rpc/protocol.js';
 import { RemoteRuntime } from '../../src/runtime/rpc/remote-runtime.js';
 import { ROOT } from '../helpers/server.js';
 
@@ -228,6 +229,45 @@ describe('node agent RPC', { timeout: 240_000 }, () => {
     const d = box.startDetached({ argv: ['sh', '-c', 'echo from-service; exit 4'] });
     assert.equal((await d.exited).exitCode, 4);
     assert.match(await d.logTail(1024), /from-service/);
+  });
+
+  it('calls in flight together each get their own answer, a slow one holding up none, a failed one failing alone', async () => {
+    const slow = box.startDetached({ argv: ['sleep', '1'] });
+    let slowDone = false;
+    void slow.exited.then(() => (slowDone = true));
+    const calls = Array.from({ length: 60 }, (_, i) =>
+      i % 3 === 0
+        ? remote.listSandboxes().then((ids) => assert.ok(ids.includes(BOX)))
+        : i % 3 === 1
+          ? remote.layerExists(`no-layer-${i}`).then((found) => assert.equal(found, false))
+          : assert.rejects(remote.linkServices(`no-box-${i}`, 1, '/nowhere'), (err: Error) => err instanceof SandboxError && err.code === 'not_found'),
+    );
+    await Promise.all(calls);
+    assert.equal(slowDone, false);
+    assert.equal((await slow.exited).exitCode, 0);
+  });
+
+  it('an agent from before the call stream is called the unary way', async () => {
+    // Such an agent serves the Node service without `Calls`: gRPC answers that call UNIMPLEMENTED.
+    const old = new grpc.Server();
+    const service = nodeService();
+    const { Calls: _, ...rest } = service;
+    old.addService(rest, {
+      Hello: (_call: unknown, done: grpc.sendUnaryData<object>) => done(null, { protocol: PROTOCOL, node: 'old', base_image_name: 'img', instance: 'x' }),
+      ListSandboxes: (_call: unknown, done: grpc.sendUnaryData<object>) => done(null, { ids: ['from-the-old-agent'] }),
+    });
+    const oldSocket = join(dataDir, 'old.sock');
+    await new Promise<void>((resolve, reject) =>
+      old.bindAsync(`unix://${oldSocket}`, grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())),
+    );
+    try {
+      const client = await RemoteRuntime.connect({ address: `unix:${oldSocket}`, token: TOKEN });
+      assert.equal(client.node, 'old');
+      assert.deepEqual(await Promise.all([client.listSandboxes(), client.listSandboxes()]), [['from-the-old-agent'], ['from-the-old-agent']]);
+      await client.close();
+    } finally {
+      old.forceShutdown();
+    }
   });
 
   it('an agent that restarts under live sandboxes is caught up with: calls adopt again, deaths still reach the caller', async () => {

@@ -89,6 +89,25 @@ test('a client that half-closes after its request gets the answer of a handler t
   await services.unlink('dbx_half');
 });
 
+test('open makes the socket for a sandbox yet to be created: the runtime links it at create, not before', async () => {
+  const target = await services.open('dbx_open');
+  assert.deepEqual(target, { port: 1023, socketPath: services.socketPath('dbx_open') });
+  assert.ok(!runtime.links.has('dbx_open'));
+  assert.deepEqual(JSON.parse((await get('dbx_open', '/_whoami')).body), { devbox_id: 'dbx_open' });
+  await runtime.create({
+    id: 'dbx_open',
+    hostname: 'h',
+    layers: [],
+    limits: { cpuCores: 1, memoryBytes: 1, diskBytes: 1, pids: 1 },
+    user: { name: 'u', uid: 1 },
+    services: target,
+  });
+  assert.equal(runtime.links.get('dbx_open'), services.socketPath('dbx_open'));
+  await services.unlink('dbx_open');
+  assert.ok(!runtime.links.has('dbx_open'));
+  assert.ok(!fs.existsSync(services.socketPath('dbx_open')));
+});
+
 test('a listen that fails leaves no link behind', async () => {
   // A socket directory the server cannot listen in (gone): the boot fails, and the box is not reported linked.
   const broken = new BoxServices({ runtime, dataDir: path.join(dir, 'broken'), port: 1023, log: pino({ level: 'silent' }) });

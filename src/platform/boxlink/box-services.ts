@@ -138,11 +138,33 @@ export class BoxServices {
     return join(this.socketDir, `${boxId}.sock`);
   }
 
-  /** Gives a running box its link (replacing an earlier one). */
+  /** Gives a running box its link (replacing an earlier one): a box adopted after a restart. */
   async link(boxId: string): Promise<void> {
+    const target = await this.open(boxId);
+    const link = this.links.get(boxId);
+    if (!target || !link) return;
+    try {
+      await this.opts.runtime.linkServices(boxId, target.port, target.socketPath);
+    } catch (err) {
+      if (this.links.get(boxId) === link) {
+        this.links.delete(boxId);
+        closeLink(link);
+      }
+      throw err;
+    }
+    // Unlinked while the runtime linked it: the runtime's link goes too, unless a newer link took over.
+    if (!this.links.has(boxId)) await this.opts.runtime.unlinkServices(boxId).catch(() => undefined);
+  }
+
+  /**
+   * Makes a box's socket (replacing an earlier link) and answers what the runtime links the box to: a boot
+   * passes it to the sandbox's create (SandboxSpec.services), `link` to linkServices. Undefined when there
+   * is nothing to link: the server began to stop, or the box was unlinked (it ended) meanwhile.
+   */
+  async open(boxId: string): Promise<{ port: number; socketPath: string } | undefined> {
     await this.unlink(boxId);
     // A boot that ends after the server began to stop links nothing: no one would close the socket.
-    if (this.closed) return;
+    if (this.closed) return undefined;
     const rate = this.opts.connectionsPerSecond ?? 200;
     const link: Link = {
       server: createNetServer({ allowHalfOpen: true }),
@@ -180,16 +202,11 @@ export class BoxServices {
     chmodSync(link.path, 0o600);
     // Unlinked (the box ended) while the socket was being made: it goes again. (A box is linked by its boot
     // or its adoption, never twice at once, so no newer link of it shares this path.)
-    if (this.closed || this.links.get(boxId) !== link) return closeLink(link);
-    try {
-      await this.opts.runtime.linkServices(boxId, this.opts.port, link.path);
-    } catch (err) {
-      if (this.links.get(boxId) === link) this.links.delete(boxId);
+    if (this.closed || this.links.get(boxId) !== link) {
       closeLink(link);
-      throw err;
+      return undefined;
     }
-    // Unlinked while the runtime linked it: the runtime's link goes too, unless a newer link took over.
-    if (!this.links.has(boxId)) await this.opts.runtime.unlinkServices(boxId).catch(() => undefined);
+    return { port: this.opts.port, socketPath: link.path };
   }
 
   /** Drops a box's link, its socket and its connections. Idempotent. */

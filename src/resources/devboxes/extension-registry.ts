@@ -21,14 +21,14 @@ import type { Suspender } from './hooks.js';
 export type ResolverStage = 'admit' | 'defaults' | 'resolve';
 
 /**
- * Where a boot step runs: the box's network first (its services and commands need it), then its link to the
- * box services, files, mounts, the blueprint's services, and last the launch commands and entrypoint,
- * which may use all of those.
+ * Where a boot step runs: the box's network first (its services and commands need it), then files, mounts,
+ * the blueprint's services, and last the launch commands and entrypoint, which may use all of those. (The
+ * box-services link is made with the sandbox: a `beforeCreate`.)
  */
-export type BootStage = 'network' | 'link' | 'files' | 'mounts' | 'services' | 'processes';
+export type BootStage = 'network' | 'files' | 'mounts' | 'services' | 'processes';
 
 const RESOLVER_STAGES: readonly ResolverStage[] = ['admit', 'defaults', 'resolve'];
-const BOOT_STAGES: readonly BootStage[] = ['network', 'link', 'files', 'mounts', 'services', 'processes'];
+const BOOT_STAGES: readonly BootStage[] = ['network', 'files', 'mounts', 'services', 'processes'];
 
 /**
  * The devbox core's extension points, filled by the modules that extend a box as they are built (each after

@@ -1,6 +1,6 @@
 import type { DomainError } from '../../platform/errors.js';
 import type { Store } from '../../platform/store/types.js';
-import type { ResourceLimits, Sandbox } from '../../runtime/driver.js';
+import type { ResourceLimits, Sandbox, SandboxSpec } from '../../runtime/driver.js';
 import type { AgentMount, CodeMount, CreateDevboxInput, ObjectMount } from './create-input.js';
 import type { Devbox, LaunchParameters } from './types.js';
 
@@ -62,11 +62,11 @@ export interface BootContext {
  */
 export interface BootStep {
   name: string;
-  /** Quick platform work (linking the box services) that does not by itself show the box as `initializing`. */
+  /** Quick platform work (the box's network rules) that does not by itself show the box as `initializing`. */
   quiet?: boolean;
   /**
-   * Needs nothing of the other steps that say so, nor they of it: consecutive such steps run side by side (the
-   * box's network and its box-services link are each a round trip to the node agent).
+   * Needs nothing of the other steps that say so, nor they of it: consecutive such steps run side by side
+   * (each may be a round trip to the node agent).
    */
   alongside?: boolean;
   /** Whether the step has work for this box: a box with any work passes through `initializing`. */
@@ -76,9 +76,10 @@ export interface BootStep {
 
 /**
  * Readies what a sandbox needs before it is created on the box's layers (fetches the layers this node lacks
- * from the blob store); a throw fails the create (or resume) with its message.
+ * from the blob store; makes the box-services socket), and may answer what the sandbox is created with
+ * beyond the box's own spec (the box-services link); a throw fails the create (or resume) with its message.
  */
-export type BeforeCreate = (devbox: Devbox) => Promise<void>;
+export type BeforeCreate = (devbox: Devbox) => Promise<Pick<SandboxSpec, 'services'> | undefined | void>;
 
 /** Runs once the box is running (the entrypoint); `end` ends the box when what it started exits. */
 export type RunningStep = (devbox: Devbox, sandbox: Sandbox, end: () => void) => void;

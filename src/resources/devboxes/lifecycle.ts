@@ -123,8 +123,8 @@ export class Lifecycle {
   ): Promise<void> {
     let sandbox: Sandbox;
     try {
-      for (const ready of this.ext.beforeCreate) await ready(d);
-      sandbox = await this.runtime.create(sandboxSpec(d));
+      const parts = await Promise.all(this.ext.beforeCreate.map((ready) => ready(d)));
+      sandbox = await this.runtime.create(Object.assign(sandboxSpec(d), ...parts));
     } catch (err) {
       this.log.error({ err, devbox: d.id }, 'sandbox creation failed');
       await this.finish(d.id, { status: 'failure', reason: 'health_check_failed' }, `sandbox creation failed: ${(err as Error).message}`);

@@ -41,7 +41,7 @@ export const devboxesModule: Module = {
     );
     const supervisor = new Supervisor(store.devboxes, runtime, lifecycle, logger.child({ component: 'supervisor' }), node, ext.suspendIdle);
     const link = boxServicesExtensions(() => host.boxServices);
-    ext.bootStep(link.bootStep, 'link');
+    ext.beforeCreate(link.beforeCreate);
     ext.onStopped(link.onStopped);
     ext.bootStep(fileMountsStep, 'files');
     return { devboxes, lifecycle, events, devboxExtensions: ext, supervisor };

@@ -268,6 +268,7 @@ export class LinuxDriver implements RuntimeDriver {
       const statePath = join(boxDir, 'state.json');
       writeFileSync(`${statePath}.tmp`, JSON.stringify(state), { mode: 0o600 });
       renameSync(`${statePath}.tmp`, statePath);
+      if (spec.services) await this.boxLink.add(spec.id, { pid, startTime: info.startTime, ...spec.services });
       return new LinuxSandbox(spec.id, this.context(cgroup), state);
     } catch (err) {
       if (net) await this.egress?.release(spec.id, net);

@@ -9,6 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import type { DetachedProcess, EgressRules, RuntimeDriver, Sandbox, SandboxSpec, SpawnSpec } from '../driver.js';
+import { serveCalls, type Unary } from './agent-calls.js';
 import { serveOpenPort, serveSpawn } from './agent-streams.js';
 import { hasToken, nodeService, PROTOCOL, toStatus, unknownSandbox } from './protocol.js';
 import { serveExport, serveImport } from './agent-layers.js';
@@ -20,8 +21,6 @@ export interface NodeAgentOptions {
   token: string;
   log: { warn(obj: object, msg: string): void };
 }
-
-type Unary = (req: Record<string, unknown>) => Promise<unknown> | unknown;
 
 export class NodeAgent {
   readonly server = new grpc.Server({ 'grpc.max_receive_message_length': 8 << 20 });
@@ -39,7 +38,7 @@ export class NodeAgent {
       Create: async (r) => {
         const spec = JSON.parse(r.spec as string) as SandboxSpec;
         this.sandboxes.set(spec.id, await d.create(spec));
-        return { network: JSON.stringify(await d.network(spec.id)) };
+        return { network: JSON.stringify(await d.network(spec.id)), linked: spec.services !== undefined };
       },
       Adopt: async (r) => {
         const spec = JSON.parse(r.spec as string) as SandboxSpec;
@@ -111,6 +110,7 @@ export class NodeAgent {
       Spawn: (call) => serveSpawn(call, (id) => this.sandbox(id), opts.log),
       PullImage: (call) => servePull(call, d),
       OpenPort: (call) => serveOpenPort(call, d),
+      Calls: (call) => serveCalls(call as never, nodeService(), unary),
     };
     handlers.ExportLayer = (call: grpc.ServerWritableStream<{ id: string }, unknown>) => {
       if (!hasToken(call.metadata, opts.token)) return call.emit('error', { code: grpc.status.UNAUTHENTICATED, details: 'a cluster token is required' });
@@ -125,8 +125,8 @@ export class NodeAgent {
     };
     for (const [name, fn] of Object.entries(streams)) {
       handlers[name] = (call: grpc.ServerDuplexStream<Record<string, unknown>, unknown>) => {
-        if (!hasToken(call.metadata, opts.token))
-          return call.destroy(Object.assign(new Error('a cluster token is required'), { code: grpc.status.UNAUTHENTICATED }));
+        // An error emitted (not a destroy, which sends no status) ends the call with its status.
+        if (!hasToken(call.metadata, opts.token)) return call.emit('error', { code: grpc.status.UNAUTHENTICATED, details: 'a cluster token is required' });
         fn(call);
       };
     }

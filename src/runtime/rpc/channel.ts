@@ -1,12 +1,12 @@
 /** One API server's connection to one node agent: unary calls and streams, each with the cluster token. */
 import * as grpc from '@grpc/grpc-js';
-import { fromStatus, grpcTarget, nodeClient, tokenMetadata } from './protocol.js';
+import { CallMux } from './call-mux.js';
+import { fromStatus, grpcTarget, type Message, nodeClient, nodeService, type Stream, tokenMetadata } from './protocol.js';
 
 /** How long a call waits for an agent that is not connected (restarting) before it fails. */
 const RECONNECT_MS = 10_000;
 
-export type Message = Record<string, unknown> & { kind?: string };
-export type Stream = grpc.ClientDuplexStream<Message, Message>;
+export type { Message, Stream } from './protocol.js';
 
 export interface ChannelOptions {
   /** `unix:/path` or `host:port`. */
@@ -19,6 +19,12 @@ export interface ChannelOptions {
 export class Channel {
   private readonly client: grpc.Client & Record<string, (...args: unknown[]) => unknown>;
   private readonly md: grpc.Metadata;
+  /** Unary calls go as messages on one stream (`Calls`), not as calls of their own. */
+  private readonly mux = new CallMux(
+    nodeService(),
+    () => this.stream('Calls', { failFast: true }),
+    (method, request) => this.unary(method, request),
+  );
 
   constructor(readonly opts: ChannelOptions) {
     const Client = nodeClient();
@@ -53,20 +59,26 @@ export class Channel {
     await this.ready(RECONNECT_MS).catch(() => undefined);
   }
 
-  async call<T = Message>(method: string, request: object = {}, opts: { onCall?: (call: grpc.ClientUnaryCall) => void } = {}): Promise<T> {
+  /** A unary call of the agent; `signal` stops waiting for it (the agent drops its answer). */
+  async call<T = Message>(method: string, request: object = {}, opts: { signal?: AbortSignal } = {}): Promise<T> {
     await this.connected();
-    return new Promise((resolve, reject) => {
-      const call = this.client[method]!(request, this.md, (err: grpc.ServiceError | null, out: T) =>
-        err ? reject(fromStatus(err)) : resolve(out),
-      ) as grpc.ClientUnaryCall;
-      opts.onCall?.(call);
-    });
+    return this.mux.call<T>(method, request, opts.signal);
   }
 
-  /** A stream starts at once (its caller holds it synchronously); gRPC queues its messages until connected. */
-  stream(method: string): Stream {
+  /** A unary call as a call of its own: for an agent that predates `Calls`. */
+  private unary(method: string, request: object): Promise<unknown> {
+    return new Promise((resolve, reject) =>
+      this.client[method]!(request, this.md, (err: grpc.ServiceError | null, out: unknown) => (err ? reject(fromStatus(err)) : resolve(out))),
+    );
+  }
+
+  /**
+   * A stream starts at once (its caller holds it synchronously); gRPC queues its messages until connected.
+   * `failFast`: it fails at once instead when the agent is not connected, as a unary call does.
+   */
+  stream(method: string, opts: { failFast?: boolean } = {}): Stream {
     const md = this.md.clone();
-    md.setOptions({ waitForReady: true });
+    if (!opts.failFast) md.setOptions({ waitForReady: true });
     return this.client[method]!(md, { deadline: Infinity }) as Stream;
   }
 
@@ -81,6 +93,7 @@ export class Channel {
   }
 
   close(): void {
+    this.mux.close();
     this.client.close();
   }
 }

@@ -22,6 +22,11 @@ const ERROR_KEY = 'devboxd-error';
 /** The agent holds no handle of that sandbox (it restarted): the caller adopts it again and retries. */
 export const UNKNOWN_SANDBOX = 'unknown_sandbox';
 
+/** A message of a call, as proto-loader decodes it (`kind` names the member of its oneof). */
+export type Message = Record<string, unknown> & { kind?: string };
+/** A call with a stream each way. */
+export type Stream = grpc.ClientDuplexStream<Message, Message>;
+
 type ErrorCode = SandboxError['code'] | typeof UNKNOWN_SANDBOX | 'invalid';
 
 let definition: grpc.ServiceDefinition | undefined;
@@ -45,15 +50,23 @@ export function nodeClient(): grpc.ServiceClientConstructor {
   return grpc.makeGenericClientConstructor(nodeService(), 'Node');
 }
 
+/** What kind of failure a handler's error is, as the caller learns it (`fromCode` turns it back). */
+export function errorCode(err: unknown): ErrorCode {
+  return err instanceof SandboxError ? err.code : err instanceof TypeError ? 'invalid' : ((err as { rpcCode?: ErrorCode }).rpcCode ?? 'failed');
+}
+
+/** The gRPC status of a handler's failure: never UNAVAILABLE, which callers read as "the agent is away". */
+export function statusOf(code: string): grpc.status {
+  return code === 'not_found' || code === UNKNOWN_SANDBOX ? grpc.status.NOT_FOUND : code === 'capacity' ? grpc.status.RESOURCE_EXHAUSTED : grpc.status.UNKNOWN;
+}
+
 /** The error a handler answers with: the driver's code and message travel, the stack stays on the node. */
 export function toStatus(err: unknown): grpc.ServiceError {
-  const code: ErrorCode =
-    err instanceof SandboxError ? err.code : err instanceof TypeError ? 'invalid' : ((err as { rpcCode?: ErrorCode }).rpcCode ?? 'failed');
+  const code = errorCode(err);
   const metadata = new grpc.Metadata();
   metadata.set(ERROR_KEY, code);
-  const status =
-    code === 'not_found' || code === UNKNOWN_SANDBOX ? grpc.status.NOT_FOUND : code === 'capacity' ? grpc.status.RESOURCE_EXHAUSTED : grpc.status.UNKNOWN;
-  return Object.assign(new Error((err as Error)?.message ?? String(err)), { code: status, details: (err as Error)?.message ?? String(err), metadata });
+  const message = (err as Error)?.message ?? String(err);
+  return Object.assign(new Error(message), { code: statusOf(code), details: message, metadata });
 }
 
 /** An error a handler throws when the id names no sandbox it holds. */
@@ -63,9 +76,12 @@ export function unknownSandbox(id: string): Error {
 
 /** The caller's side: a driver error as the driver would have thrown it, else the transport's error. */
 export function fromStatus(err: grpc.ServiceError): Error {
-  const code = err.metadata?.get(ERROR_KEY)[0]?.toString();
-  const message = err.details || err.message;
-  const status = { rpcStatus: err.code };
+  return fromCode(err.metadata?.get(ERROR_KEY)[0]?.toString(), err.details || err.message, err.code);
+}
+
+/** A handler's failure from its code and message (`errorCode`); `rpcStatus` is the call's gRPC status. */
+export function fromCode(code: string | undefined, message: string, rpcStatus: grpc.status): Error {
+  const status = { rpcStatus };
   if (code === 'not_found' || code === 'capacity' || code === 'failed') return Object.assign(new SandboxError(code, message), status);
   if (code === 'invalid') return Object.assign(new TypeError(message), status);
   if (code === UNKNOWN_SANDBOX) return Object.assign(new Error(message), { rpcCode: UNKNOWN_SANDBOX }, status);

@@ -60,8 +60,9 @@ export class RemoteRuntime implements RuntimeDriver {
   }
 
   async create(spec: SandboxSpec): Promise<Sandbox> {
-    const r = await this.channel.call<{ network: string }>('Create', { spec: JSON.stringify(spec) });
+    const r = await this.channel.call<{ network: string; linked: boolean }>('Create', { spec: JSON.stringify(spec) });
     this.remember(spec.id, r.network);
+    if (spec.services && !r.linked) await this.linkServices(spec.id, spec.services.port, spec.services.socketPath);
     return new RemoteSandbox(this.channel, spec, this.boxes);
   }
 

@@ -3,7 +3,6 @@
  * agent that restarted holds no handle of it (`unknown_sandbox`), and the call that learns so adopts it again
  * and is tried once more.
  */
-import type * as grpc from '@grpc/grpc-js';
 import {
   type BoxProcess,
   type DetachedProcess,
@@ -23,7 +22,8 @@ const RETRY_MS = 1_000;
 
 export class RemoteSandbox implements Sandbox {
   private diedWatch?: Promise<void>;
-  private diedCall?: grpc.ClientUnaryCall;
+  /** Ends the WaitDied call when the sandbox is destroyed. */
+  private readonly destroying = new AbortController();
   private destroyed = false;
 
   constructor(
@@ -147,7 +147,7 @@ export class RemoteSandbox implements Sandbox {
   private async watchDied(): Promise<void> {
     while (!this.destroyed) {
       try {
-        await this.channel.call('WaitDied', { id: this.id }, { onCall: (c) => (this.diedCall = c) });
+        await this.channel.call('WaitDied', { id: this.id }, { signal: this.destroying.signal });
         return;
       } catch (err) {
         if (this.destroyed) break;
@@ -164,7 +164,7 @@ export class RemoteSandbox implements Sandbox {
   async destroy(): Promise<void> {
     this.destroyed = true;
     this.boxes.forget(this.id);
-    this.diedCall?.cancel();
+    this.destroying.abort();
     await this.channel.call('Destroy', { id: this.id });
   }
 }

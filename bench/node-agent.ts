@@ -1,7 +1,7 @@
 // What the node agent's RPC hop costs: create_and_await_running and `execute_sync true` p50/p99 through the
 // split server (DEVBOXD_ROLE=all: the API server reaches the sandboxes over gRPC on a unix socket) against the
 // code before the split (BENCH_BASE=<checkout>, one root process driving its sandboxes in process), in
-// alternating rounds of the same run.
+// turns of the same run (each create and execute on both, one after the other).
 // Run: BENCH_BASE=/path/to/before node --import tsx bench/node-agent.ts  (BENCH_ROUNDS=10, BENCH_PER_ROUND=10)
 // BENCH_NETWORK=off runs both without box networking: code from before the per-node nft chains cannot share a
 // network namespace's table with the code after, and the hop does not depend on the network.
@@ -32,19 +32,24 @@ for (const [name] of servers) {
   for (let i = 0; i < 20; i++) await c.devboxes.executeSync(boxes.get(name)!, { command: 'true' }); // warm-up
 }
 
-for (let round = 0; round < ROUNDS; round++) {
-  for (const [name] of round % 2 ? [...servers].reverse() : servers) {
+// Each create and each execute goes to both servers in turn (the order flipping every time), so that a change
+// in the machine's load (it is shared) falls on both alike; ROUNDS × PER_ROUND creates and five times as many
+// executes per server.
+const sides = (k: number) => (k % 2 ? [...servers].reverse() : servers);
+for (let k = 0; k < ROUNDS * PER_ROUND; k++) {
+  for (const [name] of sides(k)) {
     const c = clients.get(name)!;
-    for (let i = 0; i < PER_ROUND; i++) {
-      let t = performance.now();
-      const d = await c.devboxes.createAndAwaitRunning({});
-      creates.get(name)!.push(performance.now() - t);
-      await c.devboxes.shutdown(d.id);
-      for (let j = 0; j < 5; j++) {
-        t = performance.now();
-        await c.devboxes.executeSync(boxes.get(name)!, { command: 'true' });
-        execs.get(name)!.push(performance.now() - t);
-      }
+    const t = performance.now();
+    const d = await c.devboxes.createAndAwaitRunning({});
+    creates.get(name)!.push(performance.now() - t);
+    await c.devboxes.shutdown(d.id);
+  }
+  for (let j = 0; j < 5; j++) {
+    for (const [name] of sides(k + j)) {
+      const c = clients.get(name)!;
+      const t = performance.now();
+      await c.devboxes.executeSync(boxes.get(name)!, { command: 'true' });
+      execs.get(name)!.push(performance.now() - t);
     }
   }
 }

@@ -135,6 +135,12 @@ export interface BoxProcess {
   readonly stderr: Readable;
   readonly exited: Promise<ProcessExit>;
   /**
+   * Settles once the start is on its way to the sandbox: for a process on a node agent, once its start message
+   * is written to the connection (absent: it is at once). Work that would hold up this process's event loop
+   * (a synchronous database write) waits for it, so that it overlaps the command instead of delaying its start.
+   */
+  readonly sent?: Promise<void>;
+  /**
    * Signals the process, or its whole process group (the command and everything it started), or with
    * 'foreground' the foreground process group of its terminal (what ^C reaches; nothing without a tty or
    * once the command ended).

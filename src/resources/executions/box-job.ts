@@ -79,7 +79,9 @@ export class BoxJob {
       return 127;
     }
     this.proc = proc;
-    spec.onSpawned?.();
+    const { onSpawned } = spec;
+    // After the start left: a process on a node agent starts only once its start message is written.
+    if (onSpawned) void (proc.sent ?? Promise.resolve()).then(onSpawned);
     this.bump();
     if (this.attachStdin) for (const op of this.stdinOps.splice(0)) this.stdin(op);
     else proc.stdin.end();

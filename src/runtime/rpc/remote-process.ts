@@ -14,6 +14,7 @@ export class RemoteProcess implements BoxProcess {
   readonly stderr: Readable;
   readonly exited: Promise<ProcessExit>;
   readonly release?: () => void;
+  readonly sent?: Promise<void>;
   private settle!: (exit: ProcessExit) => void;
   private settled = false;
   private finished = false;
@@ -21,9 +22,10 @@ export class RemoteProcess implements BoxProcess {
   /** `onLost` hears why a call ended before the process did (the agent went away or lost the box). */
   constructor(
     private readonly call: Stream,
-    opts: { held?: boolean; onLost?: (err: Error) => void } = {},
+    opts: { held?: boolean; onLost?: (err: Error) => void; sent?: Promise<void> } = {},
   ) {
     this.exited = new Promise((resolve) => (this.settle = resolve));
+    this.sent = opts.sent;
     // A read asks for more: the call flows again (Node asks before it takes the buffered bytes out, so the
     // buffer's length says nothing here). If the other stream is still full, its next push pauses it again.
     const resume = () => void call.resume();

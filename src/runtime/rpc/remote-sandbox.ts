@@ -54,8 +54,10 @@ export class RemoteSandbox implements Sandbox {
   spawn(spec: SpawnSpec): BoxProcess {
     this.check(spec);
     const call = this.channel.stream('Spawn');
-    call.write({ start: { sandbox: this.id, spec: JSON.stringify(spec) } });
-    return new RemoteProcess(call, { held: !!(spec.tty && spec.hold), onLost: (err) => this.lost(err) });
+    // The write's callback comes once HTTP/2 holds the message; the session writes it to the socket in the
+    // event loop's check phase, before an immediate queued after that callback runs.
+    const sent = new Promise<void>((resolve) => call.write({ start: { sandbox: this.id, spec: JSON.stringify(spec) } }, () => setImmediate(resolve)));
+    return new RemoteProcess(call, { held: !!(spec.tty && spec.hold), onLost: (err) => this.lost(err), sent });
   }
 
   /** What the driver refuses at once in process, refused at once here too (not as a failed process later). */

@@ -35,12 +35,14 @@ describe('a module from test/, registered by one line', () => {
     assert.equal((await f.call({ method: 'GET', url: '/v1/devboxes' })).statusCode, 200);
   });
 
-  test("the shipped modules' boot steps run in the order of their stages: network, link, files, mounts, services, commands", () => {
+  test("the shipped modules' boot steps run in the order of their stages: network, files, mounts, services, commands", () => {
     // Each module registers its own as it is built; the stages, not the build order, decide where each runs.
+    // (The box-services link is made with the sandbox, before any step: a beforeCreate.)
     assert.deepEqual(
       f.deps.devboxExtensions.lifecycle.bootSteps.map((s) => s.name),
-      ['network', 'box services link', 'file mounts', 'object mounts', 'agent mounts', 'code mounts', 'services', 'launch commands'],
+      ['network', 'file mounts', 'object mounts', 'agent mounts', 'code mounts', 'services', 'launch commands'],
     );
+    assert.equal(f.deps.devboxExtensions.lifecycle.beforeCreate.length, 2, 'the layers this node lacks, and the box-services socket');
   });
 });
 

@@ -18,14 +18,14 @@ interface Pending {
 }
 
 /** The stream was refused as unknown: the agent predates `Calls`, and is called the unary way instead. */
-export class CallsUnsupported extends Error {}
+class CallsUnsupported extends Error {}
 
 export class CallMux {
   private stream: Stream | undefined;
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
   /** Set once the agent refused the stream (it predates it): every call is a unary call then. */
-  unsupported = false;
+  private unsupported = false;
 
   constructor(
     private readonly methods: grpc.ServiceDefinition,

@@ -127,7 +127,8 @@ export class Lifecycle {
       sandbox = await this.runtime.create(Object.assign(sandboxSpec(d), ...parts));
     } catch (err) {
       this.log.error({ err, devbox: d.id }, 'sandbox creation failed');
-      await this.finish(d.id, { status: 'failure', reason: 'health_check_failed' }, `sandbox creation failed: ${(err as Error).message}`);
+      // Through `end`: what was readied for the sandbox (its box-services socket) goes with the box.
+      await this.end(d.id, { status: 'failure', reason: 'health_check_failed' }, `sandbox creation failed: ${(err as Error).message}`);
       return;
     }
     // Attached before the re-read: an end that runs from here on finds the sandbox and destroys it itself;

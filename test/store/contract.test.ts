@@ -278,5 +278,27 @@ for (const open of [openSqlite, openPostgres]) {
         ['two'],
       );
     });
+
+    test("an execution's record and its log entries are saved together: both land, or neither", async () => {
+      await ready;
+      const acc = await account(db.a);
+      const d = devbox(acc.id);
+      await db.a.devboxes.insert(d);
+      const e = execution(d, { commandId: 'cmd-save' });
+      const entry = (message: string) => ({ devboxId: d.id, timestampMs: 1, level: 'info' as const, source: 'exec' as const, cmdId: e.id, message });
+      await db.a.executions.save(e, true, [entry('started')]);
+      await db.a.executions.save({ ...e, status: 'completed', exitStatus: 0, endTimeMs: 5 }, false, [entry('exited')]);
+      assert.equal((await db.b.executions.get(d.id, e.id))!.exitStatus, 0);
+      // A record that cannot be written (its command id is taken) takes the entries of its batch with it,
+      // and an entry that cannot be written (no devbox) takes its record.
+      await rejectsWith(db.a.executions.save(execution(d, { commandId: 'cmd-save' }), true, [entry('lost')]), 'conflict');
+      const other = execution(d);
+      await assert.rejects(db.a.executions.save(other, true, [entry('fine'), { ...entry('bad'), devboxId: null as unknown as string }]));
+      assert.equal(await db.b.executions.get(d.id, other.id), undefined);
+      assert.deepEqual(
+        (await db.b.logs.list(d.id, {})).map((x) => x.message),
+        ['started', 'exited'],
+      );
+    });
   });
 }

@@ -3,6 +3,13 @@ import type { Logger } from '../../lib/logger.js';
 import type { LogStore } from './execution-store.js';
 import type { LogEntry, LogEntryInput, LogFilter } from './types.js';
 
+/** A record stored in the same transaction as a batch of the log (`save` appends the batch too). */
+export interface WithRecord {
+  save(batch: LogEntryInput[]): Promise<void>;
+  /** Fields for the error line when it fails. */
+  about: Record<string, unknown>;
+}
+
 const matches = (e: LogEntry, f: LogFilter): boolean => (!f.executionId || e.cmdId === f.executionId) && (!f.shellName || e.shellName === f.shellName);
 
 /** Output lines are batched into the log at most this often (one transaction per batch). */
@@ -30,6 +37,16 @@ export class DevboxLog {
     void this.flush();
   }
 
+  /**
+   * Writes the entry (if any) now, as `write`, with a record that must land with it: `record.save` stores the
+   * batch and the record in one transaction (an execution's start or exit: one commit, not two). Resolves once
+   * both are stored, or the failure is logged.
+   */
+  writeWith(entry: LogEntryInput | null, record: WithRecord): Promise<void> {
+    if (entry) this.pending.push(storable(entry));
+    return this.flush(record);
+  }
+
   /** Queues an output line; it lands within FLUSH_MS. */
   line(entry: LogEntryInput): void {
     this.pending.push(storable(entry));
@@ -37,17 +54,17 @@ export class DevboxLog {
   }
 
   /** Writes what is pending; resolves once every entry written so far is stored. */
-  flush(): Promise<void> {
+  flush(record?: WithRecord): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
     const batch = this.pending;
     this.pending = [];
-    if (!batch.length) return this.writing;
+    if (!batch.length && !record) return this.writing;
     this.writing = this.writing.then(async () => {
       try {
-        await this.store.append(batch);
+        await (record ? record.save(batch) : this.store.append(batch));
       } catch (err) {
-        this.log.error({ err }, 'devbox log write failed');
+        this.log.error({ err, ...record?.about }, record ? 'devbox log write (with a record) failed' : 'devbox log write failed');
         return;
       }
       for (const id of new Set(batch.map((e) => e.devboxId))) this.appended.emit(id);

@@ -25,8 +25,6 @@ export interface Live {
   /** Not in the store yet: it starts at once, and its first write (with the start entry) inserts it. */
   unsaved: boolean;
   stoppedWithBox: boolean;
-  /** The record's writes, chained so they land in order (insert before updates). */
-  writes: Promise<void>;
   done: Promise<void>;
   resolveDone: () => void;
 }
@@ -92,7 +90,7 @@ export class ExecutionRunner implements BoxProcessHooks {
     let resolveDone!: () => void;
     const done = new Promise<void>((r) => (resolveDone = r));
     const job = this.jobs.create(e.devboxId, e.id);
-    const live: Live = { exec: e, job, attachStdin, busy: false, unsaved: true, stoppedWithBox: false, writes: Promise.resolve(), done, resolveDone };
+    const live: Live = { exec: e, job, attachStdin, busy: false, unsaved: true, stoppedWithBox: false, done, resolveDone };
     const shellKey = e.shellName === null ? null : `${e.devboxId}\0${e.shellName}`;
     const waits = shellKey !== null && this.shells.busy(shellKey);
     this.live.set(e.id, live);
@@ -173,16 +171,16 @@ export class ExecutionRunner implements BoxProcessHooks {
     live.resolveDone();
   }
 
-  /** Queues a write of the record as it is now (insert the first time), and the log entry after it. */
+  /**
+   * Queues a write of the record as it is now (insert the first time), with the log entry in its transaction.
+   * All go through the devbox log's queue, so they land in order: the insert before updates, the start entry
+   * before the command's lines, the exit entry after them.
+   */
   private persist(live: Live, entry?: LogEntryInput): Promise<void> {
     const e = { ...live.exec };
     const insert = live.unsaved;
     live.unsaved = false;
-    live.writes = live.writes
-      .then(() => (insert ? this.store.insert(e) : this.store.update(e)))
-      .catch((err) => this.log.error({ err, execution: e.id }, 'could not record an execution'));
-    if (entry) this.devboxLog.write(entry);
-    return live.writes;
+    return this.devboxLog.writeWith(entry ?? null, { save: (batch) => this.store.save(e, insert, batch), about: { execution: e.id } });
   }
 
   // --- BoxProcessHooks ---

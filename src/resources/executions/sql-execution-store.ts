@@ -1,6 +1,7 @@
 import { marks, type SqlExecutor } from '../../platform/store/sql/executor.js';
-import type { Execution, ExecutionKind, ExecutionStatus } from './types.js';
+import type { Execution, ExecutionKind, ExecutionStatus, LogEntryInput } from './types.js';
 import type { ExecutionStore } from './execution-store.js';
+import { SqlLogStore } from './sql-log-store.js';
 
 interface Row {
   id: string;
@@ -71,6 +72,14 @@ export class SqlExecutionStore implements ExecutionStore {
        WHERE id = ? AND status != 'completed'`,
       [e.status, e.exitStatus, e.endTimeMs, e.stdoutBytes, e.stderrBytes, e.id],
     );
+  }
+
+  async save(e: Execution, insert: boolean, entries: LogEntryInput[]): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      const records = new SqlExecutionStore(tx);
+      await (insert ? records.insert(e) : records.update(e));
+      await new SqlLogStore(tx).append(entries);
+    });
   }
 
   async get(devboxId: string, id: string): Promise<Execution | undefined> {

@@ -20,6 +20,7 @@ import { mcpConfigsModule } from './mcp-configs/index.js';
 import { nodesModule } from './nodes/index.js';
 import { networkPoliciesModule } from './network-policies/index.js';
 import { objectsModule } from './objects/index.js';
+import { poolsModule } from './pools/index.js';
 import { ptyModule } from './pty/index.js';
 import { repositoriesModule } from './repositories/index.js';
 import { routingModule } from './routing/index.js';
@@ -57,6 +58,7 @@ export const MODULES: readonly AnyHostModule[] = [
   nodesModule,
   routingModule,
   evictionsModule,
+  poolsModule,
   axonsModule,
   scenariosModule,
   benchmarksModule,

@@ -39,6 +39,8 @@ export async function buildFastApp(
     DEVBOXD_LOG_LEVEL: 'silent',
     // Test upstreams, registries and git servers listen on 127.0.0.1; a test of the guard passes ''.
     DEVBOXD_OUTBOUND_ALLOW: '127.0.0.1',
+    // No warm pool unless a test asks (see helpers/server.ts).
+    DEVBOXD_WARM_POOL: '0',
     ...opts.env,
   });
   const logger = opts.logTo ? createLogger('debug', opts.logTo) : createLogger(process.env.DEVBOXD_LOG_LEVEL ?? 'silent');

@@ -95,6 +95,9 @@ export async function startTestServer(env: Record<string, string> = {}, opts: { 
         DEVBOXD_DEFAULT_EGRESS: 'deny',
         // Test upstreams, registries and git servers listen on 127.0.0.1; a test of the guard passes ''.
         DEVBOXD_OUTBOUND_ALLOW: '127.0.0.1',
+        // No warm pool unless a test asks (DEVBOXD_TEST_WARM_POOL runs whole suites with one): a pool boots boxes
+        // in the background, which tests counting boxes or sandboxes would see.
+        DEVBOXD_WARM_POOL: process.env.DEVBOXD_TEST_WARM_POOL ?? '0',
         ...env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -122,6 +125,7 @@ export async function startTestServer(env: Record<string, string> = {}, opts: { 
     throw err;
   }
   let released = false;
+  const pooled = (env.DEVBOXD_WARM_POOL ?? process.env.DEVBOXD_TEST_WARM_POOL ?? '0') !== '0';
   const exited = () => new Promise<void>((r) => (child.exitCode !== null || child.signalCode !== null ? r() : child.once('exit', () => r())));
   return {
     get url() {
@@ -154,7 +158,10 @@ export async function startTestServer(env: Record<string, string> = {}, opts: { 
     // Boxes outlive the server by design, so a test run shuts its own down first (through the API, as a
     // user would), then stops the server and removes its data dir: nothing runs or lingers afterwards.
     async stop() {
-      if (child.exitCode === null && child.signalCode === null) await shutdownAll(url).catch(() => undefined);
+      if (child.exitCode === null && child.signalCode === null) {
+        await shutdownAll(url).catch(() => undefined);
+        if (pooled) await emptyPools({ DEVBOXD_DATA_DIR: dataDir, ...env }).catch(() => undefined);
+      }
       child.kill('SIGTERM');
       await exited();
       removeDataDir(dataDir);
@@ -196,6 +203,33 @@ function removeDataDir(dataDir: string): void {
       .reverse();
     for (const m of mounts) spawnSync('umount', ['-l', m]);
     fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** What `devboxd pools list --json` prints. */
+export interface PoolsListed {
+  settings: { size: string; count: number }[];
+  ready: { node: string; size: string; ready: number; booting: number; devbox_ids: string[] }[];
+}
+
+/** `devboxd pools ARGS` on the server's database (env: its DEVBOXD_DATA_DIR, or DEVBOXD_DATABASE_URL). */
+export function poolsCli(env: Record<string, string>, ...args: string[]): string {
+  const r = spawnSync(process.execPath, [DEVBOXD_BIN, 'pools', ...args], { cwd: ROOT, env: { ...process.env, ...env, DEVBOXD_LOG_LEVEL: 'silent' } });
+  if (r.status !== 0) throw new Error(`devboxd pools ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
+  return r.stdout.toString();
+}
+
+/**
+ * Pooled boxes outlive the server too (adopted at its next start): a test's server is told to keep none and
+ * waited for until it holds none, before it stops.
+ */
+async function emptyPools(env: Record<string, string>): Promise<void> {
+  const listed = JSON.parse(poolsCli(env, 'list', '--json')) as PoolsListed;
+  for (const size of new Set(['SMALL', ...listed.settings.map((s) => s.size), ...listed.ready.map((r) => r.size)])) poolsCli(env, 'set', size, '0');
+  for (const until = Date.now() + 30_000; Date.now() < until; ) {
+    const now = JSON.parse(poolsCli(env, 'list', '--json')) as PoolsListed;
+    if (now.ready.every((r) => r.ready === 0 && r.booting === 0)) return;
+    await new Promise((r) => setTimeout(r, 500));
   }
 }
 

@@ -168,6 +168,9 @@ export class AccountService implements Authenticator {
     if (by?.expiresAtMs != null && (opts.expiresAtMs == null || opts.expiresAtMs > by.expiresAtMs)) {
       throw ERRORS.forbidden(`expires_at_ms must be at most ${by.expiresAtMs}: this key expires then and cannot create a key that outlives it`);
     }
+    // The warm pools' account (devboxes' POOL_ACCOUNT, '') holds boxes no tenant owns yet: a key for it would
+    // reach them all.
+    if (accountId === '') throw ERRORS.invalid('the warm pools account takes no keys');
     const minted = this.mintKey(accountId, opts);
     await this.store.insertKey(minted.key);
     return minted;

@@ -120,6 +120,9 @@ function resolveLaunch(p: Obj): LaunchSettings {
   };
 }
 
+/** A box's hostname when its name is not a host label: its id, as a label. */
+export const defaultHostname = (id: string): string => id.replaceAll('_', '-');
+
 /** Validates launch parameters and resolves what the box is built from. Throws 400s naming the field. */
 export function resolveSandboxSettings(id: string, name: string | null, params: LaunchParameters, host: HostCapacity): SandboxSettings {
   const p = obj(params);
@@ -129,7 +132,7 @@ export function resolveSandboxSettings(id: string, name: string | null, params: 
   return {
     limits: resolveLimits(p as Parameters<typeof resolveLimits>[0], host),
     user: resolveUser(p),
-    hostname: name && HOST_LABEL.test(name) ? name : id.replaceAll('_', '-'),
+    hostname: name && HOST_LABEL.test(name) ? name : defaultHostname(id),
     launch: resolveLaunch(p),
   };
 }

@@ -4,12 +4,14 @@ import type { Logger } from '../../lib/logger.js';
 import type { Sandbox, SandboxStats } from '../../runtime/driver.js';
 import type { ApiKey, Page, PageQuery, Store } from '../../platform/store/types.js';
 import type { DevboxStore } from './devbox-store.js';
-import { checkEnvironment, resolveSandboxSettings, type CreateDevboxInput } from './create-input.js';
+import { checkEnvironment, defaultHostname, resolveSandboxSettings, type CreateDevboxInput } from './create-input.js';
 import type { CreateResolution, DevboxExtensions } from './extensions.js';
 import { type Lifecycle, ON_NODE } from './lifecycle.js';
 import type { HostCapacity } from './resources.js';
 import type { StatusEvents } from './status-events.js';
-import { TERMINAL, type Devbox, type DevboxStatus } from './types.js';
+import { isPooled, TERMINAL, type Devbox, type DevboxStatus } from './types.js';
+
+type Persist = NonNullable<CreateResolution['persist']>;
 
 /** The devbox API in domain terms; routes call one method each. */
 export class DevboxService {
@@ -40,7 +42,7 @@ export class DevboxService {
     let layers: string[] = [];
     let blueprintId: string | null = null;
     let defaults: NonNullable<CreateResolution['defaults']> = {};
-    const persists: NonNullable<CreateResolution['persist']>[] = [];
+    const persists: Persist[] = [];
     // Resolvers after one that gives defaults (a blueprint's) see the request with them applied.
     let effective = input;
     const viewParts: string[] = [];
@@ -62,7 +64,7 @@ export class DevboxService {
     checkEnvironment(env, 'environment_variables');
     for (const place of this.ext.placers) await place({ size: sandbox.limits, layers }, opts.place === true);
     const now = Date.now();
-    const d: Devbox = {
+    const cold: Devbox = {
       id,
       accountId,
       name,
@@ -84,23 +86,52 @@ export class DevboxService {
       node: this.node,
       viewParts,
     };
-    if (persists.length) {
-      await this.db.transaction(async (tx) => {
-        await tx.devboxes.insert(d);
-        for (const persist of persists) await persist(tx, d);
-      });
-    } else {
-      await this.store.insert(d);
-    }
+    const d = (await this.fromPool(cold, persists)) ?? cold;
+    if (d === cold) await this.record(d, persists, async (tx) => (await tx.devboxes.insert(d), true));
     void this.lifecycle
       .boot(d, {
         fileMounts: input.fileMounts ?? {},
         objectMounts: input.objectMounts ?? [],
         agentMounts: input.agentMounts ?? [],
         codeMounts: input.codeMounts ?? [],
+        taken: d !== cold,
       })
-      .catch((err) => this.log.error({ err, devbox: id }, 'boot failed'));
+      .catch((err) => this.log.error({ err, devbox: d.id }, 'boot failed'));
     return d;
+  }
+
+  /**
+   * A ready box of the same make from a warm pool, for a create that does not name a hostname of its own (a
+   * pooled box's is its id's): the new box takes the pooled box's id, and its record is written over the
+   * pooled one's with what the resolvers keep. Null: none ready, or it ended meanwhile (the cold path).
+   */
+  private async fromPool(cold: Devbox, persists: Persist[]): Promise<Devbox | null> {
+    const pool = this.ext.pool;
+    if (!pool || isPooled(cold) || cold.sandbox.hostname !== defaultHostname(cold.id)) return null;
+    const id = pool.take({ layers: cold.layers, limits: cold.sandbox.limits, user: cold.sandbox.user });
+    if (!id) return null;
+    const d: Devbox = { ...cold, id, sandbox: { ...cold.sandbox, hostname: defaultHostname(id) } };
+    try {
+      if (await this.record(d, persists, (tx) => tx.devboxes.claimPooled(d))) return d;
+    } catch (err) {
+      pool.returned(id);
+      throw err;
+    }
+    pool.returned(id);
+    return null;
+  }
+
+  /**
+   * Writes the new box's record (`write`: false when it could not) and what the resolvers keep about it, in
+   * one transaction when they keep anything.
+   */
+  private async record(d: Devbox, persists: Persist[], write: (tx: Store) => Promise<boolean>): Promise<boolean> {
+    if (!persists.length) return write(this.db);
+    return this.db.transaction(async (tx) => {
+      if (!(await write(tx))) return false;
+      for (const persist of persists) await persist(tx, d);
+      return true;
+    });
   }
 
   async get(accountId: string, id: string): Promise<Devbox> {

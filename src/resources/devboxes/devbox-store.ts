@@ -19,6 +19,11 @@ export interface DevboxTransition {
 
 export interface DevboxStore {
   insert(d: Devbox): Promise<void>;
+  /**
+   * Makes `d` of a pooled box (a running box of no account, POOL_ACCOUNT, with `d.id`): every column
+   * rewritten, in one statement that holds only while the box is still pooled and running. False when not.
+   */
+  claimPooled(d: Devbox): Promise<boolean>;
   get(accountId: string, id: string): Promise<Devbox | undefined>;
   /** The API key with `keyHash` and, if its account has it, the box: one statement (a hinted GET, KeyCheck). */
   getWithKey(keyHash: string, id: string): Promise<{ key?: ApiKey; devbox?: Devbox }>;

@@ -7,6 +7,7 @@ import type {
   EnvironmentProvider,
   LifecycleExtensions,
   Placer,
+  PoolTaker,
   RunningStep,
   ShutdownGuard,
   StopListener,
@@ -48,6 +49,12 @@ export class DevboxExtensionRegistry {
 
   beforeCreate(step: BeforeCreate): void {
     this.lifecycle.beforeCreate.push(step);
+  }
+
+  /** The one warm-pool keeper; a second is a composition error. */
+  poolTaker(taker: PoolTaker): void {
+    if (this.service.pool) throw new Error('a second warm pool taker was registered');
+    this.service.pool = taker;
   }
 
   bootStep(step: BootStep, stage: BootStage): void {

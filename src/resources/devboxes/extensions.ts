@@ -1,6 +1,6 @@
 import type { DomainError } from '../../platform/errors.js';
 import type { Store } from '../../platform/store/types.js';
-import type { ResourceLimits, Sandbox, SandboxSpec } from '../../runtime/driver.js';
+import type { ResourceLimits, Sandbox, SandboxSpec, SandboxUser } from '../../runtime/driver.js';
 import type { AgentMount, CodeMount, CreateDevboxInput, ObjectMount } from './create-input.js';
 import type { Devbox, LaunchParameters } from './types.js';
 
@@ -51,6 +51,11 @@ export interface BootContext {
   /** The create request's agent mounts (empty on resume: the box's disk keeps what they installed). */
   agentMounts: AgentMount[];
   resuming: boolean;
+  /**
+   * The sandbox came from a warm pool (booted ahead under no account, its network up with the default rules):
+   * a step redoes only what the create asked beyond that.
+   */
+  taken: boolean;
   /** Aborts once the box has ended (or been suspended) while booting: long steps stop their work. */
   signal: AbortSignal;
 }
@@ -131,6 +136,23 @@ export interface LifecycleExtensions {
   onStopped: StopListener[];
 }
 
+/** What makes two boxes' sandboxes the same, so that a pooled one can stand for a new one. */
+export interface BoxMake {
+  layers: readonly string[];
+  limits: ResourceLimits;
+  user: SandboxUser;
+}
+
+/**
+ * A warm pool's side of a create: `take` hands out a ready box of that make (its id; it is the taker's now),
+ * or null (none ready: the cold path). `returned` hears of a box taken but not used after all (the create's
+ * record could not be written): the pool ends it, since what the create began with it is unknown.
+ */
+export interface PoolTaker {
+  take(make: BoxMake): string | null;
+  returned(id: string): void;
+}
+
 /** The lists the devbox service takes at construction. */
 export interface DevboxExtensions {
   resolvers: CreateResolver[];
@@ -138,4 +160,6 @@ export interface DevboxExtensions {
   enrichers: ViewEnricher[];
   shutdownGuards: ShutdownGuard[];
   placers: Placer[];
+  /** The warm pools, when a module keeps them. */
+  pool?: PoolTaker;
 }

@@ -24,6 +24,16 @@ export interface ActiveBox {
 
 export type EndReason = { status: 'shutdown'; reason: ShutdownReason } | { status: 'failure'; reason: FailureReason };
 
+export interface BootOptions {
+  fileMounts?: Record<string, string>;
+  objectMounts?: ObjectMount[];
+  agentMounts?: AgentMount[];
+  codeMounts?: CodeMount[];
+  resuming?: boolean;
+  /** The box took a pooled box's running sandbox (same id): no sandbox is created. */
+  taken?: boolean;
+}
+
 export const sandboxSpec = (d: Devbox): SandboxSpec => ({
   id: d.id,
   hostname: d.sandbox.hostname,
@@ -38,6 +48,8 @@ export const sandboxSpec = (d: Devbox): SandboxSpec => ({
  */
 export class Lifecycle {
   readonly active = new Map<string, ActiveBox>();
+  /** Boots under way (creates, takes, resumes): a warm pool refills only while there are none. */
+  booting = 0;
 
   constructor(
     private readonly store: DevboxStore,
@@ -112,28 +124,23 @@ export class Lifecycle {
   }
 
   /**
-   * Creates the sandbox and brings the box to `running`: the boot steps in order (file mounts, launch
+   * Creates the sandbox (or, `taken`, takes over a pooled box's) and brings the box to `running`: the boot steps in order (file mounts, launch
    * commands; a failing one ends the box in failure/execution_failed), then what starts once running (the
    * entrypoint). Used by create and, with `resuming`, by resume (which goes resuming → running without
    * passing through initializing).
    */
-  async boot(
-    d: Devbox,
-    opts: { fileMounts?: Record<string, string>; objectMounts?: ObjectMount[]; agentMounts?: AgentMount[]; codeMounts?: CodeMount[]; resuming?: boolean } = {},
-  ): Promise<void> {
-    let sandbox: Sandbox;
+  async boot(d: Devbox, opts: BootOptions = {}): Promise<void> {
+    this.booting++;
     try {
-      const parts = await Promise.all(this.ext.beforeCreate.map((ready) => ready(d)));
-      sandbox = await this.runtime.create(Object.assign(sandboxSpec(d), ...parts));
-    } catch (err) {
-      this.log.error({ err, devbox: d.id }, 'sandbox creation failed');
-      // Through `end`: what was readied for the sandbox (its box-services socket) goes with the box.
-      await this.end(d.id, { status: 'failure', reason: 'health_check_failed' }, `sandbox creation failed: ${(err as Error).message}`);
-      return;
+      await this.bringUp(d, opts);
+    } finally {
+      this.booting--;
     }
-    // Attached before the re-read: an end that runs from here on finds the sandbox and destroys it itself;
-    // one that ran before shows in the re-read, and the sandbox is ours to destroy.
-    this.attach(d.id, sandbox);
+  }
+
+  private async bringUp(d: Devbox, opts: BootOptions): Promise<void> {
+    const sandbox = opts.taken ? await this.takeOver(d.id) : await this.createSandbox(d);
+    if (!sandbox) return;
     const still = await this.current(d.id);
     if (!still || TERMINAL.has(still.status)) {
       if (this.active.get(d.id)?.sandbox === sandbox) {
@@ -142,7 +149,6 @@ export class Lifecycle {
       }
       return;
     }
-    sandbox.died.then(() => this.onDied(d.id, sandbox)).catch(() => undefined);
     const resuming = opts.resuming ?? false;
     const signal = this.active.get(d.id)?.left.signal ?? AbortSignal.abort();
     const ctx: BootContext = {
@@ -153,6 +159,7 @@ export class Lifecycle {
       agentMounts: opts.agentMounts ?? [],
       codeMounts: opts.codeMounts ?? [],
       resuming,
+      taken: opts.taken ?? false,
       signal,
     };
     const steps = this.ext.bootSteps.filter((s) => s.applies(ctx));
@@ -174,6 +181,42 @@ export class Lifecycle {
     const now = await this.transition(d.id, resuming ? ['resuming'] : ['provisioning', 'initializing'], 'running', { before });
     if (!now) return;
     for (const step of this.ext.onRunning) step(now, sandbox, () => void this.end(d.id, { status: 'shutdown', reason: 'entrypoint_exit' }));
+  }
+
+  /**
+   * A new sandbox for the box, attached (before the caller's re-read: an end that runs from then on finds the
+   * sandbox and destroys it itself; one that ran before shows in the re-read, and the sandbox is the caller's
+   * to destroy). Undefined when it could not be made: the box has ended in failure.
+   */
+  private async createSandbox(d: Devbox): Promise<Sandbox | undefined> {
+    let sandbox: Sandbox;
+    try {
+      const parts = await Promise.all(this.ext.beforeCreate.map((ready) => ready(d)));
+      sandbox = await this.runtime.create(Object.assign(sandboxSpec(d), ...parts));
+    } catch (err) {
+      this.log.error({ err, devbox: d.id }, 'sandbox creation failed');
+      // Through `end`: what was readied for the sandbox (its box-services socket) goes with the box.
+      await this.end(d.id, { status: 'failure', reason: 'health_check_failed' }, `sandbox creation failed: ${(err as Error).message}`);
+      return undefined;
+    }
+    this.attach(d.id, sandbox);
+    sandbox.died.then(() => this.onDied(d.id, sandbox)).catch(() => undefined);
+    return sandbox;
+  }
+
+  /**
+   * The running sandbox of a pooled box a create took (its record now the new owner's): its timers start
+   * over. Undefined when it is gone (it died between the take and now): the box has ended in failure.
+   */
+  private async takeOver(id: string): Promise<Sandbox | undefined> {
+    const box = this.active.get(id);
+    if (!box) {
+      await this.end(id, { status: 'failure', reason: 'health_check_failed' }, 'the warm pool box it was given stopped before it could start');
+      return undefined;
+    }
+    box.lastActivityMs = Date.now();
+    box.oomKills = 0;
+    return box.sandbox;
   }
 
   attach(id: string, sandbox: Sandbox): void {

@@ -91,6 +91,16 @@ export class SqlDevboxStore implements DevboxStore {
     );
   }
 
+  async claimPooled(d: Devbox): Promise<boolean> {
+    const row = toRow(d) as unknown as Record<string, unknown>;
+    const set = COLUMNS.filter((c) => c !== 'id');
+    const r = await this.db.query(`UPDATE devboxes SET ${set.map((c) => `${c} = ?`).join(', ')} WHERE id = ? AND account_id = '' AND status = 'running'`, [
+      ...set.map((c) => row[c]),
+      d.id,
+    ]);
+    return r.rowCount > 0;
+  }
+
   async get(accountId: string, id: string): Promise<Devbox | undefined> {
     const { rows } = await this.db.query<Row>('SELECT * FROM devboxes WHERE account_id = ? AND id = ?', [accountId, id]);
     return rows[0] && fromRow(rows[0]);

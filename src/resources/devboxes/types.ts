@@ -14,6 +14,13 @@ export const DEVBOX_STATUSES = [
 ] as const;
 export type DevboxStatus = (typeof DEVBOX_STATUSES)[number];
 
+/**
+ * The account of a pooled box (a warm pool's: booted ahead, no tenant's yet). No key belongs to it, so no
+ * tenant reads, lists or reaches such a box; a create that takes it writes its own account over this.
+ */
+export const POOL_ACCOUNT = '';
+export const isPooled = (d: Pick<Devbox, 'accountId'>): boolean => d.accountId === POOL_ACCOUNT;
+
 export const TERMINAL: ReadonlySet<DevboxStatus> = new Set(['failure', 'shutdown']);
 
 export type FailureReason = 'out_of_memory' | 'out_of_disk' | 'execution_failed' | 'health_check_failed';

@@ -10,11 +10,17 @@ import { SqlEvictionStore } from './sql-eviction-store.js';
 
 export { EVICTIONS_SCHEMA } from './schema.js';
 export { evictionRoutes } from './routes.js';
+export { memAvailable } from './memory-pressure.js';
 export { listenControl, runDrain } from './drain-socket.js';
 export type { EvictionService } from './eviction-service.js';
 
 export interface EvictionModule {
   service: EvictionService;
+  /**
+   * Frees memory before any tenant's box is evicted (a warm pool ends a pooled box): asked first at every
+   * pressure event; true when it freed something, and no box is evicted for that event.
+   */
+  relieveFirst(fn: () => Promise<boolean>): void;
   /** Starts the memory pressure source when configured (fails with the kernel's reason when it refuses). */
   start(): Promise<void>;
   close(): void;
@@ -43,10 +49,12 @@ export function buildEvictions(opts: {
     node: opts.node,
     log: opts.log,
   });
+  const relievers: (() => Promise<boolean>)[] = [];
   const memory = opts.config.memory;
   const source = memory ? (opts.pressureSource ?? psiTrigger(memory.file, memory.trigger, opts.log)) : undefined;
   return {
     service,
+    relieveFirst: (fn) => void relievers.push(fn),
     async start() {
       await service.reconcile();
       if (!memory || !source) return;
@@ -58,6 +66,10 @@ export function buildEvictions(opts: {
         node: opts.node,
         config: memory,
         log: opts.log,
+        relieve: async () => {
+          for (const r of relievers) if (await r()) return true;
+          return false;
+        },
       });
       await source.start((line) => void evictor.onPressure(line));
       opts.log.info({ file: memory.file, trigger: memory.trigger, availableMinBytes: memory.availableMinBytes }, 'evicting devboxes on memory pressure');

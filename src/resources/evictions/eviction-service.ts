@@ -4,6 +4,7 @@ import type { DevboxStore } from '../devboxes/index.js';
 import type { Lifecycle } from '../devboxes/index.js';
 import type { StatusEvents } from '../devboxes/index.js';
 import type { Devbox, DevboxStatus } from '../devboxes/index.js';
+import { isPooled } from '../devboxes/index.js';
 import { ERRORS } from '../../platform/errors.js';
 import type { SqlEvictionStore } from './sql-eviction-store.js';
 import type { Eviction, EvictionOutcome, EvictionReason } from './types.js';
@@ -116,8 +117,9 @@ export class EvictionService {
     const tried = new Set<string>();
     const waited = new Set<string>();
     for (;;) {
+      // A warm pool's boxes are no tenant's: the pool ends them when its node drains (nothing to suspend).
       const boxes = (await this.deps.devboxes.listByStatus(['running'], this.deps.node)).filter(
-        (d) => !tried.has(d.id) && this.deps.lifecycle.active.has(d.id),
+        (d) => !tried.has(d.id) && this.deps.lifecycle.active.has(d.id) && !isPooled(d),
       );
       if (boxes.length === 0) {
         const booting = (await this.deps.devboxes.listByStatus(BOOTING, this.deps.node)).filter((d) => !waited.has(d.id) && !tried.has(d.id));

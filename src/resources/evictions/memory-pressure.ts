@@ -6,6 +6,7 @@ import type { Logger } from '../../lib/logger.js';
 import type { DevboxStore } from '../devboxes/index.js';
 import type { Lifecycle } from '../devboxes/index.js';
 import type { Devbox } from '../devboxes/index.js';
+import { isPooled } from '../devboxes/index.js';
 import type { MemoryPressureConfig } from './eviction-config.js';
 import type { EvictionService } from './eviction-service.js';
 
@@ -68,6 +69,8 @@ export interface PressureEvictorDeps {
   log: Logger;
   /** Whether a snapshot of the box is in progress (its suspend would wait for it). */
   snapshotting?: (devboxId: string) => Promise<boolean>;
+  /** Frees memory ahead of any box (a warm pool's boxes go first); true when it did. */
+  relieve?: () => Promise<boolean>;
   /** Host memory available now (bytes); /proc/meminfo's MemAvailable. */
   available?: () => Promise<number>;
 }
@@ -97,6 +100,7 @@ export class PressureEvictor {
         log.debug({ psi: line, available }, 'memory pressure with enough memory available: no eviction');
         return;
       }
+      if (await this.deps.relieve?.()) return;
       const victim = await this.pick();
       if (!victim) {
         if (Date.now() - this.quietLoggedAt > 60_000) {
@@ -123,6 +127,7 @@ export class PressureEvictor {
     const { lifecycle, devboxes, node, evictions, snapshotting } = this.deps;
     const candidates: { d: Devbox; score: number }[] = [];
     for (const d of await devboxes.listByStatus(['running'], node)) {
+      if (isPooled(d)) continue; // a warm pool's: ended by `relieve`, never suspended
       const box = lifecycle.active.get(d.id);
       if (!box || evictions.evicting(d.id)) continue;
       if (snapshotting && (await snapshotting(d.id).catch(() => false))) continue;

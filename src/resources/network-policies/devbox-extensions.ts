@@ -105,7 +105,12 @@ export function networkPolicyExtensions(deps: {
       quiet: true,
       alongside: true,
       applies: () => true,
-      run: (ctx) => attach(ctx.devbox.id),
+      // A pooled box's network is up under the rules of a box without a policy: a take redoes them only when
+      // the create bound one.
+      run: async (ctx) => {
+        if (ctx.taken && !(await deps.store.policyOf(ctx.devbox.id))) return;
+        await attach(ctx.devbox.id);
+      },
     },
     // The box's DNS stops with its sandbox, in the runtime.
     onStopped(id) {

@@ -3,18 +3,33 @@
 // shuts the box down), until the benchmark run is completed. Next to it, in the same run, the baselines: the
 // same number of bare boxes created at once and shut down, and boxes that also run one command (what scoring
 // adds per run). Run: node --import tsx bench/benchmark-run.ts   (BENCH_N=50)
+// BENCH_POOL=K: a warm pool of K boxes, full before each part; the boxes then have the default make (a pool
+// keeps named sizes only), and BENCH_POOL=0 measures the same make without a pool.
 import type Runloop from '@runloop/api-client';
-import { startTestServer } from '../test/helpers/server.js';
+import { type PoolsListed, poolsCli, startTestServer } from '../test/helpers/server.js';
 
 const N = Number(process.env.BENCH_N ?? 50);
-const SMALL = { custom_disk_size: 1 };
-const server = await startTestServer({ DEVBOXD_LOG_LEVEL: process.env.BENCH_LOG ? 'info' : 'warn', DEVBOXD_BENCHMARK_CONCURRENCY: String(N) });
+const POOL = process.env.BENCH_POOL;
+const SMALL = POOL === undefined ? { custom_disk_size: 1 } : {};
+const server = await startTestServer({
+  DEVBOXD_LOG_LEVEL: process.env.BENCH_LOG ? 'info' : 'warn',
+  DEVBOXD_BENCHMARK_CONCURRENCY: String(N),
+  DEVBOXD_WARM_POOL: POOL ?? '0',
+});
 const api: Runloop = server.client({ maxRetries: 0 });
 // Fifty boxes at once on 2 busy cores: a request may wait minutes.
 const LONG = { timeout: 600_000 };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** With a pool: waits until it is full again (refills run between the parts, not during them). */
+async function poolFull(): Promise<void> {
+  if (!Number(POOL)) return;
+  const ready = () => (JSON.parse(poolsCli({ DEVBOXD_DATA_DIR: server.dataDir }, 'list', '--json')) as PoolsListed).ready.reduce((n, r) => n + r.ready, 0);
+  while (ready() < Number(POOL)) await sleep(250);
+}
+
 async function boxes(withCommand: boolean): Promise<number> {
+  await poolFull();
   const t = performance.now();
   await Promise.all(
     Array.from({ length: N }, async () => {
@@ -42,6 +57,7 @@ try {
   const bare = process.env.BENCH_SKIP_BASELINE ? NaN : await boxes(false);
   const withCommand = process.env.BENCH_SKIP_BASELINE ? NaN : await boxes(true);
 
+  await poolFull();
   const t0 = performance.now();
   const run = await api.benchmarks.startRun({ benchmark_id: benchmark.id, runProfile: { launchParameters: SMALL } });
   const seen = new Set<string>();
@@ -73,7 +89,9 @@ try {
   const wall = performance.now() - t0;
 
   const lastScored = Math.max(...scoredAt);
-  console.log(`\n${N} scenarios, DEVBOXD_BENCHMARK_CONCURRENCY=${N}; benchmark run ${final.state}, score ${final.score}`);
+  console.log(
+    `\n${N} scenarios, DEVBOXD_BENCHMARK_CONCURRENCY=${N}, DEVBOXD_WARM_POOL=${POOL ?? 0} (boxes: ${JSON.stringify(SMALL)}); benchmark run ${final.state}, score ${final.score}`,
+  );
   console.log('| what | wall s | per second |');
   console.log('|---|---|---|');
   console.log(`| baseline: ${N} boxes create_and_await_running + shutdown, at once | ${(bare / 1000).toFixed(2)} | ${((N * 1000) / bare).toFixed(1)} boxes |`);

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
 import type Runloop from '@runloop/api-client';
-import { type PoolsListed, poolsCli, runInBox, startTestServer, type TestServer } from '../helpers/server.js';
+import { DEVBOXD_BIN, type PoolsListed, poolsCli, ROOT, runInBox, startTestServer, type TestServer } from '../helpers/server.js';
 
 /**
  * Warm pools through the SDK: a create takes a ready box and is a fresh box to its tenant, no tenant sees a
@@ -105,5 +107,25 @@ describe('warm pools', () => {
     assert.ok(pooled.includes(d.id));
     assert.equal((await runInBox(api, d.id, 'echo ok')).out, 'ok\n');
     await api.devboxes.shutdown(d.id);
+  });
+
+  test('a drain ends the pooled boxes (nothing of a tenant is in them to suspend) and suspends a tenant box; the pool fills again after', async () => {
+    const pooled = await full();
+    const mine = await api.devboxes.createAndAwaitRunning({});
+    assert.ok(pooled.includes(mine.id));
+    const left = (await full()).filter((id) => id !== mine.id);
+    const { stdout } = await promisify(execFile)(process.execPath, [DEVBOXD_BIN, 'drain', '--grace-seconds', '0'], {
+      cwd: ROOT,
+      env: { ...process.env, DEVBOXD_DATA_DIR: s.dataDir, DEVBOXD_LOG_LEVEL: 'silent' },
+    });
+    assert.deepEqual(
+      stdout.split('\n').filter((l) => l.includes('\t')),
+      [`${mine.id}\tsuspended`],
+      'the one tenant box, suspended; no pooled box among them',
+    );
+    assert.match(stdout, /drained: 1 devboxes suspended, 0 not/);
+    const again = await full();
+    assert.ok(!again.some((id) => left.includes(id)), 'the pooled boxes before the drain ended');
+    assert.equal((await api.devboxes.retrieve(mine.id)).status, 'suspended');
   });
 });

@@ -96,3 +96,25 @@ test('accounts create, keys create and keys list work on the data dir; an unknow
   assert.equal(none.code, 1);
   assert.match(none.err, /no account named no-such-team/);
 });
+
+test("pools set, list and clear work on the data dir; a bad size or count exits 2; the pools' account takes no key", async () => {
+  const bad = await onDataDir('pools', 'set', 'HUGE', '2');
+  assert.equal(bad.code, 2);
+  assert.match(bad.err, /SIZE must be one of X_SMALL, SMALL/);
+  assert.equal((await onDataDir('pools', 'set', 'SMALL', '-1')).code, 2);
+  assert.equal((await onDataDir('pools', 'set', 'SMALL', '1001')).code, 2);
+  assert.equal((await onDataDir('pools', 'set', 'LARGE', '3')).code, 0);
+  const listed = await onDataDir('pools', 'list', '--json');
+  assert.equal(listed.code, 0, listed.err);
+  assert.deepEqual(
+    JSON.parse(listed.out).settings.map((s: { size: string; count: number }) => [s.size, s.count]),
+    [['LARGE', 3]],
+  );
+  assert.match((await onDataDir('pools', 'list')).out, /SMALL\t\(DEVBOXD_WARM_POOL of each server\)/);
+  assert.match((await onDataDir('pools', 'clear')).out, /cleared 1 warm pool setting\n/);
+  assert.deepEqual(JSON.parse((await onDataDir('pools', 'list', '--json')).out).settings, []);
+  // The account pooled boxes belong to until a create takes one exists (every box has an account), by a
+  // name no operator types by chance; a key for it would reach every pooled box.
+  // (bin.ts prints a command's error and exits 1.)
+  await assert.rejects(onDataDir('keys', 'create', '(warm pools)'), /the warm pools account takes no keys/);
+});

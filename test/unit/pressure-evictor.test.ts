@@ -9,7 +9,12 @@ import { PressureEvictor, type PressureEvictorDeps } from '../../src/resources/e
 
 const GiB = 1024 ** 3;
 
-function setup(boxes: { id: string; busy: number; memory: number }[], available = 0, snapshotting: string[] = []) {
+function setup(
+  boxes: { id: string; busy: number; memory: number; pooled?: boolean }[],
+  available = 0,
+  snapshotting: string[] = [],
+  relieve?: () => Promise<boolean>,
+) {
   const evicted: string[] = [];
   let release: () => void = () => undefined;
   const active = new Map(boxes.map((b) => [b.id, { busy: b.busy, sandbox: { stats: async () => ({ memoryBytes: b.memory }) } }]));
@@ -23,13 +28,17 @@ function setup(boxes: { id: string; busy: number; memory: number }[], available 
         return new Promise<void>((r) => (release = () => (inFlight.delete(d.id), active.delete(d.id), r())));
       },
     },
-    devboxes: { listByStatus: async () => boxes.filter((b) => active.has(b.id)).map((b) => ({ id: b.id, status: 'running' }) as Devbox) },
+    devboxes: {
+      listByStatus: async () =>
+        boxes.filter((b) => active.has(b.id)).map((b) => ({ id: b.id, accountId: b.pooled ? '' : 'acc_1', status: 'running' }) as Devbox),
+    },
     lifecycle: { active },
     node: 'n',
     config: { file: '/proc/pressure/memory', trigger: 'some 1 2000000', availableMinBytes: 2 * GiB, graceMs: 0 },
     log: createLogger('silent'),
     available: async () => available,
     snapshotting: async (id: string) => snapshotting.includes(id),
+    relieve,
   } as unknown as PressureEvictorDeps;
   return { evictor: new PressureEvictor(deps), evicted, release: () => release() };
 }
@@ -104,4 +113,29 @@ test('configuration: off by default, sizes and percentages, bad values named', (
   );
   assert.throws(() => loadEvictionConfig({ DEVBOXD_EVICT_MEMORY_AVAILABLE_MIN: 'lots' }, int, fail), /DEVBOXD_EVICT_MEMORY_AVAILABLE_MIN/);
   assert.equal(loadEvictionConfig({ DEVBOXD_EVICT_ON_MEMORY_PRESSURE: 'on' }, int, fail).memory?.trigger, 'some 300000 2000000');
+});
+
+test("a warm pool's box ends first: an event it relieves evicts no tenant's box, and a pooled box is never suspended", async () => {
+  let pooledLeft = 1;
+  const relieved: number[] = [];
+  const s = setup(
+    [
+      { id: 'pooled-huge', busy: 0, memory: 8 * GiB, pooled: true },
+      { id: 'tenant', busy: 0, memory: GiB },
+    ],
+    0,
+    [],
+    async () => {
+      relieved.push(pooledLeft);
+      return pooledLeft-- > 0;
+    },
+  );
+  await s.evictor.onPressure('some');
+  assert.deepEqual(s.evicted, [], 'the pool gave a box up');
+  const p = s.evictor.onPressure('some');
+  await new Promise((r) => setTimeout(r, 10));
+  s.release();
+  await p;
+  assert.deepEqual(s.evicted, ['tenant'], "the pool had none left: a tenant's box goes, never the pooled one");
+  assert.equal(relieved.length, 2);
 });

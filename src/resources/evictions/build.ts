@@ -21,6 +21,8 @@ export interface EvictionModule {
    * pressure event; true when it freed something, and no box is evicted for that event.
    */
   relieveFirst(fn: () => Promise<boolean>): void;
+  /** Runs as every drain starts (`devboxd drain`, SIGTERM with suspend, a node draining), before any box is evicted. */
+  beforeDrain(fn: () => Promise<unknown>): void;
   /** Starts the memory pressure source when configured (fails with the kernel's reason when it refuses). */
   start(): Promise<void>;
   close(): void;
@@ -40,6 +42,8 @@ export function buildEvictions(opts: {
   /** Replaces the kernel's PSI trigger (tests of the policy); the server always uses the kernel's. */
   pressureSource?: PressureSource;
 }): EvictionModule {
+  const relievers: (() => Promise<boolean>)[] = [];
+  const drainHooks: (() => Promise<unknown>)[] = [];
   const service = new EvictionService({
     store: new SqlEvictionStore(opts.store.db),
     devboxes: opts.store.devboxes,
@@ -48,13 +52,14 @@ export function buildEvictions(opts: {
     suspend: opts.suspend,
     node: opts.node,
     log: opts.log,
+    beforeDrain: () => Promise.all(drainHooks.map((f) => f())),
   });
-  const relievers: (() => Promise<boolean>)[] = [];
   const memory = opts.config.memory;
   const source = memory ? (opts.pressureSource ?? psiTrigger(memory.file, memory.trigger, opts.log)) : undefined;
   return {
     service,
     relieveFirst: (fn) => void relievers.push(fn),
+    beforeDrain: (fn) => void drainHooks.push(fn),
     async start() {
       await service.reconcile();
       if (!memory || !source) return;

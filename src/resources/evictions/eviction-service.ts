@@ -27,6 +27,8 @@ export interface EvictionServiceDeps {
   /** DEVBOXD_NODE_NAME: only this server's boxes are its to evict. */
   node: string;
   log: Logger;
+  /** Runs as a drain starts (a warm pool ends its boxes: they hold nothing of a tenant's to suspend). */
+  beforeDrain?: () => Promise<unknown>;
 }
 
 /**
@@ -104,6 +106,7 @@ export class EvictionService {
   async drain(reason: EvictionReason, graceMs: number, report: (o: EvictionOutcome) => void = () => undefined): Promise<EvictionOutcome[]> {
     this.drains++;
     try {
+      await this.deps.beforeDrain?.();
       return await this.drainRounds(reason, graceMs, report);
     } finally {
       this.drains--;

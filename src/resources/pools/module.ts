@@ -37,6 +37,7 @@ export const poolsModule: Module<PoolConfig> = {
   schema: POOLS_SCHEMA,
   build({ host, config, use, log }) {
     const nodes = use('nodes');
+    const evictions = use('evictions');
     const pools = new WarmPools({
       devboxes: use('devboxes'),
       lifecycle: use('lifecycle'),
@@ -47,6 +48,7 @@ export const poolsModule: Module<PoolConfig> = {
       draining: () => {
         try {
           nodes.refuseWhileDraining('create');
+          evictions.service.refuseWhileDraining('create');
           return false;
         } catch {
           return true;
@@ -57,8 +59,10 @@ export const poolsModule: Module<PoolConfig> = {
     const ext = use('devboxExtensions');
     ext.poolTaker(pools);
     ext.onStopped((id) => pools.stopped(id));
-    nodes.onDraining(() => pools.drain());
-    use('evictions').relieveFirst(() => pools.relieve());
+    // Every drain (the node's, `devboxd drain`, SIGTERM with suspend) ends the pooled boxes first; while the
+    // node drains (or a local drain refuses creates) no refill starts.
+    evictions.beforeDrain(() => pools.drain());
+    evictions.relieveFirst(() => pools.relieve());
     return { pools };
   },
   start: { run: (s) => s.pools.start() },

@@ -9,6 +9,11 @@ import { SqlPoolStore } from './sql-pool-store.js';
 const TICK_MS = 2_000;
 /** How long a refill waits, each time, for the boots under way (tenants' creates and resumes) to end. */
 const YIELD_MS = 25;
+/**
+ * After a take, a refill waits this long for the box's owner to start using it (a create is most often
+ * followed by a command at once), unless the pool is down to half its target.
+ */
+const AFTER_TAKE_MS = 300;
 /** How long a pooled box may take to boot before the attempt counts as failed. */
 const BOOT_WAIT_MS = 120_000;
 /** After a failed refill, the pool waits 1 s, 2 s, 4 s … up to this before it tries again. */
@@ -59,6 +64,7 @@ export class WarmPools implements PoolTaker {
   private closed = false;
   private timer: NodeJS.Timeout | undefined;
   private pausedUntilMs = 0;
+  private lastTakeMs = 0;
 
   constructor(private readonly deps: WarmPoolsDeps) {
     this.settings = new SqlPoolStore(deps.store.db);
@@ -70,6 +76,7 @@ export class WarmPools implements PoolTaker {
       if (p.key !== key) continue;
       const id = p.ids.shift();
       if (!id) continue;
+      this.lastTakeMs = Date.now();
       this.kick();
       return id;
     }
@@ -159,8 +166,10 @@ export class WarmPools implements PoolTaker {
         if (this.closed || this.deps.draining() || Date.now() < this.pausedUntilMs) return;
         const size = [...targets].find(([s, n]) => this.pool(s).ids.length < n && Date.now() >= this.pool(s).retryAtMs)?.[0];
         if (size === undefined) return;
-        // Low priority: a refill starts only while no other box boots (one that arrives meanwhile boots beside it).
-        if (this.deps.lifecycle.booting > 0) {
+        // Low priority: a refill starts only while no other box boots (one that arrives meanwhile boots beside it)
+        // and, while the pool has half its boxes or more, not right after a take.
+        const low = this.pool(size).ids.length < (targets.get(size) ?? 0) / 2;
+        if (this.deps.lifecycle.booting > 0 || (!low && Date.now() - this.lastTakeMs < AFTER_TAKE_MS)) {
           await sleep(YIELD_MS);
           continue;
         }

@@ -279,6 +279,22 @@ for (const open of [openSqlite, openPostgres]) {
       );
     });
 
+    test('a pooled box is claimed once: its record written over by one create, while it is pooled and running', async () => {
+      await ready;
+      const acc = await account(db.a);
+      const pooled = { ...devbox('', { node: 'pool-node' }), status: 'running' as const };
+      await db.a.devboxes.insert(pooled);
+      const taken = { ...pooled, accountId: acc.id, name: 'mine', status: 'provisioning' as const, metadata: { k: 'v' } };
+      assert.equal(await db.a.devboxes.claimPooled(taken), true);
+      assert.equal(await db.b.devboxes.claimPooled({ ...taken, name: 'second' }), false, 'a second create finds it taken');
+      const stored = await db.b.devboxes.get(acc.id, pooled.id);
+      assert.deepEqual([stored?.name, stored?.status, stored?.metadata], ['mine', 'provisioning', { k: 'v' }]);
+      assert.equal(await db.a.devboxes.get('', pooled.id), undefined, 'no longer the pools account');
+      const tenants = devbox(acc.id);
+      await db.a.devboxes.insert({ ...tenants, status: 'running' });
+      assert.equal(await db.a.devboxes.claimPooled({ ...tenants, name: 'stolen' }), false, "a tenant's box is never claimed");
+    });
+
     test("an execution's record and its log entries are saved together: both land, or neither", async () => {
       await ready;
       const acc = await account(db.a);

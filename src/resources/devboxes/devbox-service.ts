@@ -121,10 +121,7 @@ export class DevboxService {
     return null;
   }
 
-  /**
-   * Writes the new box's record (`write`: false when it could not) and what the resolvers keep about it, in
-   * one transaction when they keep anything.
-   */
+  /** Writes the new box's record (`write`: false if it could not) and what resolvers keep, in one transaction. */
   private async record(d: Devbox, persists: Persist[], write: (tx: Store) => Promise<boolean>): Promise<boolean> {
     if (!persists.length) return write(this.db);
     return this.db.transaction(async (tx) => {

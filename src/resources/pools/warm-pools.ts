@@ -114,13 +114,6 @@ export class WarmPools implements PoolTaker {
     clearInterval(this.timer);
   }
 
-  /** Ready boxes per size, and each size's target: what `devboxd pools list` shows of this node. */
-  async counts(): Promise<{ size: string; target: number; ready: number }[]> {
-    const targets = await this.targets();
-    for (const size of this.pools.keys()) if (!targets.has(size)) targets.set(size, 0);
-    return [...targets].map(([size, target]) => ({ size, target, ready: this.pools.get(size)?.ids.length ?? 0 }));
-  }
-
   /** The node drains: its pooled boxes end (there is nothing of a tenant's in them to suspend). */
   async drain(): Promise<void> {
     await Promise.all([...this.pools.values()].flatMap((p) => p.ids.splice(0)).map((id) => this.end(id)));
@@ -191,6 +184,8 @@ export class WarmPools implements PoolTaker {
       id = d.id;
       const now = await this.deps.devboxes.waitForStatus(POOL_ACCOUNT, d.id, ['running', 'failure', 'shutdown'], BOOT_WAIT_MS);
       if (now?.status !== 'running') throw new Error(`the box ended ${now?.status ?? 'still booting'}: ${now?.stateTransitions.at(-1)?.failureReason ?? ''}`);
+      // A drain that began while it booted has ended the others: this one goes too.
+      if (this.deps.draining()) return void (await this.end(d.id));
       p.key = makeKey(makeOf(now));
       p.ids.push(d.id);
       p.failures = 0;

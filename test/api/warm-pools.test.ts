@@ -128,4 +128,35 @@ describe('warm pools', () => {
     assert.ok(!again.some((id) => left.includes(id)), 'the pooled boxes before the drain ended');
     assert.equal((await api.devboxes.retrieve(mine.id)).status, 'suspended');
   });
+
+  test("a public blueprint's pool: a create from it takes a box with the blueprint's files and runs its launch commands once", async () => {
+    const b = await api.blueprints.create({
+      name: 'pooled-bp',
+      dockerfile: 'FROM runloop:runloop/starter-x86_64\nRUN echo built > /opt/built.txt',
+      launch_parameters: { launch_commands: ['echo ran >> /tmp/launch.log'] },
+    });
+    let built = await api.blueprints.retrieve(b.id);
+    while (built.status !== 'build_complete' && built.status !== 'failed') {
+      await new Promise((r) => setTimeout(r, 200));
+      built = await api.blueprints.retrieve(b.id);
+    }
+    assert.equal(built.status, 'build_complete');
+    // Private, it cannot have a pool (its boxes would boot under no account); public, it can.
+    assert.throws(() => poolsCli(cli(), 'set', 'SMALL', '1', '--blueprint', b.id), /is private/);
+    const cliEnv = { ...process.env, DEVBOXD_DATA_DIR: s.dataDir, DEVBOXD_LOG_LEVEL: 'silent' };
+    await promisify(execFile)(process.execPath, [DEVBOXD_BIN, 'blueprints', 'publish', b.id], { cwd: ROOT, env: cliEnv });
+    poolsCli(cli(), 'set', 'SMALL', '1', '--blueprint', b.id);
+    const listed = () =>
+      (JSON.parse(poolsCli(cli(), 'list', '--json')) as PoolsListed).ready.filter((r) => r.pool === `${b.id}/SMALL`).flatMap((r) => r.devbox_ids);
+    const pooled = await until("the blueprint's pool is full", listed, (ids) => ids.length === 1);
+    const d = await api.devboxes.createAndAwaitRunning({ blueprint_id: b.id });
+    assert.deepEqual([d.id], pooled, 'the create took the pooled box');
+    const r = await runInBox(api, d.id, 'cat /opt/built.txt /tmp/launch.log');
+    assert.equal(r.out, 'built\nran\n', "the blueprint's files, and its launch command run once, at the take");
+    // A create from the default image does not take the blueprint's box, nor the reverse.
+    const plain = await api.devboxes.createAndAwaitRunning({});
+    assert.ok(!pooled.includes(plain.id));
+    poolsCli(cli(), 'set', 'SMALL', '0', '--blueprint', b.id);
+    await Promise.all([api.devboxes.shutdown(d.id), api.devboxes.shutdown(plain.id)]);
+  });
 });

@@ -208,8 +208,8 @@ function removeDataDir(dataDir: string): void {
 
 /** What `devboxd pools list --json` prints. */
 export interface PoolsListed {
-  settings: { size: string; count: number }[];
-  ready: { node: string; size: string; ready: number; booting: number; devbox_ids: string[] }[];
+  settings: { pool: string; size: string; blueprint_id: string | null; count: number }[];
+  ready: { node: string; pool: string; ready: number; booting: number; devbox_ids: string[] }[];
 }
 
 /** `devboxd pools ARGS` on the server's database (env: its DEVBOXD_DATA_DIR, or DEVBOXD_DATABASE_URL). */
@@ -225,7 +225,8 @@ export function poolsCli(env: Record<string, string>, ...args: string[]): string
  */
 async function emptyPools(env: Record<string, string>): Promise<void> {
   const listed = JSON.parse(poolsCli(env, 'list', '--json')) as PoolsListed;
-  for (const size of new Set(['SMALL', ...listed.settings.map((s) => s.size), ...listed.ready.map((r) => r.size)])) poolsCli(env, 'set', size, '0');
+  poolsCli(env, 'set', 'SMALL', '0');
+  for (const s of listed.settings) poolsCli(env, 'set', s.size, '0', ...(s.blueprint_id ? ['--blueprint', s.blueprint_id] : []));
   for (const until = Date.now() + 30_000; Date.now() < until; ) {
     const now = JSON.parse(poolsCli(env, 'list', '--json')) as PoolsListed;
     if (now.ready.every((r) => r.ready === 0 && r.booting === 0)) return;

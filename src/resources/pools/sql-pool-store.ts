@@ -1,8 +1,9 @@
 import type { SqlExecutor } from '../../platform/store/sql/executor.js';
 
-/** A size's pool as `devboxd pools set` gave it. */
+/** A pool as `devboxd pools set` gave it: a size of the default image ('') or of a public blueprint. */
 export interface PoolSetting {
   size: string;
+  blueprintId: string;
   count: number;
   updateTimeMs: number;
 }
@@ -12,14 +13,17 @@ export class SqlPoolStore {
   constructor(private readonly db: SqlExecutor) {}
 
   async list(): Promise<PoolSetting[]> {
-    const { rows } = await this.db.query<{ size: string; count: number; update_time_ms: number }>('SELECT * FROM warm_pools ORDER BY size');
-    return rows.map((r) => ({ size: r.size, count: Number(r.count), updateTimeMs: Number(r.update_time_ms) }));
+    const { rows } = await this.db.query<{ size: string; blueprint_id: string; count: number; update_time_ms: number }>(
+      'SELECT * FROM warm_pools ORDER BY blueprint_id, size',
+    );
+    return rows.map((r) => ({ size: r.size, blueprintId: r.blueprint_id, count: Number(r.count), updateTimeMs: Number(r.update_time_ms) }));
   }
 
-  async set(size: string, count: number, nowMs = Date.now()): Promise<void> {
+  async set(size: string, blueprintId: string, count: number, nowMs = Date.now()): Promise<void> {
     await this.db.query(
-      'INSERT INTO warm_pools (size, count, update_time_ms) VALUES (?, ?, ?) ON CONFLICT (size) DO UPDATE SET count = excluded.count, update_time_ms = excluded.update_time_ms',
-      [size, count, nowMs],
+      `INSERT INTO warm_pools (size, blueprint_id, count, update_time_ms) VALUES (?, ?, ?, ?)
+       ON CONFLICT (size, blueprint_id) DO UPDATE SET count = excluded.count, update_time_ms = excluded.update_time_ms`,
+      [size, blueprintId, count, nowMs],
     );
   }
 

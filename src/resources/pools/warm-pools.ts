@@ -28,7 +28,19 @@ export const makeKey = (m: BoxMake): string => {
 };
 const makeOf = (d: Devbox): BoxMake => ({ layers: d.layers, limits: d.sandbox.limits, user: d.sandbox.user });
 
+/** A pool's name: its size, or `<blueprint id>/<size>` for a blueprint's. */
+export const poolName = (size: string, blueprintId: string): string => (blueprintId ? `${blueprintId}/${size}` : size);
+const poolOf = (d: Devbox) => ({ size: String(d.launchParameters.resource_size_request ?? DEFAULT_SIZE), blueprintId: d.blueprintId ?? '' });
+
+interface Target {
+  size: string;
+  blueprintId: string;
+  count: number;
+}
+
 interface Pool {
+  size: string;
+  blueprintId: string;
   /** The make of its boxes, once one was made (or adopted). */
   key: string | null;
   /** Ready boxes, oldest first. */
@@ -100,7 +112,7 @@ export class WarmPools implements PoolTaker {
   async start(): Promise<void> {
     for (const d of await this.deps.store.devboxes.listByStatus(['running'], this.deps.node)) {
       if (!isPooled(d) || d.node !== this.deps.node || !this.deps.lifecycle.active.has(d.id)) continue;
-      const p = this.pool(String(d.launchParameters.resource_size_request ?? DEFAULT_SIZE));
+      const p = this.pool(poolOf(d));
       p.key = makeKey(makeOf(d));
       p.ids.push(d.id);
     }
@@ -130,16 +142,17 @@ export class WarmPools implements PoolTaker {
     return true;
   }
 
-  private pool(size: string): Pool {
-    let p = this.pools.get(size);
-    if (!p) this.pools.set(size, (p = { key: null, ids: [], failures: 0, retryAtMs: 0 }));
+  private pool(t: { size: string; blueprintId: string }): Pool {
+    const name = poolName(t.size, t.blueprintId);
+    let p = this.pools.get(name);
+    if (!p) this.pools.set(name, (p = { size: t.size, blueprintId: t.blueprintId, key: null, ids: [], failures: 0, retryAtMs: 0 }));
     return p;
   }
 
-  /** Each size's target: `devboxd pools set` where given, else DEVBOXD_WARM_POOL for the default size. */
-  private async targets(): Promise<Map<string, number>> {
-    const out = new Map<string, number>([[DEFAULT_SIZE, this.deps.config.defaultCount]]);
-    for (const s of await this.settings.list()) out.set(s.size, s.count);
+  /** Each pool's target: `devboxd pools set` where given, else DEVBOXD_WARM_POOL for the default size and image. */
+  private async targets(): Promise<Map<string, Target>> {
+    const out = new Map<string, Target>([[DEFAULT_SIZE, { size: DEFAULT_SIZE, blueprintId: '', count: this.deps.config.defaultCount }]]);
+    for (const s of await this.settings.list()) out.set(poolName(s.size, s.blueprintId), s);
     return out;
   }
 
@@ -151,23 +164,23 @@ export class WarmPools implements PoolTaker {
     this.filling = true;
     try {
       const targets = await this.targets();
-      for (const [size, p] of this.pools) {
-        const over = p.ids.length - (targets.get(size) ?? 0);
+      for (const [name, p] of this.pools) {
+        const over = p.ids.length - (targets.get(name)?.count ?? 0);
         if (over > 0) await Promise.all(p.ids.splice(p.ids.length - over).map((id) => this.end(id)));
       }
       for (;;) {
         if (this.closed || this.deps.draining() || Date.now() < this.pausedUntilMs) return;
-        const size = [...targets].find(([s, n]) => this.pool(s).ids.length < n && Date.now() >= this.pool(s).retryAtMs)?.[0];
-        if (size === undefined) return;
+        const t = [...targets.values()].find((x) => this.pool(x).ids.length < x.count && Date.now() >= this.pool(x).retryAtMs);
+        if (!t) return;
         // Low priority: a refill starts only while no other box boots (one that arrives meanwhile boots beside it)
         // and, while the pool has half its boxes or more, not right after a take.
-        const low = this.pool(size).ids.length < (targets.get(size) ?? 0) / 2;
+        const low = this.pool(t).ids.length < t.count / 2;
         if (this.deps.lifecycle.booting > 0 || (!low && Date.now() - this.lastTakeMs < AFTER_TAKE_MS)) {
           await sleep(YIELD_MS);
           continue;
         }
         if (!(await this.deps.room())) return;
-        await this.makeOne(size);
+        await this.makeOne(this.pool(t));
       }
     } catch (err) {
       this.deps.log.error({ err }, 'warm pool refill failed');
@@ -176,11 +189,16 @@ export class WarmPools implements PoolTaker {
     }
   }
 
-  private async makeOne(size: string): Promise<void> {
-    const p = this.pool(size);
+  private async makeOne(p: Pool): Promise<void> {
     let id: string | undefined;
     try {
-      const d = await this.deps.devboxes.create(POOL_ACCOUNT, { launchParameters: { resource_size_request: size } });
+      // A blueprint's launch commands run at the take (the create asks for them), not in the pool.
+      const d = await this.deps.devboxes.create(
+        POOL_ACCOUNT,
+        p.blueprintId
+          ? { blueprintId: p.blueprintId, launchParameters: { resource_size_request: p.size, launch_commands: [] } }
+          : { launchParameters: { resource_size_request: p.size } },
+      );
       id = d.id;
       const now = await this.deps.devboxes.waitForStatus(POOL_ACCOUNT, d.id, ['running', 'failure', 'shutdown'], BOOT_WAIT_MS);
       if (now?.status !== 'running') throw new Error(`the box ended ${now?.status ?? 'still booting'}: ${now?.stateTransitions.at(-1)?.failureReason ?? ''}`);
@@ -189,12 +207,12 @@ export class WarmPools implements PoolTaker {
       p.key = makeKey(makeOf(now));
       p.ids.push(d.id);
       p.failures = 0;
-      this.deps.log.debug({ devbox: d.id, size, ready: p.ids.length }, 'warm pool box ready');
+      this.deps.log.debug({ devbox: d.id, pool: poolName(p.size, p.blueprintId), ready: p.ids.length }, 'warm pool box ready');
     } catch (err) {
       if (id) await this.end(id);
       p.failures++;
       p.retryAtMs = Date.now() + Math.min(MAX_BACKOFF_MS, 1000 * 2 ** (p.failures - 1));
-      this.deps.log.warn({ err, size, retryInMs: p.retryAtMs - Date.now() }, 'a warm pool box could not be made');
+      this.deps.log.warn({ err, pool: poolName(p.size, p.blueprintId), retryInMs: p.retryAtMs - Date.now() }, 'a warm pool box could not be made');
     }
   }
 

@@ -1,11 +1,15 @@
 import { loadConfig, type Config } from '../config.js';
 import type { CommandContext } from '../host.js';
 import { apiSide, handBack } from '../roles/operator.js';
+import { devboxCommands } from './client/devbox-commands.js';
 import { type Command, commandHelp, type Io, resolve, UsageError, usage, type WithStore } from './parse.js';
 
 const PROCESS_IO: Io = { out: (s) => void process.stdout.write(s), err: (s) => void process.stderr.write(s) };
 
-/** The commands: `serve` alone when `serve` is asked for (`withModules` false), so its roles load only what they run. */
+/**
+ * The commands: without `withModules` (`serve`, and the client commands, which talk to a server over its API)
+ * the resource modules are not loaded, so a role or a client command loads only what it runs.
+ */
 async function commands(config: () => Config, io: Io, withModules: boolean): Promise<Command[]> {
   // The operator's commands act on the API server's data (under DEVBOXD_ROLE=all, `<data>/api`).
   let operator: Config | undefined;
@@ -55,7 +59,8 @@ async function commands(config: () => Config, io: Io, withModules: boolean): Pro
       return -1;
     },
   };
-  if (!withModules) return [serve];
+  const client = devboxCommands(io);
+  if (!withModules) return [serve, ...client];
   const { MODULES, SEALED } = await import('../resources/index.js');
   // The settings load when a command runs, not for `--help`: a bad environment does not hide the usage.
   const ctx: CommandContext = {
@@ -78,13 +83,14 @@ async function commands(config: () => Config, io: Io, withModules: boolean): Pro
       },
     }),
   );
-  return [serve, ...fromModules];
+  return [serve, ...fromModules, ...client];
 }
 
 /**
  * The operator CLI on `node:util`'s parseArgs: `devboxd --help` and `devboxd COMMAND --help` print usage (exit
  * 0); an unknown command, a wrong argument count or an unknown option exits 2 with the usage line. No command
- * is `serve`; the others are the resource modules' (each module's `commands`, in the order of the list). Commands that
+ * is `serve`; the others are the resource modules' (each module's `commands`, in the order of the list), then the
+ * client commands (`devbox ...`, over the API with the SDK). Commands that
  * touch the database open the one the server uses (DEVBOXD_DATABASE_URL, else SQLite in DEVBOXD_DATA_DIR).
  * Answers the exit code, or -1 while the server runs.
  */
@@ -93,7 +99,7 @@ export async function runCli(argv: string[], io: Io = PROCESS_IO): Promise<numbe
   if (argv.length === 0) argv = ['serve'];
   // The supervisor and the node agent are `serve` too: neither loads the resource modules (nor their
   // libraries), which took most of a second of each one's start.
-  const table = await commands(() => (loaded ??= loadConfig()), io, argv[0] !== 'serve');
+  const table = await commands(() => (loaded ??= loadConfig()), io, argv[0] !== 'serve' && argv[0] !== 'devbox');
   if (argv[0] === 'help' || argv[0] === '--help' || argv[0] === '-h') {
     io.out(`${usage(table)}\n`);
     return 0;

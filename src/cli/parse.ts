@@ -5,7 +5,10 @@ import type { Store } from '../platform/store/types.js';
 export interface Command {
   /** The words that name it (`['keys', 'create']`). */
   words: string[];
-  /** Positional arguments by name (`['ACCOUNT_NAME']`); a last one in brackets (`'[NODE]'`) may be left out. */
+  /**
+   * Positional arguments by name (`['ACCOUNT_NAME']`); a last one in brackets (`'[NODE]'`) may be left out, and
+   * a last one ending in `...` (`'COMMAND...'`) takes every word left, after `--` too, joined by spaces.
+   */
   args: string[];
   /** Options as `node:util` parseArgs takes them, each with the line `--help` shows. */
   options?: Record<string, NonNullable<ParseArgsConfig['options']>[string] & { help: string; placeholder?: string }>;
@@ -75,6 +78,12 @@ export function resolve(
   const values = parsed.values as Record<string, string | boolean | undefined>;
   if (values.help) return { command, help: true, args: {}, options: {} };
   const required = command.args.filter((a) => !a.startsWith('[')).length;
+  const variadic = command.args.at(-1)?.endsWith('...') ? command.args.at(-1)!.slice(0, -3) : undefined;
+  if (variadic !== undefined && parsed.positionals.length >= required) {
+    const fixed = command.args.slice(0, -1);
+    const args = Object.fromEntries(fixed.map((name, i) => [name, parsed.positionals[i]!]));
+    return { command, help: false, args: { ...args, [variadic]: parsed.positionals.slice(fixed.length).join(' ') }, options: values };
+  }
   if (parsed.positionals.length < required || parsed.positionals.length > command.args.length) {
     const want = command.args.length ? command.args.join(' ') : 'no arguments';
     throw new UsageError(`devboxd ${command.words.join(' ')}: takes ${want}`, `usage: ${synopsis(command)}`);

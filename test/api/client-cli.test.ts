@@ -1,0 +1,57 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { after, before, test } from 'node:test';
+import { ADMIN_KEY, DEVBOXD_BIN, ROOT, startTestServer, type TestServer } from '../helpers/server.js';
+
+/**
+ * The client CLI (`devboxd devbox ...`) against a running server, as a user runs it: RUNLOOP_BASE_URL and
+ * RUNLOOP_API_KEY, a process per command, its stdout, stderr and exit status.
+ */
+let s: TestServer;
+before(async () => {
+  s = await startTestServer();
+});
+after(() => s?.stop());
+
+function cli(args: string[], env: Record<string, string | undefined> = {}) {
+  const r = spawnSync(process.execPath, [DEVBOXD_BIN, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, RUNLOOP_BASE_URL: s.url, RUNLOOP_API_KEY: ADMIN_KEY, DEVBOXD_LOG_LEVEL: 'silent', ...env },
+  });
+  return { code: r.status, out: r.stdout.toString(), err: r.stderr.toString() };
+}
+
+test('devbox create, list, get, exec, logs, suspend, resume and shutdown through the API', async () => {
+  const made = cli(['devbox', 'create', '--name', 'from-cli', '--json']);
+  assert.equal(made.code, 0, made.err);
+  const box = JSON.parse(made.out) as { id: string; status: string; name: string };
+  assert.deepEqual([box.status, box.name], ['running', 'from-cli']);
+
+  const listed = cli(['devbox', 'list', '--json']);
+  assert.ok((JSON.parse(listed.out).devboxes as { id: string }[]).some((d) => d.id === box.id));
+  const table = cli(['devbox', 'list', '--status', 'running']);
+  assert.match(table.out, new RegExp(`^ID\\tNAME\\tSTATUS\\tCREATED\\n(.*\\n)*${box.id}\\tfrom-cli\\trunning\\t`));
+
+  const hi = cli(['devbox', 'exec', box.id, '--', 'echo', 'hi']);
+  assert.deepEqual([hi.code, hi.out], [0, 'hi\n']);
+  const failing = cli(['devbox', 'exec', box.id, '--', 'echo out; echo err >&2; exit 3']);
+  assert.deepEqual([failing.code, failing.out, failing.err], [3, 'out\n', 'err\n']);
+
+  assert.match(cli(['devbox', 'logs', box.id]).out, /echo hi/);
+  assert.equal(JSON.parse(cli(['devbox', 'get', box.id, '--json']).out).status, 'running');
+  assert.match(cli(['devbox', 'suspend', box.id]).out, new RegExp(`${box.id}\\tfrom-cli\\t(suspending|suspended)`));
+  const resumed = cli(['devbox', 'resume', box.id]);
+  assert.equal(resumed.code, 0, resumed.err);
+  assert.match(resumed.out, /\trunning\t/);
+  assert.match(cli(['devbox', 'shutdown', box.id]).out, /\tshutdown\t/);
+});
+
+test('without a key it says which variable to set (exit 2); a box of no one is the API 404, exit 1', () => {
+  const none = cli(['devbox', 'list'], { RUNLOOP_API_KEY: undefined });
+  assert.equal(none.code, 2);
+  assert.match(none.err, /no API key: set RUNLOOP_API_KEY/);
+  const missing = cli(['devbox', 'get', 'dbx_nope']);
+  assert.equal(missing.code, 1);
+  assert.match(missing.err, /404/);
+  assert.equal(cli(['devbox', 'list', '--status', 'sleeping']).code, 2);
+});

@@ -1,8 +1,14 @@
 import { loadConfig, type Config } from '../config.js';
 import type { CommandContext } from '../host.js';
 import { apiSide, handBack } from '../roles/operator.js';
+import { blueprintCommands } from './client/blueprint-commands.js';
+import { dataCommands } from './client/data-commands.js';
 import { devboxCommands } from './client/devbox-commands.js';
+import { completionCommand } from './completion.js';
 import { type Command, commandHelp, type Io, resolve, UsageError, usage, type WithStore } from './parse.js';
+
+/** The first words of the client commands, which load no resource module. */
+const CLIENT_WORDS = ['devbox', 'snapshot', 'object', 'blueprint'];
 
 const PROCESS_IO: Io = { out: (s) => void process.stdout.write(s), err: (s) => void process.stderr.write(s) };
 
@@ -59,7 +65,7 @@ async function commands(config: () => Config, io: Io, withModules: boolean): Pro
       return -1;
     },
   };
-  const client = devboxCommands(io);
+  const client = [...devboxCommands(io), ...dataCommands(io), ...blueprintCommands(io)];
   if (!withModules) return [serve, ...client];
   const { MODULES, SEALED } = await import('../resources/index.js');
   // The settings load when a command runs, not for `--help`: a bad environment does not hide the usage.
@@ -83,7 +89,9 @@ async function commands(config: () => Config, io: Io, withModules: boolean): Pro
       },
     }),
   );
-  return [serve, ...fromModules, ...client];
+  const all: Command[] = [serve, ...fromModules, ...client];
+  all.push(completionCommand(io, () => all));
+  return all;
 }
 
 /**
@@ -99,7 +107,7 @@ export async function runCli(argv: string[], io: Io = PROCESS_IO): Promise<numbe
   if (argv.length === 0) argv = ['serve'];
   // The supervisor and the node agent are `serve` too: neither loads the resource modules (nor their
   // libraries), which took most of a second of each one's start.
-  const table = await commands(() => (loaded ??= loadConfig()), io, argv[0] !== 'serve' && argv[0] !== 'devbox');
+  const table = await commands(() => (loaded ??= loadConfig()), io, !['serve', ...CLIENT_WORDS].includes(argv[0]!));
   if (argv[0] === 'help' || argv[0] === '--help' || argv[0] === '-h') {
     io.out(`${usage(table)}\n`);
     return 0;

@@ -1,5 +1,9 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { ADMIN_KEY, DEVBOXD_BIN, ROOT, startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -54,4 +58,51 @@ test('without a key it says which variable to set (exit 2); a box of no one is t
   assert.equal(missing.code, 1);
   assert.match(missing.err, /404/);
   assert.equal(cli(['devbox', 'list', '--status', 'sleeping']).code, 2);
+});
+
+test('snapshot create, list and delete; object upload and download byte for byte, with progress on stderr', async () => {
+  const box = JSON.parse(cli(['devbox', 'create', '--json']).out) as { id: string };
+  const snap = cli(['snapshot', 'create', box.id, '--name', 'cli-snap', '--json']);
+  assert.equal(snap.code, 0, snap.err);
+  const { id } = JSON.parse(snap.out) as { id: string };
+  assert.match(cli(['snapshot', 'list', '--devbox', box.id]).out, new RegExp(`${id}\\tcli-snap\\t${box.id}\\t`));
+  assert.equal(cli(['snapshot', 'delete', id]).code, 0);
+  assert.ok(!cli(['snapshot', 'list']).out.includes(id));
+  cli(['devbox', 'shutdown', box.id]);
+
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'devboxd-cli-obj-'));
+  try {
+    const bytes = crypto.randomBytes(3 * 1024 * 1024 + 17);
+    fs.writeFileSync(path.join(dir, 'in.bin'), bytes);
+    const up = cli(['object', 'upload', path.join(dir, 'in.bin'), '--json']);
+    assert.equal(up.code, 0, up.err);
+    assert.match(up.err, /uploaded 3\.0\/3\.0 MiB 100%\n$/);
+    const obj = JSON.parse(up.out) as { id: string; name: string; state: string };
+    assert.deepEqual([obj.name, obj.state], ['in.bin', 'READ_ONLY']);
+    const down = cli(['object', 'download', obj.id, path.join(dir, 'out.bin')]);
+    assert.equal(down.code, 0, down.err);
+    assert.match(down.err, /downloaded 3\.0\/3\.0 MiB 100%\n$/);
+    assert.ok(fs.readFileSync(path.join(dir, 'out.bin')).equals(bytes));
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('blueprint build --follow prints the log as it comes and exits 0 when built, 1 when the build fails', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'devboxd-cli-bp-'));
+  try {
+    fs.writeFileSync(path.join(dir, 'ok'), 'FROM runloop:runloop/starter-x86_64\nRUN echo building-now\n');
+    fs.writeFileSync(path.join(dir, 'bad'), 'FROM runloop:runloop/starter-x86_64\nRUN exit 7\n');
+    const ok = cli(['blueprint', 'build', 'cli-bp', '--dockerfile', path.join(dir, 'ok'), '--follow']);
+    assert.equal(ok.code, 0, ok.err);
+    assert.match(ok.out, /building-now/);
+    assert.match(ok.out, /\tcli-bp\tbuild_complete\n$/);
+    assert.match(ok.err, /build_complete \d+ s\n$/);
+    const bad = cli(['blueprint', 'build', 'cli-bad', '--dockerfile', path.join(dir, 'bad'), '--follow']);
+    assert.equal(bad.code, 1);
+    assert.match(bad.out, /\tcli-bad\tfailed\n$/);
+    assert.match(cli(['blueprint', 'list']).out, /\tcli-bp\tbuild_complete\t/);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -117,4 +118,22 @@ test("pools set, list and clear work on the data dir; a bad size or count exits 
   // name no operator types by chance; a key for it would reach every pooled box.
   // (bin.ts prints a command's error and exits 1.)
   await assert.rejects(onDataDir('keys', 'create', '(warm pools)'), /the warm pools account takes no keys/);
+});
+
+test('completion bash: a script bash sources, completing commands, their second words and their options', async () => {
+  const script = await parsed('completion', 'bash');
+  assert.equal(script.code, 0, script.err);
+  const complete = (...words: string[]) =>
+    spawnSync('bash', [
+      '-c',
+      `${script.out}\nCOMP_WORDS=(devboxd ${words.map((w) => `"${w}"`).join(' ')}); COMP_CWORD=${words.length}; _devboxd; echo "\${COMPREPLY[*]}"`,
+    ])
+      .stdout.toString()
+      .trim();
+  assert.equal(complete('dev'), 'devbox');
+  assert.equal(complete('devbox', 'ex'), 'exec');
+  assert.equal(complete('pools', 's'), 'set');
+  assert.equal(complete('pools', 'set', '--b'), '--blueprint');
+  assert.equal(complete('comp'), 'completion');
+  assert.equal((await parsed('completion', 'fish')).code, 2);
 });

@@ -1,6 +1,7 @@
 import { loadConfig, type Config } from '../config.js';
 import type { CommandContext } from '../host.js';
 import { apiSide, handBack } from '../roles/operator.js';
+import { benchmarkCommands } from './client/benchmark-commands.js';
 import { blueprintCommands } from './client/blueprint-commands.js';
 import { dataCommands } from './client/data-commands.js';
 import { devboxCommands } from './client/devbox-commands.js';
@@ -8,7 +9,7 @@ import { completionCommand } from './completion.js';
 import { type Command, commandHelp, type Io, resolve, UsageError, usage, type WithStore } from './parse.js';
 
 /** The first words of the client commands, which load no resource module. */
-const CLIENT_WORDS = ['devbox', 'snapshot', 'object', 'blueprint'];
+const CLIENT_WORDS = ['devbox', 'snapshot', 'object', 'blueprint', 'benchmark'];
 
 const PROCESS_IO: Io = { out: (s) => void process.stdout.write(s), err: (s) => void process.stderr.write(s) };
 
@@ -65,7 +66,7 @@ async function commands(config: () => Config, io: Io, withModules: boolean): Pro
       return -1;
     },
   };
-  const client = [...devboxCommands(io), ...dataCommands(io), ...blueprintCommands(io)];
+  const client = [...devboxCommands(io), ...dataCommands(io), ...blueprintCommands(io), ...benchmarkCommands(io)];
   if (!withModules) return [serve, ...client];
   const { MODULES, SEALED } = await import('../resources/index.js');
   // The settings load when a command runs, not for `--help`: a bad environment does not hide the usage.

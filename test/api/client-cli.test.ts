@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -105,4 +105,35 @@ test('blueprint build --follow prints the log as it comes and exits 0 when built
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('benchmark run --follow prints each scenario run as its state changes, and the run last; exit 0 once completed', async () => {
+  const api = s.client();
+  const scenario = await api.scenarios.create({
+    name: 'cli-scenario',
+    input_context: { problem_statement: 'nothing to do' },
+    scoring_contract: { scoring_function_parameters: [{ name: 'ok', weight: 1, scorer: { type: 'command_scorer', command: 'true' } }] },
+  });
+  const benchmark = await api.benchmarks.create({ name: 'cli-bench', scenario_ids: [scenario.id] });
+  assert.match(cli(['benchmark', 'list']).out, new RegExp(`${benchmark.id}\\tcli-bench\\t1\\n`));
+  const child = spawn(process.execPath, [DEVBOXD_BIN, 'benchmark', 'run', benchmark.id, '--follow'], {
+    cwd: ROOT,
+    env: { ...process.env, RUNLOOP_BASE_URL: s.url, RUNLOOP_API_KEY: ADMIN_KEY, DEVBOXD_LOG_LEVEL: 'silent' },
+  });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<number | null>((r) => child.once('exit', r));
+  // The "agent": once the scenario run shows running, it completes it (scored in its box).
+  for (;;) {
+    const m = /^(\S+)\t\S+\t\S+\trunning\t/m.exec(out);
+    if (m) {
+      await api.devboxes.awaitRunning(/^\S+\t\S+\t(\S+)\t/m.exec(out)![1]!);
+      await api.scenarios.runs.complete(m[1]!);
+      break;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.equal(await exited, 0, out);
+  assert.match(out, new RegExp(`\\t${scenario.id}\\t\\S+\\tcompleted\\t1\\n`));
+  assert.match(out, /RUN\tSTATE\tSCORE\n\S+\tcompleted\t1\n$/);
 });

@@ -7,7 +7,8 @@ export interface Command {
   words: string[];
   /**
    * Positional arguments by name (`['ACCOUNT_NAME']`); a last one in brackets (`'[NODE]'`) may be left out, and
-   * a last one ending in `...` (`'COMMAND...'`) takes every word left, after `--` too, joined by spaces.
+   * a last one ending in `...` (`'COMMAND...'`, `'[COMMAND...]'`) takes every word left, after `--` too, joined
+   * by spaces.
    */
   args: string[];
   /** Options as `node:util` parseArgs takes them, each with the line `--help` shows. */
@@ -78,7 +79,8 @@ export function resolve(
   const values = parsed.values as Record<string, string | boolean | undefined>;
   if (values.help) return { command, help: true, args: {}, options: {} };
   const required = command.args.filter((a) => !a.startsWith('[')).length;
-  const variadic = command.args.at(-1)?.endsWith('...') ? command.args.at(-1)!.slice(0, -3) : undefined;
+  const last = command.args.at(-1)?.replace(/^\[(.*)\]$/, '$1');
+  const variadic = last?.endsWith('...') ? last.slice(0, -3) : undefined;
   if (variadic !== undefined && parsed.positionals.length >= required) {
     const fixed = command.args.slice(0, -1);
     const args = Object.fromEntries(fixed.map((name, i) => [name, parsed.positionals[i]!]));

@@ -137,3 +137,11 @@ test('benchmark run --follow prints each scenario run as its state changes, and 
   assert.match(out, new RegExp(`\\t${scenario.id}\\t\\S+\\tcompleted\\t1\\n`));
   assert.match(out, /RUN\tSTATE\tSCORE\n\S+\tcompleted\t1\n$/);
 });
+
+test('devbox ssh runs a command in the box through the stock ssh and openssl, and exits with its status', () => {
+  const box = JSON.parse(cli(['devbox', 'create', '--json']).out) as { id: string };
+  const r = cli(['devbox', 'ssh', box.id, '--', 'echo hi from $(hostname); exit 4']);
+  assert.equal(r.code, 4, r.err);
+  assert.equal(r.out, `hi from ${box.id.replaceAll('_', '-')}\n`);
+  cli(['devbox', 'shutdown', box.id]);
+});

@@ -2,6 +2,7 @@ import type { DevboxView } from '@runloop/api-client/resources/devboxes/devboxes
 import type { Command, Io } from '../parse.js';
 import { UsageError } from '../parse.js';
 import { CLIENT_OPTIONS, clientOf, iso, type Options, show, table } from './connect.js';
+import { sshCommand } from './ssh-command.js';
 
 const STATUSES = ['provisioning', 'initializing', 'running', 'suspending', 'suspended', 'resuming', 'failure', 'shutdown'];
 /** How long a create, resume or exec may take here (a box from a snapshot on a busy host: minutes). */
@@ -119,6 +120,7 @@ comes; exits with the command's status (--json: the execution, output included, 
         return done.exit_status ?? 1;
       },
     },
+    sshCommand(),
     {
       words: ['devbox', 'logs'],
       args: ['ID'],

@@ -61,7 +61,7 @@ async function bundleServer() {
       // runtime, not the API's routes, store and libraries), which cut their start by most of a second each.
       splitting: true,
       chunkNames: 'chunk-[hash]',
-      external: ['better-sqlite3', 'esbuild', '@ast-grep/cli', 'ssh2', 'cpu-features'],
+      external: ['better-sqlite3', 'esbuild', '@ast-grep/cli', 'ssh2', 'cpu-features', '@fastify/swagger-ui'],
       // CommonJS dependencies inside an ES module still call require() for Node's own modules.
       banner: { js: "import { createRequire as __devboxdRequire } from 'node:module'; const require = __devboxdRequire(import.meta.url);" },
       // Beside, not inline: Node reads a map only with --enable-source-maps (NODE_OPTIONS), when a trace is wanted.

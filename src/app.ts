@@ -1,4 +1,5 @@
 import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Deps } from './deps.js';
 import type { Logger } from './lib/logger.js';
@@ -57,5 +58,13 @@ export async function buildApp(deps: Deps, opts: AppOptions): Promise<FastifyIns
   // Every module's routes, each with its auth row.
   await deps.composition.routes(app);
   app.get('/openapi.json', { config: { auth: false }, schema: { hide: true } }, async () => app.swagger());
+  // The reference page at /docs: Swagger UI's own files, served from its package (no CDN), over the same document.
+  // Public like the document itself: it holds no data, and a key is typed into the page, not sent to load it.
+  await app.register(async (scope) => {
+    scope.addHook('onRoute', (r) => {
+      r.config = { ...(r.config as object), auth: false };
+    });
+    await scope.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
+  });
   return app;
 }

@@ -88,3 +88,22 @@ test('errors keep their shape through the error schema', async () => {
   assert.equal(bad.statusCode, 400);
   assert.deepEqual(bad.json(), { message: 'invalid body.name: must be string', error: 'invalid_request' });
 });
+
+test('/docs serves the reference page from this server alone: no key, no asset from anywhere else', async () => {
+  let res = await f.call({ method: 'GET', url: '/docs', key: null });
+  for (let hops = 0; res.statusCode >= 300 && res.statusCode < 400 && hops < 3; hops++) {
+    res = await f.call({ method: 'GET', url: new URL(res.headers.location as string, 'http://x/docs/').pathname, key: null });
+  }
+  assert.equal(res.statusCode, 200);
+  assert.match(res.headers['content-type'] as string, /text\/html/);
+  const html = res.body;
+  assert.doesNotMatch(html, /(src|href)="(https?:)?\/\//, 'every asset is served from here');
+  const assets = [...html.matchAll(/(?:src|href)="([^"#]+)"/g)].map((m) => new URL(m[1]!, 'http://x/docs/static/index.html').pathname);
+  assert.ok(
+    assets.some((a) => a.endsWith('swagger-ui-bundle.js')),
+    assets.join(' '),
+  );
+  for (const a of assets) assert.equal((await f.call({ method: 'GET', url: a, key: null })).statusCode, 200, a);
+  const json = (await f.call({ method: 'GET', url: '/docs/json', key: null })).json() as Doc;
+  assert.deepEqual(Object.keys(json.paths), Object.keys(doc.paths));
+});

@@ -124,10 +124,10 @@ export class Lifecycle {
   }
 
   /**
-   * Creates the sandbox (or, `taken`, takes over a pooled box's) and brings the box to `running`: the boot steps in order (file mounts, launch
-   * commands; a failing one ends the box in failure/execution_failed), then what starts once running (the
-   * entrypoint). Used by create and, with `resuming`, by resume (which goes resuming → running without
-   * passing through initializing).
+   * Creates the sandbox (or, `taken`, takes over a pooled box's) and brings the box to `running`: the boot
+   * steps in order (file mounts, launch commands; a failing one ends the box in failure/execution_failed),
+   * then what starts once running (the entrypoint). Used by create and, with `resuming`, by resume (which
+   * goes resuming → running without passing through initializing).
    */
   async boot(d: Devbox, opts: BootOptions = {}): Promise<void> {
     this.booting++;

@@ -65,9 +65,10 @@ export interface WarmPoolsDeps {
 }
 
 /**
- * This node's warm pools: per size, boxes of the default image booted ahead under no account, handed to the
- * creates that match (`take`, through the devbox service) and made again in the background, one at a time and
- * only while no other box is booting, so a burst of creates never waits behind a refill.
+ * This node's warm pools: per size, of the default image or of a public blueprint, boxes booted ahead under no
+ * account, handed to the creates that match (`take`, through the devbox service) and made again in the
+ * background, one at a time and only while no other box is booting, so a burst of creates never waits behind
+ * a refill.
  */
 export class WarmPools implements PoolTaker {
   private readonly pools = new Map<string, Pool>();

@@ -19,8 +19,9 @@ declare module '../../platform/module/contract.js' {
 const GiB = 1024 ** 3;
 
 /**
- * Warm pools: boxes booted ahead under no account, per size (DEVBOXD_WARM_POOL for the default size, `devboxd
- * pools set` for any), which a create of the same make takes instead of booting one. They hold room on their
+ * Warm pools: boxes booted ahead under no account, per size of the default image or of a public blueprint
+ * (DEVBOXD_WARM_POOL for the default size, `devboxd pools set` for any), which a create of the same make takes
+ * instead of booting one. They hold room on their
  * node like any box, end first under memory pressure and when the node drains, and are adopted after a
  * restart like any running box.
  */

@@ -132,7 +132,7 @@ export class WarmPools implements PoolTaker {
     await Promise.all([...this.pools.values()].flatMap((p) => p.ids.splice(0)).map((id) => this.end(id)));
   }
 
-  /** Memory pressure: the newest pooled box ends before any tenant's box is evicted. True when one did. */
+  /** Memory pressure: the newest box of the fullest pool ends before any tenant's box is evicted. True when one did. */
   async relieve(): Promise<boolean> {
     this.pausedUntilMs = Date.now() + PRESSURE_PAUSE_MS;
     const newest = [...this.pools.values()].filter((p) => p.ids.length).sort((a, b) => b.ids.length - a.ids.length)[0];

@@ -13,6 +13,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { run } from 'node:test';
 import { spec } from 'node:test/reporters';
+import { buildConsole } from './build-console.mjs';
 import { buildDist, DIST, ROOT } from './build.mjs';
 
 /**
@@ -188,7 +189,8 @@ if (!(await import('node:fs')).existsSync(image.root)) { await image.ensure(); c
 const started = Date.now();
 const { tiers, files } = parseArgs(process.argv.slice(2));
 const whole = tiers.length === Object.keys(TIERS).length && !files.length;
-await buildDist();
+// The console's build (skipped when current): the browser tests and every server's `/` serve it.
+await Promise.all([buildDist(), buildConsole()]);
 const results = [];
 const image = tiers.includes('sandbox') ? prebuildImage() : Promise.resolve();
 if (tiers.length) {

@@ -3,9 +3,11 @@ import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Deps } from './deps.js';
 import type { Logger } from './lib/logger.js';
+import { registerConsole } from './platform/http/console.js';
 import { registerAuth } from './platform/http/plugins/auth.js';
 import { registerErrorHandler } from './platform/http/plugins/error-handler.js';
 import { registerIdempotency } from './platform/http/plugins/idempotency.js';
+import { shareTitledSchemas } from './platform/http/openapi/components.js';
 import { registerMetrics } from './platform/http/plugins/metrics.js';
 import { dualProtocolServer } from './platform/http/server.js';
 import type { ConnectionLimits } from './platform/http/connection-limits.js';
@@ -45,6 +47,8 @@ export async function buildApp(deps: Deps, opts: AppOptions): Promise<FastifyIns
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
       security: [{ bearer: [] }],
     },
+    // Views are written once, under components.schemas, when the document is first asked for (not at start).
+    transformObject: ({ openapiObject }) => shareTitledSchemas(openapiObject),
   });
 
   registerErrorHandler(app, () => deps.fronts.forwarding());
@@ -66,5 +70,6 @@ export async function buildApp(deps: Deps, opts: AppOptions): Promise<FastifyIns
     });
     await scope.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
   });
+  await registerConsole(app);
   return app;
 }

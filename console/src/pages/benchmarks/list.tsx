@@ -1,0 +1,4 @@
+// PLACEHOLDER: replaced before landing
+export default function Placeholder() {
+  return <p>Not built yet: benchmarks/list</p>;
+}

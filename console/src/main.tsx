@@ -2,15 +2,16 @@
 import '@picocss/pico/css/pico.min.css';
 import './style.css';
 import { render } from 'preact';
-import { ErrorBoundary, LocationProvider, Route, Router } from 'preact-iso';
+import { useEffect } from 'preact/hooks';
+import { ErrorBoundary, LocationProvider, Route, Router, useLocation } from 'preact-iso';
 import { apiKey } from './session';
 import { ROUTES } from './routes';
 import { Layout } from './ui/layout';
 import { SignIn } from './pages/sign-in';
 
 function Redirect({ to }: { to: string }) {
-  history.replaceState(null, '', to);
-  dispatchEvent(new PopStateEvent('popstate'));
+  const { route } = useLocation();
+  useEffect(() => route(to, true), [to]);
   return null;
 }
 

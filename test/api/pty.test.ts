@@ -47,11 +47,24 @@ class Terminal {
     this.closed = new Promise((r) => ws.on('close', (code, reason) => r({ code, reason: reason.toString() })));
   }
 
-  static open(connectUrl: string, token: string): Promise<Terminal> {
-    const ws = new WebSocket(`ws://127.0.0.1:${serverPort}${connectUrl}`, { headers: { [AUTH]: `Bearer ${token}` } });
+  /** Attaches with the token in the header, or as a browser must, in the offered subprotocols. */
+  static async open(connectUrl: string, token: string, opts: { subprotocol?: boolean } = {}): Promise<Terminal> {
+    return (await Terminal.upgrade(connectUrl, token, opts)).term;
+  }
+
+  /** open, with the upgrade's answer (its raw header lines). */
+  static upgrade(connectUrl: string, token: string, opts: { subprotocol?: boolean } = {}): Promise<{ term: Terminal; headers: string[] }> {
+    const url = `ws://127.0.0.1:${serverPort}${connectUrl}`;
+    const ws = opts.subprotocol ? new WebSocket(url, browserProtocols(token)) : new WebSocket(url, { headers: { [AUTH]: `Bearer ${token}` } });
     return new Promise((resolve, reject) => {
-      ws.once('open', () => resolve(new Terminal(ws)));
-      ws.once('unexpected-response', (_req, res) => reject(new Error(`attach refused: ${res.statusCode}`)));
+      let headers: string[] = [];
+      ws.once('upgrade', (res) => (headers = res.rawHeaders));
+      ws.once('open', () => resolve({ term: new Terminal(ws), headers }));
+      ws.once('unexpected-response', (_req, res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => (body += c.toString()));
+        res.on('end', () => reject(new Error(`attach refused: ${res.statusCode} ${res.rawHeaders.join('\n')}\n${body}`)));
+      });
       ws.once('error', reject);
     });
   }
@@ -79,6 +92,14 @@ class Terminal {
     this.ws.close();
     return this.closed;
   }
+}
+
+/**
+ * What a browser's WebSocket offers to attach: it can send no header, so the token rides in a subprotocol.
+ * The token's entry comes first: the server must answer devboxd.pty, not the first one offered.
+ */
+function browserProtocols(token: string): string[] {
+  return [`devboxd.tunnel-auth.${Buffer.from(token).toString('base64url')}`, 'devboxd.pty'];
 }
 
 /** A raw HTTP/1.1 request to the server with the given Host (the tunnel host name, as DNS would route it). */
@@ -218,6 +239,35 @@ describe('a PTY session', () => {
     assert.equal(end.code, 1000);
     assert.match(end.reason, /status 3/);
     await assert.rejects(pty.control('main', { action: 'signal', signal: 'SIGTERM' }), (e: ApiError) => e.status === 400);
+  });
+
+  test('a browser attaches with the token as a subprotocol; a wrong one is refused like a wrong header, and the answer never shows it', async () => {
+    const t = await api.devboxes.createPtyTunnel(boxId);
+    const other = await api.devboxes.createPtyTunnel(boxId);
+    const pty = ptyClient(t.tunnel_key, t.auth_token).pty;
+    const c = await pty.connect('browser');
+
+    // Refused as a wrong header is, the session left free; with a header, the header alone counts.
+    const refused = (e: Error) => /^attach refused: 401/.test(e.message) && !e.message.includes(other.auth_token);
+    await assert.rejects(Terminal.open(c.connect_url!, other.auth_token, { subprotocol: true }), refused);
+    await assert.rejects(Terminal.open(c.connect_url!, other.auth_token), refused);
+    const both = new WebSocket(`ws://127.0.0.1:${serverPort}${c.connect_url}`, browserProtocols(t.auth_token), {
+      headers: { [AUTH]: `Bearer ${other.auth_token}` },
+    });
+    const status = await new Promise((r) => both.once('unexpected-response', (_req, res) => r(res.statusCode)));
+    assert.equal(status, 401);
+    // The protocol form is for the data plane only: connect still needs the header.
+    const encoded = browserProtocols(t.auth_token)[0]!;
+    const host = `8080-${t.tunnel_key}.tunnel.127.0.0.1`;
+    assert.equal((await request({ host, path: '/pty/browser', headers: { 'sec-websocket-protocol': encoded } })).status, 401);
+
+    const { term, headers } = await Terminal.upgrade(c.connect_url!, t.auth_token, { subprotocol: true });
+    assert.equal(term.ws.protocol, 'devboxd.pty');
+    const answer = headers.join('\n');
+    assert.ok(!answer.includes(t.auth_token) && !answer.includes(encoded.slice('devboxd.tunnel-auth.'.length)), answer);
+    await term.type('echo "via-$((20+22))"\n', /via-42/);
+    await term.close();
+    await pty.control('browser', { action: 'close' });
   });
 
   test('sessions of a box end when it suspends; after resume a connect starts fresh', async () => {

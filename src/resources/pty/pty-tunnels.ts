@@ -91,12 +91,42 @@ function digest(token: string): string {
   return crypto.createHash('sha256').update(token).digest('hex');
 }
 
-/** Whether `X-Runloop-Tunnel-Authorization: Bearer <token>` carries the tunnel's token (digests compared in constant time). */
-export function carriesToken(req: http.IncomingMessage | http2.Http2ServerRequest, t: PtyTunnel): boolean {
+/** The WebSocket subprotocol an attach answers: a browser accepts an upgrade only with one it offered. */
+export const PTY_PROTOCOL = 'devboxd.pty';
+/** A subprotocol that carries the token, base64url-encoded after this prefix (as Kubernetes carries bearer tokens). */
+const TOKEN_PROTOCOL = 'devboxd.tunnel-auth.';
+
+/** Whether a subprotocol offered at an upgrade carries a token, so it is never the one answered. */
+export function isTokenProtocol(protocol: string): boolean {
+  return protocol.startsWith(TOKEN_PROTOCOL);
+}
+
+/**
+ * Whether the request carries the tunnel's token (digests compared in constant time):
+ * `X-Runloop-Tunnel-Authorization: Bearer <token>`, or, when `subprotocol` is set (the attach upgrade) and
+ * that header is absent, a `devboxd.tunnel-auth.<base64url(token)>` entry of `Sec-WebSocket-Protocol`,
+ * since a browser's WebSocket can send no other header.
+ */
+export function carriesToken(req: http.IncomingMessage | http2.Http2ServerRequest, t: PtyTunnel, opts: { subprotocol?: boolean } = {}): boolean {
   const sent = req.headers['x-runloop-tunnel-authorization'];
+  if (sent === undefined && opts.subprotocol) return matches(protocolToken(req), t);
   const m = typeof sent === 'string' ? /^Bearer (\S+)$/.exec(sent.trim()) : null;
-  if (!m) return false;
-  const a = Buffer.from(digest(m[1]!), 'hex');
+  return matches(m?.[1], t);
+}
+
+function protocolToken(req: http.IncomingMessage | http2.Http2ServerRequest): string | undefined {
+  const offered = req.headers['sec-websocket-protocol'];
+  if (typeof offered !== 'string') return undefined;
+  const entry = offered
+    .split(',')
+    .map((p) => p.trim())
+    .find(isTokenProtocol);
+  return entry && Buffer.from(entry.slice(TOKEN_PROTOCOL.length), 'base64url').toString('utf8');
+}
+
+function matches(token: string | undefined, t: PtyTunnel): boolean {
+  if (!token) return false;
+  const a = Buffer.from(digest(token), 'hex');
   const b = Buffer.from(t.tokenSha256, 'hex');
   return a.length === b.length && crypto.timingSafeEqual(a, b);
 }

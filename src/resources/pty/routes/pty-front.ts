@@ -8,7 +8,7 @@ import { DomainError, ERRORS } from '../../../platform/errors.js';
 import { TERMINAL, type Devbox } from '../../devboxes/index.js';
 import { tunnelTarget, type TunnelTarget } from '../../tunnels/index.js';
 import type { PtyClient, PtySession, PtySessions } from '../pty-sessions.js';
-import { carriesToken, type PtyTunnel, type PtyTunnels } from '../pty-tunnels.js';
+import { carriesToken, isTokenProtocol, PTY_PROTOCOL, type PtyTunnel, type PtyTunnels } from '../pty-tunnels.js';
 import { connectSize, connectView, CONTROL_BODY_LIMIT, controlAction, sessionName } from './wire.js';
 
 type Req = http.IncomingMessage | http2.Http2ServerRequest;
@@ -44,7 +44,8 @@ interface PtyTarget {
  * The PTY endpoints on a PTY tunnel's host name `{port}-{key}.tunnel.<domain>` (any port) or its path form
  * `/tunnel/{key}/{port}/…`, ahead of the tunnels and the API: `GET /pty/{name}` (connect),
  * `POST /pty/{name}/control`, and the WebSocket data plane `GET /pty/{name}/attach` (raw binary frames of
- * terminal bytes both ways). Every request carries `X-Runloop-Tunnel-Authorization: Bearer <auth_token>`.
+ * terminal bytes both ways). Every request carries `X-Runloop-Tunnel-Authorization: Bearer <auth_token>`; an
+ * attach from a browser, whose WebSocket sends no such header, carries it as a subprotocol instead.
  */
 export class PtyFront {
   /** Made, and ws loaded, at the first attach: most servers never serve a terminal, and every start paid for it. */
@@ -90,10 +91,14 @@ export class PtyFront {
     return { tunnel, prefix, path, query: new URLSearchParams(q < 0 ? '' : t.path.slice(q + 1)) };
   }
 
-  /** 401 without the token; the box must be running (its tunnels go once it ended). */
-  private async open(req: Req, t: PtyTarget): Promise<Devbox> {
-    if (!carriesToken(req, t.tunnel)) {
-      throw ERRORS.unauthenticated('a PTY tunnel needs X-Runloop-Tunnel-Authorization: Bearer <auth_token>');
+  /** 401 without the token (an attach may carry it as a subprotocol); the box must be running (its tunnels go once it ended). */
+  private async open(req: Req, t: PtyTarget, attach = false): Promise<Devbox> {
+    if (!carriesToken(req, t.tunnel, { subprotocol: attach })) {
+      throw ERRORS.unauthenticated(
+        attach
+          ? `a PTY attach needs X-Runloop-Tunnel-Authorization: Bearer <auth_token>, or the subprotocols ${PTY_PROTOCOL} and devboxd.tunnel-auth.<base64url(auth_token)>`
+          : 'a PTY tunnel needs X-Runloop-Tunnel-Authorization: Bearer <auth_token>',
+      );
     }
     const d = await this.deps.devboxById(t.tunnel.devboxId);
     if (!d || TERMINAL.has(d.status)) {
@@ -131,7 +136,7 @@ export class PtyFront {
 
   /** The WebSocket data plane: refused at upgrade when another client is attached (409). */
   private async attach(req: http.IncomingMessage, socket: Duplex, head: Buffer, t: PtyTarget): Promise<void> {
-    const d = await this.open(req, t);
+    const d = await this.open(req, t, true);
     const m = /^\/pty\/([^/]+)\/attach$/.exec(t.path);
     if (!m) throw new DomainError('not_found', 'the PTY data plane is /pty/{session_name}/attach');
     const name = sessionName(m[1]!);
@@ -142,7 +147,7 @@ export class PtyFront {
     this.wss ??= import('ws').then((mod) => {
       // The named export, or through `default` where a bundle's dynamic import gives the CommonJS object only.
       const WebSocketServer = mod.WebSocketServer ?? (mod.default as unknown as typeof mod).WebSocketServer;
-      return new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE, perMessageDeflate: false, clientTracking: false });
+      return new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE, perMessageDeflate: false, clientTracking: false, handleProtocols });
     });
     (await this.wss).handleUpgrade(req, socket, head, (ws) => this.bind(ws, session));
   }
@@ -194,6 +199,13 @@ export class PtyFront {
     this.deps.log.error({ err }, 'PTY request failed');
     return ERRORS.internal('the PTY request failed');
   }
+}
+
+/** devboxd.pty when offered, else the first offered one as before; never the one carrying the token. */
+function handleProtocols(offered: Set<string>): string | false {
+  if (offered.has(PTY_PROTOCOL)) return PTY_PROTOCOL;
+  for (const p of offered) if (!isTokenProtocol(p)) return p;
+  return false;
 }
 
 async function readBody(req: Req): Promise<string> {

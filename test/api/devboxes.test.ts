@@ -181,6 +181,36 @@ describe('lifecycle', () => {
     assert.equal(ids.size, first.total_count);
   });
 
+  test("list search (devboxd's; the SDK does not send it) finds an exact id or part of a name, any case, paged", async () => {
+    const api = server.client();
+    type DevboxPage = { devboxes: { id: string; name: string | null }[]; has_more: boolean; total_count: number };
+    const search = (q: Record<string, unknown>) => api.get<unknown, DevboxPage>('/v1/devboxes', { query: q });
+    const tag = `srch${process.pid}`;
+    const a = await api.devboxes.create({ name: `${tag}-One` });
+    const b = await api.devboxes.create({ name: `x-${tag.toUpperCase()}_two` });
+    const other = await api.devboxes.create({ name: 'unrelated' });
+    try {
+      const all = await search({ search: tag, limit: 10 });
+      assert.deepEqual(all.devboxes.map((d) => d.id).sort(), [a.id, b.id].sort());
+      assert.equal(all.total_count, 2);
+      const first = await search({ search: tag.toUpperCase(), limit: 1 });
+      assert.equal(first.has_more, true);
+      assert.equal(first.total_count, 2);
+      const next = await search({ search: tag.toUpperCase(), limit: 1, starting_after: first.devboxes[0]!.id });
+      assert.deepEqual([...first.devboxes, ...next.devboxes].map((d) => d.id).sort(), [a.id, b.id].sort());
+      assert.equal(next.has_more, false);
+      assert.deepEqual(
+        (await search({ search: other.id })).devboxes.map((d) => d.id),
+        [other.id],
+        'the exact id',
+      );
+      assert.deepEqual((await search({ search: `${tag}_one` })).devboxes, [], '_ is not a wildcard');
+      assert.deepEqual((await search({ search: tag, status: 'shutdown' })).devboxes, [], 'with a status');
+    } finally {
+      for (const d of [a, b, other]) await api.devboxes.shutdown(d.id);
+    }
+  });
+
   test('foreign and unknown ids are 404', async () => {
     const err = (await server
       .client({ maxRetries: 0 })

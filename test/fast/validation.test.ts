@@ -56,4 +56,6 @@ test('query parameters are converted from text and checked', async () => {
   assert.equal((await f.call({ method: 'GET', url: '/v1/devboxes?limit=5' })).statusCode, 200);
   assertBadRequest(await f.call({ method: 'GET', url: '/v1/devboxes?limit=0' }), /^invalid querystring\.limit/, 'limit=0');
   assertBadRequest(await f.call({ method: 'GET', url: '/v1/devboxes?status=nope' }), /status/, 'status=nope');
+  assertBadRequest(await f.call({ method: 'GET', url: `/v1/devboxes?search=${'a'.repeat(257)}` }), /^invalid querystring\.search/, 'a long search');
+  assertBadRequest(await f.call({ method: 'GET', url: '/v1/devboxes?search=' }), /^invalid querystring\.search/, 'an empty search');
 });

@@ -36,12 +36,51 @@ for (const open of [openSqlite, openPostgres]) {
         boxes.slice(2).map((d) => d.id),
       );
       assert.equal(p2.hasMore, false);
-      const running = await db.b.devboxes.list(acc.id, { limit: 10, includeTotalCount: true }, 'running');
+      const running = await db.b.devboxes.list(acc.id, { limit: 10, includeTotalCount: true }, { status: 'running' });
       assert.deepEqual(
         running.items.map((d) => d.id),
         boxes.filter((d) => d.status === 'running').map((d) => d.id),
       );
       assert.equal(running.totalCount, 2);
+    });
+
+    test('devboxes: search finds an exact id or a part of the name in any case, wildcards literal, paged exactly', async () => {
+      await ready;
+      const acc = await account(db.a);
+      const names = ['Web-Alpha', 'web_beta', 'api', 'WEB 100%', null, 'webxbeta'];
+      const boxes = names.map((name, i) => devbox(acc.id, { name, status: i % 2 ? 'running' : 'shutdown' }));
+      for (const d of boxes) await db.a.devboxes.insert(d);
+      await db.a.devboxes.insert(devbox((await account(db.a)).id, { name: 'web elsewhere' }));
+      boxes.sort((x, y) => (x.id < y.id ? -1 : 1));
+      const find = async (search: string, status?: 'running') =>
+        (await db.b.devboxes.list(acc.id, { limit: 100, includeTotalCount: true }, { search, status })).items.map((d) => d.name).sort();
+      assert.deepEqual(await find('web'), ['WEB 100%', 'Web-Alpha', 'web_beta', 'webxbeta'], 'contained, any case, this account only');
+      assert.deepEqual(await find('b_b'), ['web_beta'], '_ matches itself');
+      assert.deepEqual(await find('0%'), ['WEB 100%'], '% matches itself');
+      assert.deepEqual(await find('%'), ['WEB 100%']);
+      const unnamed = boxes.find((d) => d.name === null)!;
+      assert.deepEqual(
+        (await db.b.devboxes.list(acc.id, { limit: 10, includeTotalCount: true }, { search: unnamed.id })).items.map((d) => d.id),
+        [unnamed.id],
+        'the exact id, named or not',
+      );
+      assert.deepEqual(await find(unnamed.id.slice(0, -1)), [], 'a part of an id is no match');
+      assert.deepEqual(await find('WEB', 'running'), ['WEB 100%', 'web_beta', 'webxbeta'], 'with a status (odd positions run)');
+      const webs = boxes.filter((d) => d.name?.toLowerCase().includes('web')).map((d) => d.id);
+      const p1 = await db.b.devboxes.list(acc.id, { limit: 3, includeTotalCount: true }, { search: 'web' });
+      assert.deepEqual(
+        p1.items.map((d) => d.id),
+        webs.slice(0, 3),
+      );
+      assert.equal(p1.hasMore, true);
+      assert.equal(p1.totalCount, 4);
+      const p2 = await db.b.devboxes.list(acc.id, { limit: 3, startingAfter: p1.items[2]!.id, includeTotalCount: true }, { search: 'web' });
+      assert.deepEqual(
+        p2.items.map((d) => d.id),
+        webs.slice(3),
+      );
+      assert.equal(p2.hasMore, false);
+      assert.equal(p2.totalCount, 4, 'the total counts every match, not what is left');
     });
 
     test('two racing transitions from running: exactly one applies, and its transition alone is recorded', async () => {

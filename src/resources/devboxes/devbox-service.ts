@@ -3,7 +3,7 @@ import { newId } from '../../lib/ids.js';
 import type { Logger } from '../../lib/logger.js';
 import type { Sandbox, SandboxStats } from '../../runtime/driver.js';
 import type { ApiKey, Page, PageQuery, Store } from '../../platform/store/types.js';
-import type { DevboxStore } from './devbox-store.js';
+import type { DevboxListFilter, DevboxStore } from './devbox-store.js';
 import { checkEnvironment, defaultHostname, resolveSandboxSettings, type CreateDevboxInput } from './create-input.js';
 import type { CreateResolution, DevboxExtensions } from './extensions.js';
 import { type Lifecycle, ON_NODE } from './lifecycle.js';
@@ -150,8 +150,8 @@ export class DevboxService {
     return this.store.getWithKey(keyHash, id);
   }
 
-  list(accountId: string, page: PageQuery, status?: DevboxStatus): Promise<Page<Devbox>> {
-    return this.store.list(accountId, page, status);
+  list(accountId: string, page: PageQuery, filter?: DevboxListFilter): Promise<Page<Devbox>> {
+    return this.store.list(accountId, page, filter);
   }
 
   /** Patch: undefined/null leave a field; "" clears the name; {} clears the metadata. */

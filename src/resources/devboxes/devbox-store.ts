@@ -17,6 +17,12 @@ export interface DevboxTransition {
   layers?: string[];
 }
 
+/** What a devbox list keeps: a status, and `search`, the box with that exact id or whose name contains it (any case). */
+export interface DevboxListFilter {
+  status?: DevboxStatus;
+  search?: string;
+}
+
 export interface DevboxStore {
   insert(d: Devbox): Promise<void>;
   /**
@@ -33,7 +39,7 @@ export interface DevboxStore {
   locate(id: string): Promise<{ node: string; status: DevboxStatus } | undefined>;
   /** Moves a suspended box from node `from` to `to` (a resume elsewhere); false when it is not so any more. */
   move(id: string, from: string, to: string): Promise<boolean>;
-  list(accountId: string, page: PageQuery, status?: DevboxStatus): Promise<Page<Devbox>>;
+  list(accountId: string, page: PageQuery, filter?: DevboxListFilter): Promise<Page<Devbox>>;
   /** Every node's boxes, or only those `node` runs. */
   listByStatus(statuses: readonly DevboxStatus[], node?: string): Promise<Devbox[]>;
   /** The conditional status change; the updated devbox, or undefined when its status was not in `from`. */

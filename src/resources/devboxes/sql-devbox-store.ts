@@ -1,8 +1,9 @@
 import { marks, type SqlExecutor } from '../../platform/store/sql/executor.js';
+import { searchFilter } from '../../platform/store/sql/name-filter.js';
 import { paginate } from '../../platform/store/sql/paginate.js';
 import type { Devbox, DevboxStatus } from './types.js';
 import type { ApiKey, Page, PageQuery } from '../../platform/store/types.js';
-import type { DevboxStore, DevboxTransition } from './devbox-store.js';
+import type { DevboxListFilter, DevboxStore, DevboxTransition } from './devbox-store.js';
 import { keyJoin } from '../accounts/index.js';
 
 interface Row {
@@ -132,13 +133,14 @@ export class SqlDevboxStore implements DevboxStore {
     return r.rowCount > 0;
   }
 
-  list(accountId: string, page: PageQuery, status?: DevboxStatus): Promise<Page<Devbox>> {
+  list(accountId: string, page: PageQuery, filter: DevboxListFilter = {}): Promise<Page<Devbox>> {
     const where = ['account_id = ?'];
     const params: unknown[] = [accountId];
-    if (status) {
+    if (filter.status) {
       where.push('status = ?');
-      params.push(status);
+      params.push(filter.status);
     }
+    searchFilter(where, params, filter.search);
     return paginate(this.db, 'devboxes', where, params, page, fromRow);
   }
 

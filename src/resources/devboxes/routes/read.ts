@@ -9,7 +9,10 @@ import type { Api } from '../../../platform/http/resource-module.js';
 import { Body, Opt, pageEnvelope, PageQuerySchema, pageSchema, replies, toPageQuery } from '../../../platform/http/schemas/common.js';
 import { DevboxIdParams, DevboxViewSchema, StatusSchema, UsageViewSchema, view } from './schemas.js';
 
-const ListQuery = Type.Intersect([PageQuerySchema, Type.Object({ status: Type.Optional(StatusSchema) })]);
+// `search` is devboxd's (the SDK does not send it; the console does): the box with that id, or whose name
+// contains it. No NUL: PostgreSQL text cannot hold one.
+const SearchSchema = Type.String({ minLength: 1, maxLength: 256, pattern: '^[^\\u0000]*$' });
+const ListQuery = Type.Intersect([PageQuerySchema, Type.Object({ status: Type.Optional(StatusSchema), search: Type.Optional(SearchSchema) })]);
 const WaitBody = Body({
   statuses: Type.Array(StatusSchema, { minItems: 1, maxItems: 20 }),
   timeout_seconds: Opt(Type.Number({ minimum: 0, maximum: 3600 })),
@@ -54,7 +57,7 @@ export function readRoutes(app: Api, devboxes: DevboxService): void {
 
   app.get('/v1/devboxes', { config: { overlapAuth: true }, schema: { querystring: ListQuery, response: replies(ListView) } }, async (req) => {
     const q = req.query;
-    const page = await devboxes.list(req.principal.accountId, toPageQuery(q), q.status);
+    const page = await devboxes.list(req.principal.accountId, toPageQuery(q), { status: q.status, search: q.search });
     return pageEnvelope('devboxes', { ...page, items: await Promise.all(page.items.map(async (d) => forKey(req.principal, await view(devboxes, d)))) });
   });
 

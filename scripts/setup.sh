@@ -4,7 +4,8 @@
 # `make -C native`; nftables, iproute2 and conntrack (cutting a box's connections) for box networking;
 # openssl (the SSH port's self-signed TLS pair) and openssh-client (the SSH tests' stock client);
 # zstd, and docker-registry, skopeo, umoci, busybox-static and htpasswd (apache2-utils) for registry images and their tests;
-# the `devboxd` system user the API server runs as; the base image boxes start from. Runs as root on Debian 12.
+# the `devboxd` system user the API server runs as; the base image boxes start from; with --test, Chromium for
+# the console's browser tests. Runs as root on Debian 12.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,6 +19,11 @@ done
 # PostgreSQL server binaries: `npm test` runs the store contract suite and API suites on a throwaway
 # cluster of its own (test/helpers/postgres.ts); the server itself only needs it with DEVBOXD_DATABASE_URL.
 compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null || missing+=(postgresql)
+# The console's browser tests (`npm test` runs setup with --test) drive Debian's Chromium with playwright-core;
+# a server alone never needs it, so `npm start` does not install it.
+if [ "${1:-}" = "--test" ]; then
+  command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+fi
 # The SSH tests copy sftp-server into a box (the base image has none) to show sftp and scp through the SSH port.
 [ -x /usr/lib/openssh/sftp-server ] || missing+=(openssh-sftp-server)
 # Registry images: zstd unpacks zstd layers; the tests serve images from a registry of their own

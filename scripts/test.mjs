@@ -37,7 +37,7 @@ export const TIERS = {
   // wait on boxes, disks and the network much of the time: four at once (the in-process groups beside them)
   // kept two cores busy where three left a third of them idle.
   sandbox: {
-    dirs: ['test/runtime', 'test/pg', 'test/api'],
+    dirs: ['test/runtime', 'test/pg', 'test/api', 'test/browser'],
     apart: 4,
     // The bandwidth bound is measured as a rate, and the memory-pressure trigger reads the host's pressure:
     // these two measure the host, so they have it alone.

@@ -48,7 +48,7 @@ export async function buildApp(deps: Deps, opts: AppOptions): Promise<FastifyIns
       security: [{ bearer: [] }],
     },
     // Views are written once, under components.schemas, when the document is first asked for (not at start).
-    transformObject: ({ openapiObject }) => shareTitledSchemas(openapiObject),
+    transformObject: (doc) => ('openapiObject' in doc ? shareTitledSchemas(doc.openapiObject) : doc.swaggerObject),
   });
 
   registerErrorHandler(app, () => deps.fronts.forwarding());

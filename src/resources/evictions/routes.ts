@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import type { OperationDocs } from '../../platform/http/openapi/operations.js';
 import { resourceModule } from '../../platform/http/resource-module.js';
 import { startSse } from '../../platform/http/sse.js';
 import { ERROR_RESPONSES } from '../../platform/http/schemas/common.js';
@@ -15,13 +16,27 @@ export interface EvictionRouteOptions {
 /** The SDK's DevboxEvictionEventView, with why the server evicts the box (an extra field clients may ignore). */
 const view = (e: Eviction) => ({ devbox_id: e.devboxId, eviction_deadline_ms: e.deadlineMs, reason: e.reason });
 
+/** The eviction stream in the API reference (/docs). */
+const operations: OperationDocs = {
+  tag: 'Evictions',
+  operations: {
+    'GET /v1/devboxes/evictions/watch': {
+      sdk: ['devboxes.watchEvictions'],
+      summary: 'Watch devbox evictions (SSE)',
+      description:
+        "Server-sent events `{devbox_id, eviction_deadline_ms, reason}` for the account's boxes: those with an eviction pending first, then " +
+        'each new one. Only `Accept: text/event-stream` streams; any other Accept gets an empty `text/plain` answer at once.',
+    },
+  },
+};
+
 /**
  * `GET /v1/devboxes/evictions/watch`: the account's pending evictions, then each new one, as server-sent
  * events `{devbox_id, eviction_deadline_ms, reason}` (see README "Evictions" for when devboxd evicts). Like
  * the API, only `Accept: text/event-stream` streams; any other Accept (the generated client's
  * `application/json`) gets an empty text/plain answer at once.
  */
-export const evictionRoutes = resourceModule('RESOURCE_TYPE_DEVBOXES', (app, { evictions }: EvictionRouteOptions) => {
+export const evictionRoutes = resourceModule('RESOURCE_TYPE_DEVBOXES', operations, (app, { evictions }: EvictionRouteOptions) => {
   app.get(
     '/v1/devboxes/evictions/watch',
     {

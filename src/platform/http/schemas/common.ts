@@ -77,13 +77,21 @@ export const toPageQuery = (q: PageQueryWire) => ({
   includeTotalCount: q.include_total_count ?? true,
 });
 
-/** The list envelope the SDK paginates: `{<items>: [...], has_more, total_count}`. */
-export const pageSchema = <K extends string, T extends TSchema>(itemsKey: K, item: T) =>
-  Type.Object({
-    ...({ [itemsKey]: Type.Array(item) } as Record<K, TArray<T>>),
-    has_more: Type.Boolean(),
-    total_count: Type.Optional(Type.Integer()),
-  });
+/**
+ * The list envelope the SDK paginates: `{<items>: [...], has_more, total_count}`. A page of a titled view is
+ * titled as the SDK names it (`DevboxView` → `DevboxListView`), so the reference shows it once, by name.
+ */
+export const pageSchema = <K extends string, T extends TSchema>(itemsKey: K, item: T) => {
+  const itemTitle = (item as { title?: string }).title;
+  return Type.Object(
+    {
+      ...({ [itemsKey]: Type.Array(item) } as Record<K, TArray<T>>),
+      has_more: Type.Boolean(),
+      total_count: Type.Optional(Type.Integer()),
+    },
+    itemTitle?.endsWith('View') ? { title: `${itemTitle.slice(0, -'View'.length)}ListView` } : {},
+  );
+};
 
 export function pageEnvelope<K extends string, T>(itemsKey: K, page: { items: T[]; hasMore: boolean; totalCount?: number }) {
   return { [itemsKey]: page.items, has_more: page.hasMore, total_count: page.totalCount } as Record<K, T[]> & {
@@ -116,7 +124,7 @@ export const StringMap = Type.Unsafe<Record<string, string>>({ type: 'object', a
 /** `{message, error}`: every 4xx and 5xx (see the error handler). */
 export const ErrorSchema = Type.Object(
   { message: Type.String(), error: Type.String({ description: 'error code, e.g. not_found, invalid_request' }) },
-  { description: 'an error' },
+  { title: 'Error', description: 'an error' },
 );
 
 /** The error answers every route may give. */

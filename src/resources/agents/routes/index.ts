@@ -2,6 +2,7 @@ import { resourceModule } from '../../../platform/http/resource-module.js';
 import { IdParams, pageEnvelope, replies, toPageQuery } from '../../../platform/http/schemas/common.js';
 import type { AgentService } from '../agent-service.js';
 import type { AgentListFilter } from '../types.js';
+import { agentOperations } from './operations.js';
 import { AgentListQuery, AgentListView, AgentViewSchema, CreateAgentBody, DevboxCountsView, PublicAgentListQuery, toView } from './schemas.js';
 
 export interface AgentRouteOptions {
@@ -16,7 +17,7 @@ const filterOf = (q: { name?: string; search?: string; version?: string; is_publ
 });
 
 /** Agents (`/v1/agents`), under RESOURCE_TYPE_AGENTS; mounting one into a box is part of the devbox create. */
-export const agentRoutes = resourceModule('RESOURCE_TYPE_AGENTS', (app, { agents }: AgentRouteOptions) => {
+export const agentRoutes = resourceModule('RESOURCE_TYPE_AGENTS', agentOperations, (app, { agents }: AgentRouteOptions) => {
   app.post('/v1/agents', { schema: { body: CreateAgentBody, response: replies(AgentViewSchema) } }, async (req) =>
     toView(await agents.create(req.principal.accountId, req.body)),
   );

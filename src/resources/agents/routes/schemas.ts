@@ -52,7 +52,7 @@ export const AgentViewSchema = Type.Object(
     version: OrNull(Type.String()),
     source: OrNull(SourceView),
   },
-  { description: 'AgentView' },
+  { title: 'AgentView', description: 'an agent: what is installed into a devbox that mounts it' },
 );
 export const AgentListView = pageSchema('agents', AgentViewSchema);
 export const DevboxCountsView = Type.Object(

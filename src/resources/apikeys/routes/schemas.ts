@@ -17,30 +17,36 @@ export const ScopeSchema = Type.Object(
 );
 
 /** A scope as the API shows it (no additionalProperties: the request schema above refuses unknown fields). */
-const ScopeView = Type.Object({ resource_type: Type.String(), access_level: Type.String() });
+const ScopeView = Type.Object({ resource_type: Type.String(), access_level: Type.String() }, { title: 'ScopeEntryView' });
 
 /** What creating a key answers: the only time its secret is shown. */
-export const CreatedKeySchema = Type.Object({
-  id: Type.String(),
-  name: Type.Optional(Type.String()),
-  key_secret: Type.String(),
-  expires_at_ms: OrNull(Int),
-  /** Not in Runloop's view: a key made by a restricted key is restricted too, whichever route made it. */
-  kind: Type.Optional(StringEnum(['standard', 'restricted'])),
-  scopes: Type.Optional(Type.Array(ScopeView)),
-});
+export const CreatedKeySchema = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.Optional(Type.String()),
+    key_secret: Type.String(),
+    expires_at_ms: OrNull(Int),
+    /** Not in Runloop's view: a key made by a restricted key is restricted too, whichever route made it. */
+    kind: Type.Optional(StringEnum(['standard', 'restricted'])),
+    scopes: Type.Optional(Type.Array(ScopeView)),
+  },
+  { title: 'APIKeyCreatedView', description: 'the new key: the only answer that shows its secret' },
+);
 
 /** A key in lists and revocations (`toKeyView`). */
-export const KeyViewSchema = Type.Object({
-  id: Type.String(),
-  name: OrNull(Type.String()),
-  kind: StringEnum(['standard', 'restricted']),
-  secret_last4: OrNull(Type.String()),
-  scopes: Type.Array(ScopeView),
-  create_time_ms: Int,
-  expires_at_ms: OrNull(Int),
-  revoked_at_ms: OrNull(Int),
-});
+export const KeyViewSchema = Type.Object(
+  {
+    id: Type.String(),
+    name: OrNull(Type.String()),
+    kind: StringEnum(['standard', 'restricted']),
+    secret_last4: OrNull(Type.String()),
+    scopes: Type.Array(ScopeView),
+    create_time_ms: Int,
+    expires_at_ms: OrNull(Int),
+    revoked_at_ms: OrNull(Int),
+  },
+  { title: 'APIKeyView', description: 'a key (never its secret)' },
+);
 
 export const KeyIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }) });
 

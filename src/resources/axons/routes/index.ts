@@ -3,6 +3,7 @@ import { resourceModule } from '../../../platform/http/resource-module.js';
 import { ERROR_RESPONSES, pageEnvelope, replies, toPageQuery } from '../../../platform/http/schemas/common.js';
 import { metadataFilters } from '../../snapshots/index.js';
 import type { AxonService } from '../axon-service.js';
+import { axonOperations } from './operations.js';
 import { sseRoute } from './sse.js';
 import {
   AxonIdParams,
@@ -38,7 +39,7 @@ function params(list: unknown[] | null | undefined, where: string): unknown[] {
  * Axons (Beta): event streams with metadata, soft-deleted. Runloop's restricted-key scopes have no axon
  * type; axons feed agents, so RESOURCE_TYPE_AGENTS governs them.
  */
-export const axonRoutes = resourceModule('RESOURCE_TYPE_AGENTS', (app, opts: { axons: AxonService }) => {
+export const axonRoutes = resourceModule('RESOURCE_TYPE_AGENTS', axonOperations, (app, opts: { axons: AxonService }) => {
   const { axons } = opts;
 
   app.post('/v1/axons', { schema: { body: CreateAxonBody, response: replies(AxonViewSchema) } }, async (req) =>
@@ -70,7 +71,12 @@ export const axonRoutes = resourceModule('RESOURCE_TYPE_AGENTS', (app, opts: { a
 
   app.post('/v1/axons/:id/publish', { schema: { params: AxonIdParams, body: PublishBody, response: replies(PublishResultSchema) } }, async (req) => {
     const b = req.body;
-    const e = await axons.publish(req.principal.accountId, req.params.id, { eventType: b.event_type, origin: b.origin, payload: b.payload, source: b.source });
+    const e = await axons.publish(req.principal.accountId, req.params.id, {
+      eventType: b.event_type,
+      origin: b.origin,
+      payload: b.payload,
+      source: b.source,
+    });
     return { sequence: e.sequence, timestamp_ms: e.timestampMs };
   });
 

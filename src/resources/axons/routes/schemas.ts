@@ -45,10 +45,13 @@ export const SqlBatchBody = Body({ statements: Type.Array(Statement, { minItems:
 
 export const AxonViewSchema = Type.Object(
   { id: Type.String(), name: OrNull(Type.String()), metadata: StringMap, created_at_ms: Int, deleted_at_ms: OrNull(Int) },
-  { description: 'AxonView' },
+  { title: 'AxonView', description: 'an axon (beta): an event stream with a name and metadata' },
 );
 export const AxonListView = pageSchema('axons', AxonViewSchema);
-export const PublishResultSchema = Type.Object({ sequence: Int, timestamp_ms: Int }, { description: 'PublishResultView' });
+export const PublishResultSchema = Type.Object(
+  { sequence: Int, timestamp_ms: Int },
+  { title: 'PublishResultView', description: 'where the published event landed in the stream' },
+);
 export const AxonEventViewSchema = Type.Object(
   {
     axon_id: Type.String(),
@@ -59,7 +62,7 @@ export const AxonEventViewSchema = Type.Object(
     source: Type.String(),
     timestamp_ms: Int,
   },
-  { description: 'AxonEventView' },
+  { title: 'AxonEventView', description: 'one event of an axon' },
 );
 export const EventListView = pageSchema('events', AxonEventViewSchema);
 
@@ -69,12 +72,12 @@ const SqlResultSchema = Type.Object(
     rows: Type.Array(Type.Array(Type.Unknown()), { description: 'one array of values per row, in the order of columns; BLOBs as base64' }),
     meta: Type.Object({ changes: Int, duration_ms: Type.Number(), rows_read_limit_reached: Type.Boolean() }),
   },
-  { description: 'SqlQueryResultView' },
+  { title: 'SqlQueryResultView', description: "a statement's result: columns, rows and counters" },
 );
 export const SqlQueryResultSchema = SqlResultSchema;
 export const SqlBatchResultSchema = Type.Object(
   { results: Type.Array(Type.Object({ success: Type.Optional(SqlResultSchema), error: Type.Optional(Type.Object({ message: Type.String() })) })) },
-  { description: 'SqlBatchResultView' },
+  { title: 'SqlBatchResultView', description: "each statement's result or error, in order" },
 );
 
 export const toView = (a: Axon) => ({ id: a.id, name: a.name, metadata: a.metadata, created_at_ms: a.createdAtMs, deleted_at_ms: a.deletedAtMs });

@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import { type Api, resourceModule } from '../../../platform/http/resource-module.js';
 import { IdParams, pageEnvelope, replies, toPageQuery } from '../../../platform/http/schemas/common.js';
 import type { BenchmarkJobService } from '../job-service.js';
+import { benchmarkJobOperations } from './operations.js';
 import { CreateJobBody, JobListQuery, JobListView, JobViewSchema, toSpec } from './schemas.js';
 import { toJobView } from './views.js';
 
@@ -10,7 +11,7 @@ export interface BenchmarkJobRouteOptions {
 }
 
 /** Benchmark jobs (`/v1/benchmark_jobs`, beta): RESOURCE_TYPE_BENCHMARKS, like benchmarks and their runs. */
-export const benchmarkJobRoutes = resourceModule('RESOURCE_TYPE_BENCHMARKS', (app: Api, opts: BenchmarkJobRouteOptions) => {
+export const benchmarkJobRoutes = resourceModule('RESOURCE_TYPE_BENCHMARKS', benchmarkJobOperations, (app: Api, opts: BenchmarkJobRouteOptions) => {
   const { jobs } = opts;
 
   app.post('/v1/benchmark_jobs', { schema: { body: Type.Optional(CreateJobBody), response: replies(JobViewSchema) } }, async (req) => {

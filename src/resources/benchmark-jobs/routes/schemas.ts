@@ -156,6 +156,6 @@ export const JobViewSchema = Type.Object(
     in_progress_runs: Type.Array(InProgressView),
     benchmark_outcomes: Type.Array(OutcomeView),
   },
-  { description: 'BenchmarkJobView' },
+  { title: 'BenchmarkJobView', description: 'a benchmark job: its spec, state and the outcomes so far' },
 );
 export const JobListView = pageSchema('jobs', JobViewSchema);

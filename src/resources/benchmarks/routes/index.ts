@@ -3,6 +3,7 @@ import { resourceModule } from '../../../platform/http/resource-module.js';
 import { IdParams, pageEnvelope, replies, toPageQuery } from '../../../platform/http/schemas/common.js';
 import type { BenchmarkService } from '../benchmark-service.js';
 import type { BenchmarkRunService } from '../run-service.js';
+import { benchmarkOperations } from './operations.js';
 import { toRunProfile } from './run-profile.js';
 import {
   BenchmarkListQuery,
@@ -29,7 +30,7 @@ export interface BenchmarkRouteOptions {
 }
 
 /** Benchmarks (`/v1/benchmarks`) and their runs (`/v1/benchmark_runs`): RESOURCE_TYPE_BENCHMARKS. */
-export const benchmarkRoutes = resourceModule('RESOURCE_TYPE_BENCHMARKS', async (app, opts: BenchmarkRouteOptions) => {
+export const benchmarkRoutes = resourceModule('RESOURCE_TYPE_BENCHMARKS', benchmarkOperations, async (app, opts: BenchmarkRouteOptions) => {
   const { benchmarks, runs } = opts;
   const BenchmarkReply = { schema: { params: IdParams, response: replies(BenchmarkViewSchema) } };
 

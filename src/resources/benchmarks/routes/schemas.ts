@@ -38,7 +38,7 @@ export const BenchmarkViewSchema = Type.Object(
     required_environment_variables: Type.Array(Type.String()),
     required_secret_names: Type.Array(Type.String()),
   },
-  { description: 'BenchmarkView' },
+  { title: 'BenchmarkView', description: 'a benchmark: a set of scenarios' },
 );
 export const BenchmarkListView = pageSchema('benchmarks', BenchmarkViewSchema);
 
@@ -106,7 +106,7 @@ export const BenchmarkRunViewSchema = Type.Object(
     environment_variables: StringMap,
     secrets_provided: StringMap,
   },
-  { description: 'BenchmarkRunView' },
+  { title: 'BenchmarkRunView', description: "a benchmark run: its state and its scenario runs' scores" },
 );
 export const BenchmarkRunListView = pageSchema('runs', BenchmarkRunViewSchema);
 

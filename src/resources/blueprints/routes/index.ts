@@ -1,6 +1,7 @@
 import { resourceModule } from '../../../platform/http/resource-module.js';
 import { IdParams, pageEnvelope, replies, toPageQuery } from '../../../platform/http/schemas/common.js';
 import type { BlueprintService } from '../blueprint-service.js';
+import { blueprintOperations } from './operations.js';
 import {
   BlueprintListQuery,
   BlueprintListView,
@@ -17,7 +18,7 @@ import {
 } from './schemas.js';
 
 /** Blueprints (`/v1/blueprints`): builds, their logs, and the public catalogue. */
-export const blueprintRoutes = resourceModule('RESOURCE_TYPE_BLUEPRINTS', (app, opts: { blueprints: BlueprintService }) => {
+export const blueprintRoutes = resourceModule('RESOURCE_TYPE_BLUEPRINTS', blueprintOperations, (app, opts: { blueprints: BlueprintService }) => {
   const { blueprints } = opts;
 
   app.post('/v1/blueprints', { schema: { body: BuildBody, response: replies(BlueprintViewSchema) } }, async (req) =>

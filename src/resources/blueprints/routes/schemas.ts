@@ -111,7 +111,7 @@ export const BlueprintViewSchema = Type.Object(
     ),
     devbox_capabilities: Type.Array(Type.String()),
   },
-  { description: 'BlueprintView' },
+  { title: 'BlueprintView', description: 'a blueprint: its build parameters and build status' },
 );
 export const BlueprintListView = pageSchema('blueprints', BlueprintViewSchema);
 export const PreviewView = Type.Object({ dockerfile: Type.String() });

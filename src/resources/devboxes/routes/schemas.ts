@@ -99,7 +99,7 @@ export const TunnelViewSchema = Type.Object(
     wake_on_http: Type.Boolean(),
     auth_token: Type.Optional(OrNull(Type.String())),
   },
-  { description: 'TunnelView' },
+  { title: 'TunnelView', description: "how a devbox's ports are reached from outside" },
 );
 
 /** DevboxView as `toView` writes it, with what view enrichers add (`tunnel`, `gateway_specs`, `mcp_specs`). */
@@ -127,7 +127,7 @@ export const DevboxViewSchema = Type.Object(
     gateway_specs: OrNull(Type.Record(Type.String(), Type.Object({ gateway_config_id: Type.String(), secret_id: Type.String() }))),
     mcp_specs: OrNull(Type.Record(Type.String(), Type.Object({ mcp_config_id: Type.String(), secret_id: Type.String() }))),
   },
-  { description: 'DevboxView' },
+  { title: 'DevboxView', description: 'a devbox: its status, launch parameters and what it was given' },
 );
 
 /** DevboxResourceUsageView. */
@@ -145,7 +145,7 @@ export const UsageViewSchema = Type.Object(
     memory_bytes: OrNull(Int),
     cpu_micros: OrNull(Int),
   },
-  { description: 'DevboxResourceUsageView' },
+  { title: 'DevboxResourceUsageView', description: "a devbox's resource usage over its life" },
 );
 
 /**

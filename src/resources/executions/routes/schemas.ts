@@ -33,7 +33,7 @@ export const AsyncViewSchema = Type.Object(
     stdout_truncated: Type.Optional(Type.Boolean()),
     stderr_truncated: Type.Optional(Type.Boolean()),
   },
-  { description: 'DevboxAsyncExecutionDetailView' },
+  { title: 'DevboxAsyncExecutionDetailView', description: 'an execution: its status and, once completed, exit status and output' },
 );
 
 /** DevboxExecutionDetailView (execute_sync, write_file_contents). */
@@ -45,7 +45,7 @@ export const SyncViewSchema = Type.Object(
     stderr: Type.String(),
     shell_name: Type.Optional(OrNull(Type.String())),
   },
-  { description: 'DevboxExecutionDetailView' },
+  { title: 'DevboxExecutionDetailView', description: "a finished command's exit status and output" },
 );
 
 /** One devbox log entry (`toLogView`). */

@@ -3,6 +3,7 @@ import multipart from '@fastify/multipart';
 import { resourceModule } from '../../../platform/http/resource-module.js';
 import { contentRoutes } from './contents.js';
 import { downloadRoutes } from './download.js';
+import { fileOperations } from './operations.js';
 import type { FileRouteOptions } from './options.js';
 import { uploadRoutes } from './upload.js';
 
@@ -27,7 +28,7 @@ function widenWindows(session: ServerHttp2Session | undefined): void {
 }
 
 /** File transfer into and out of devboxes; multipart is parsed in this scope only. */
-export const fileRoutes = resourceModule('RESOURCE_TYPE_DEVBOXES', async (scope, opts: FileRouteOptions) => {
+export const fileRoutes = resourceModule('RESOURCE_TYPE_DEVBOXES', fileOperations, async (scope, opts: FileRouteOptions) => {
   scope.addHook('onRequest', async (req) => {
     widenWindows((req.raw as { stream?: ServerHttp2Stream }).stream?.session as ServerHttp2Session | undefined);
   });

@@ -3,6 +3,7 @@ import type { DevboxService } from '../../devboxes/index.js';
 import type { GatewayBindings } from '../gateway-bindings.js';
 import type { GatewayConfigService } from '../gateway-config-service.js';
 import { configRoutes } from './configs.js';
+import { gatewayOperations } from './operations.js';
 import { tokenRoutes } from './token.js';
 
 export interface GatewayRouteOptions {
@@ -16,7 +17,7 @@ export interface GatewayRouteOptions {
  * scopes have no gateway type, so configs are account resources (RESOURCE_TYPE_ACCOUNT); minting a token
  * is a devbox write (see token.ts).
  */
-export const gatewayRoutes = resourceModule('RESOURCE_TYPE_ACCOUNT', (scope, opts: GatewayRouteOptions) => {
+export const gatewayRoutes = resourceModule('RESOURCE_TYPE_ACCOUNT', gatewayOperations, (scope, opts: GatewayRouteOptions) => {
   configRoutes(scope, opts.gatewayConfigs);
   tokenRoutes(scope, opts.gatewayBindings, opts.devboxes);
 });

@@ -48,7 +48,10 @@ export const ListQuery = Type.Intersect([
 
 export const GatewayConfigIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }) });
 
-export const AuthMechanismViewSchema = Type.Object({ type: Type.String(), key: Type.Optional(OrNull(Type.String())) }, { description: 'AuthMechanism' });
+export const AuthMechanismViewSchema = Type.Object(
+  { type: Type.String(), key: Type.Optional(OrNull(Type.String())) },
+  { title: 'AuthMechanism', description: 'how the gateway applies the credential' },
+);
 
 /** GatewayConfigView: custom headers show their name and, if secret-backed, the secret's id; never a value. */
 export const GatewayConfigViewSchema = Type.Object(
@@ -62,7 +65,7 @@ export const GatewayConfigViewSchema = Type.Object(
     description: OrNull(Type.String()),
     custom_headers: Type.Array(Type.Object({ name: Type.String(), secret: Type.Optional(Type.String()) })),
   },
-  { description: 'GatewayConfigView' },
+  { title: 'GatewayConfigView', description: 'a gateway config: an upstream API and how its credential is applied' },
 );
 
 export const authView = (a: GatewayConfig['auth']) => (a.key ? { type: a.type, key: a.key } : { type: a.type });

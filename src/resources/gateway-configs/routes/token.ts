@@ -20,7 +20,7 @@ const GatewayTokenViewSchema = Type.Object(
     gateway_config_id: Type.String(),
     url: Type.String(),
   },
-  { description: 'GatewayTokenView' },
+  { title: 'GatewayTokenView', description: 'a token a devbox uses to reach the agent gateway' },
 );
 
 /**

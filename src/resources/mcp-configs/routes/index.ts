@@ -4,6 +4,7 @@ import { resourceModule } from '../../../platform/http/resource-module.js';
 import { IdParams, pageEnvelope, pageSchema, replies, toPageQuery } from '../../../platform/http/schemas/common.js';
 import type { McpConfigService } from '../mcp-config-service.js';
 import type { McpTokens } from '../mcp-tokens.js';
+import { mcpConfigOperations } from './operations.js';
 import { CreateBody, ListQuery, McpConfigViewSchema, McpTokenViewSchema, TokenBody, toInput, toView, UpdateBody } from './schemas.js';
 
 export interface McpRouteOptions {
@@ -21,7 +22,7 @@ const view = { response: replies(McpConfigViewSchema) };
  * MCP configs. The SDK's restricted-key scopes have no MCP type, so RESOURCE_TYPE_ACCOUNT governs them (like
  * API keys); create_mcp_token is a devbox write, like creating a box with `mcp`.
  */
-export const mcpConfigRoutes = resourceModule('RESOURCE_TYPE_ACCOUNT', (app, opts: McpRouteOptions) => {
+export const mcpConfigRoutes = resourceModule('RESOURCE_TYPE_ACCOUNT', mcpConfigOperations, (app, opts: McpRouteOptions) => {
   const { configs, tokens, devboxes, hubUrl } = opts;
 
   app.post('/v1/mcp-configs', { schema: { body: CreateBody, ...view } }, async (req) => {

@@ -79,7 +79,7 @@ export const McpConfigViewSchema = Type.Object(
     description: OrNull(Type.String()),
     custom_headers: Type.Array(Type.Object({ name: Type.String(), secret: Type.Optional(Type.String()) })),
   },
-  { description: 'McpConfigView' },
+  { title: 'McpConfigView', description: 'an MCP config: an upstream MCP server and the tools boxes may call' },
 );
 
 export const McpTokenViewSchema = Type.Object(
@@ -91,7 +91,7 @@ export const McpTokenViewSchema = Type.Object(
     mcp_config_id: Type.String(),
     url: Type.String({ description: 'the MCP hub URL inside the box (RL_MCP_URL)' }),
   },
-  { description: 'McpTokenView' },
+  { title: 'McpTokenView', description: 'a token a devbox uses to reach the MCP hub' },
 );
 
 export const toView = (c: McpConfig) => ({

@@ -2,6 +2,7 @@ import { resourceModule } from '../../../platform/http/resource-module.js';
 import { IdParams, pageEnvelope, replies, toPageQuery } from '../../../platform/http/schemas/common.js';
 import type { NetworkPolicyService } from '../network-policy-service.js';
 import type { NetworkPolicy } from '../types.js';
+import { networkPolicyOperations } from './operations.js';
 import { CreatePolicyBody, PolicyListQuery, PolicyListView, PolicyViewSchema, toPatch, toView, UpdatePolicyBody } from './schemas.js';
 
 /**
@@ -9,7 +10,7 @@ import { CreatePolicyBody, PolicyListQuery, PolicyListView, PolicyViewSchema, to
  * them; they govern what devboxes reach, so RESOURCE_TYPE_DEVBOXES does (read to list and retrieve, write to
  * change).
  */
-export const networkPolicyRoutes = resourceModule('RESOURCE_TYPE_DEVBOXES', (app, opts: { policies: NetworkPolicyService }) => {
+export const networkPolicyRoutes = resourceModule('RESOURCE_TYPE_DEVBOXES', networkPolicyOperations, (app, opts: { policies: NetworkPolicyService }) => {
   const { policies } = opts;
   const view = (p: NetworkPolicy) => toView(p, policies.closedCidrs(p.egress));
 

@@ -45,26 +45,29 @@ const AllowedCidrView = Type.Object({
   cidr: Type.String(),
   ports: Type.Array(Type.Object({ port: Int, end_port: Nullable(Int), protocol: Nullable(StringEnum(['TCP', 'UDP'])) })),
 });
-export const PolicyViewSchema = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  description: Nullable(Type.String()),
-  create_time_ms: Int,
-  update_time_ms: Int,
-  egress: Type.Object({
-    allow_all: Type.Boolean(),
-    allowed_hostnames: Type.Array(Type.String()),
-    allowed_cidrs: Type.Array(AllowedCidrView),
-    allow_devbox_to_devbox: Type.Boolean(),
-    allow_agent_gateway: Type.Boolean(),
-    allow_mcp_gateway: Type.Boolean(),
-    allow_runloop_mirrors: Type.Boolean(),
-    closed_cidrs: Type.Array(Type.String(), {
-      description:
-        'the parts of allowed_cidrs boxes do not reach on this server whatever the policy: private ranges the operator has not opened (DEVBOXD_EGRESS_PRIVATE_ALLOW), shared, link-local, loopback and the other ranges of the floor',
+export const PolicyViewSchema = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    description: Nullable(Type.String()),
+    create_time_ms: Int,
+    update_time_ms: Int,
+    egress: Type.Object({
+      allow_all: Type.Boolean(),
+      allowed_hostnames: Type.Array(Type.String()),
+      allowed_cidrs: Type.Array(AllowedCidrView),
+      allow_devbox_to_devbox: Type.Boolean(),
+      allow_agent_gateway: Type.Boolean(),
+      allow_mcp_gateway: Type.Boolean(),
+      allow_runloop_mirrors: Type.Boolean(),
+      closed_cidrs: Type.Array(Type.String(), {
+        description:
+          'the parts of allowed_cidrs boxes do not reach on this server whatever the policy: private ranges the operator has not opened (DEVBOXD_EGRESS_PRIVATE_ALLOW), shared, link-local, loopback and the other ranges of the floor',
+      }),
     }),
-  }),
-});
+  },
+  { title: 'NetworkPolicyView', description: 'a network policy: what the devboxes under it reach' },
+);
 export const PolicyListView = pageSchema('network_policies', PolicyViewSchema);
 
 type Wire = {

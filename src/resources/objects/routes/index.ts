@@ -3,6 +3,7 @@ import { resourceModule } from '../../../platform/http/resource-module.js';
 import { IdParams, pageEnvelope, replies, toPageQuery } from '../../../platform/http/schemas/common.js';
 import { DOWNLOAD_URL_SECONDS, type ObjectService } from '../object-service.js';
 import type { ObjectListFilter, StoredObject } from '../types.js';
+import { objectOperations } from './operations.js';
 import { presignedRoutes } from './presigned.js';
 import { CreateObjectBody, DownloadQuery, DownloadUrlView, ObjectListQuery, ObjectListView, ObjectViewSchema, toView } from './schemas.js';
 
@@ -36,7 +37,7 @@ const filterOf = (q: {
 });
 
 /** Storage objects (`/v1/objects`), under RESOURCE_TYPE_OBJECTS; their presigned URLs need no key (presigned.ts). */
-export const objectRoutes = resourceModule('RESOURCE_TYPE_OBJECTS', async (app, { objects }: ObjectRouteOptions) => {
+export const objectRoutes = resourceModule('RESOURCE_TYPE_OBJECTS', objectOperations, async (app, { objects }: ObjectRouteOptions) => {
   const view = (req: FastifyRequest, o: StoredObject) => toView(o, o.accountId === req.principal.accountId ? objects.uploadUrl(o, requestBase(req)) : null);
 
   // A retried x-request-id answers the same object: the answer's upload_url is a credential (an

@@ -42,10 +42,13 @@ export const ObjectViewSchema = Type.Object(
     size_bytes: OrNull(Int),
     upload_url: OrNull(Type.String({ description: 'while UPLOADING: PUT the bytes here (no API key; expires in an hour)' })),
   },
-  { description: 'ObjectView' },
+  { title: 'ObjectView', description: 'a storage object' },
 );
 export const ObjectListView = pageSchema('objects', ObjectViewSchema);
-export const DownloadUrlView = Type.Object({ download_url: Type.String() }, { description: 'ObjectDownloadURLView' });
+export const DownloadUrlView = Type.Object(
+  { download_url: Type.String() },
+  { title: 'ObjectDownloadURLView', description: "a presigned URL to the object's bytes" },
+);
 
 export const toView = (o: StoredObject, uploadUrl: string | null = null) => ({
   id: o.id,

@@ -2,6 +2,7 @@ import { resourceModule } from '../../../platform/http/resource-module.js';
 import { IdParams, pageEnvelope, replies, toPageQuery } from '../../../platform/http/schemas/common.js';
 import type { RepositoryService } from '../repository-service.js';
 import type { UserManifestInput } from '../types.js';
+import { repositoryOperations } from './operations.js';
 import {
   CreateRepositoryBody,
   InspectBody,
@@ -23,7 +24,7 @@ import {
  * add_user_manifest of the service interface. Runloop's restricted-key scopes have no repositories type:
  * the blueprints' governs them (an inspection is what an image is built from).
  */
-export const repositoryRoutes = resourceModule('RESOURCE_TYPE_BLUEPRINTS', (app, opts: { repositories: RepositoryService }) => {
+export const repositoryRoutes = resourceModule('RESOURCE_TYPE_BLUEPRINTS', repositoryOperations, (app, opts: { repositories: RepositoryService }) => {
   const { repositories } = opts;
 
   app.post('/v1/repositories', { schema: { body: CreateRepositoryBody, response: replies(RepositoryViewSchema) } }, async (req) =>

@@ -27,7 +27,7 @@ export const RepositoryListQuery = Type.Object(
 
 export const RepositoryViewSchema = Type.Object(
   { id: Type.String(), name: Type.String(), owner: Type.String() },
-  { description: 'a repository connection (its token is never returned)' },
+  { title: 'RepositoryConnectionView', description: 'a repository connection (its token is never returned)' },
 );
 export const RepositoryListView = pageSchema('repositories', RepositoryViewSchema);
 
@@ -103,21 +103,24 @@ const ManifestSchema = Type.Object({
   required_env_vars: StringsOrNull,
   env_vars: Type.Union([StringMap, Type.Null()]),
 });
-export const ManifestViewSchema = Type.Object(ManifestSchema.properties, { description: 'the repository manifest' });
+export const ManifestViewSchema = Type.Object(ManifestSchema.properties, { title: 'RepositoryManifestView', description: 'the repository manifest' });
 
-export const InspectionViewSchema = Type.Object({
-  id: Type.String(),
-  commit_sha: Type.String(),
-  inspected_at: Int,
-  status: StringEnum([...INSPECTION_STATUSES]),
-  repository_manifest: ManifestSchema,
-  user_manifest: Type.Union([ManifestSchema, Type.Null()]),
-  blueprint_id: Type.Null(),
-  blueprint_name: Type.Null(),
-  build_status: Type.Null(),
-  workflow_contexts: Type.Null(),
-  failure_reason: OrNull(Type.String({ description: 'why a failed inspection failed (devboxd)' })),
-});
+export const InspectionViewSchema = Type.Object(
+  {
+    id: Type.String(),
+    commit_sha: Type.String(),
+    inspected_at: Int,
+    status: StringEnum([...INSPECTION_STATUSES]),
+    repository_manifest: ManifestSchema,
+    user_manifest: Type.Union([ManifestSchema, Type.Null()]),
+    blueprint_id: Type.Null(),
+    blueprint_name: Type.Null(),
+    build_status: Type.Null(),
+    workflow_contexts: Type.Null(),
+    failure_reason: OrNull(Type.String({ description: 'why a failed inspection failed (devboxd)' })),
+  },
+  { title: 'RepositoryInspectionDetails', description: 'an inspection of a repository and the manifest it found' },
+);
 export const InspectionListView = Type.Object({ inspections: Type.Array(InspectionViewSchema) });
 
 export const toRepositoryView = (r: RepositoryConnection) => ({ id: r.id, name: r.name, owner: r.owner });

@@ -27,7 +27,10 @@ const Names = Type.Array(Text(256), { maxItems: 100 });
 
 /* Scorers */
 export const ScorerBody = Body({ type: Text(128), bash_script: ArgString({ maxLength: SCRIPT_MAX_BYTES }) });
-export const ScorerView = Type.Object({ id: Type.String(), type: Type.String(), bash_script: Type.String() }, { description: 'a custom scorer' });
+export const ScorerView = Type.Object(
+  { id: Type.String(), type: Type.String(), bash_script: Type.String() },
+  { title: 'ScorerView', description: 'a custom scorer' },
+);
 export const ScorerList = pageSchema('scorers', ScorerView);
 export const ScorerListQuery = Type.Object({ ...PageQuerySchema.properties, search: Type.Optional(Text(256)) });
 export const toScorerView = (s: CustomScorer) => ({ id: s.id, type: s.type, bash_script: s.bashScript });
@@ -123,7 +126,7 @@ export const ScenarioView = Type.Object(
     scorer_timeout_sec: Int,
     validation_type: OrNull(StringEnum(VALIDATION)),
   },
-  { description: 'a scenario' },
+  { title: 'ScenarioView', description: 'a scenario' },
 );
 export const ScenarioList = pageSchema('scenarios', ScenarioView);
 
@@ -199,7 +202,7 @@ export const RunView = Type.Object(
     start_time_ms: Int,
     duration_ms: Int,
   },
-  { description: 'a scenario run' },
+  { title: 'ScenarioRunView', description: 'a scenario run' },
 );
 export const RunList = pageSchema('runs', RunView);
 

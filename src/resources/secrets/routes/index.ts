@@ -1,13 +1,14 @@
 import { resourceModule } from '../../../platform/http/resource-module.js';
 import { pageEnvelope, replies, toPageQuery } from '../../../platform/http/schemas/common.js';
 import type { SecretService } from '../secret-service.js';
+import { secretOperations } from './operations.js';
 import { CreateSecretBody, SecretListQuery, SecretListView, SecretNameParams, SecretViewSchema, toView, UpdateSecretBody } from './schemas.js';
 
 /**
  * Secrets, addressed by name like Runloop (`/v1/secrets/{name}`). Runloop's restricted-key scopes have no
  * secrets type: RESOURCE_TYPE_ACCOUNT governs them (read to list and retrieve, write to change).
  */
-export const secretRoutes = resourceModule('RESOURCE_TYPE_ACCOUNT', (app, opts: { secrets: SecretService }) => {
+export const secretRoutes = resourceModule('RESOURCE_TYPE_ACCOUNT', secretOperations, (app, opts: { secrets: SecretService }) => {
   const { secrets } = opts;
 
   app.post('/v1/secrets', { schema: { body: CreateSecretBody, response: replies(SecretViewSchema) } }, async (req) =>

@@ -21,7 +21,7 @@ export const SecretListQuery = Type.Object({
 
 export const SecretViewSchema = Type.Object(
   { id: Type.String(), name: Type.String(), create_time_ms: Int, update_time_ms: Int },
-  { description: 'a secret; its value is never returned' },
+  { title: 'SecretView', description: 'a secret; its value is never returned' },
 );
 export const SecretListView = pageSchema('secrets', SecretViewSchema);
 

@@ -30,7 +30,7 @@ export const SnapshotViewSchema = Type.Object(
     commit_message: OrNull(Type.String()),
     size_bytes: OrNull(Int),
   },
-  { description: 'DevboxSnapshotView' },
+  { title: 'DevboxSnapshotView', description: 'a disk snapshot' },
 );
 
 /** DevboxSnapshotAsyncStatusView. */
@@ -40,7 +40,7 @@ export const StatusViewSchema = Type.Object(
     snapshot: SnapshotViewSchema,
     error_message: Type.Optional(Type.String()),
   },
-  { description: 'DevboxSnapshotAsyncStatusView' },
+  { title: 'DevboxSnapshotAsyncStatusView', description: "a snapshot's progress" },
 );
 
 /** DevboxSnapshotView. */

@@ -116,7 +116,7 @@ export default function Snapshots() {
                 <Action
                   label="Delete"
                   variant="secondary"
-                  confirm={`Delete snapshot ${s.name || s.id}? Devboxes started from it keep running.`}
+                  confirm={`Delete snapshot ${s.name || s.id}? New devboxes can no longer start from it.`}
                   run={() => post(`/v1/devboxes/disk_snapshots/${s.id}/delete`)}
                   done={reload}
                 />
@@ -129,8 +129,7 @@ export default function Snapshots() {
             A snapshot keeps a running devbox's disk so new boxes start from it.{' '}
             <button type="button" onClick={take}>
               Snapshot a devbox
-            </button>{' '}
-            (or use Snapshot on a devbox's page).
+            </button>
           </p>
         }
       />

@@ -89,7 +89,10 @@ export const pageSchema = <K extends string, T extends TSchema>(itemsKey: K, ite
       has_more: Type.Boolean(),
       total_count: Type.Optional(Type.Integer()),
     },
-    itemTitle?.endsWith('View') ? { title: `${itemTitle.slice(0, -'View'.length)}ListView` } : {},
+    {
+      description: `a page of ${itemsKey} (has_more: whether more follow the last)`,
+      ...(itemTitle?.endsWith('View') ? { title: `${itemTitle.slice(0, -'View'.length)}ListView` } : {}),
+    },
   );
 };
 

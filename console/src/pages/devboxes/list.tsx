@@ -38,7 +38,14 @@ export default function DevboxList() {
         </label>
         <label>
           Search
-          <input type="search" placeholder="Name or id" value={typed} onInput={(e) => setTyped(e.currentTarget.value)} onBlur={() => setSearch(typed.trim())} />
+          <input
+            type="search"
+            placeholder="Name or id"
+            maxLength={256}
+            value={typed}
+            onInput={(e) => setTyped(e.currentTarget.value)}
+            onBlur={() => setSearch(typed.trim())}
+          />
         </label>
       </form>
       <PagedTable<DevboxView>

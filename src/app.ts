@@ -21,6 +21,8 @@ export interface AppOptions {
   bodyTimeoutMs: number;
   /** Headers timeout, caps on connections before their headers, HTTP/2 resets (defaults when absent). */
   connections?: ConnectionLimits;
+  /** Origins besides its own the web console may call (its CSP's connect-src). */
+  consoleOrigins?: string[];
 }
 
 /** JSON nesting past this is a 400: no wire shape of the API is deeper, and deep values cost every reader. */
@@ -70,6 +72,6 @@ export async function buildApp(deps: Deps, opts: AppOptions): Promise<FastifyIns
     });
     await scope.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
   });
-  await registerConsole(app);
+  await registerConsole(app, { connect: opts.consoleOrigins });
   return app;
 }

@@ -34,7 +34,13 @@ export async function startServer(config: Config): Promise<Running> {
   containCrashes(logger);
   const deps = await buildDeps(config, logger);
   const { createdSecret } = await deps.accounts.bootstrap(config.adminKey);
-  const app = await buildApp(deps, { logger, bodyLimit: config.bodyLimit, bodyTimeoutMs: config.bodyTimeoutMs, connections: config.connections });
+  const app = await buildApp(deps, {
+    logger,
+    bodyLimit: config.bodyLimit,
+    bodyTimeoutMs: config.bodyTimeoutMs,
+    connections: config.connections,
+    consoleOrigins: consoleOrigins(config.env),
+  });
   // SSH first: with SSH on the API port (the default), the first TLS connection may come as soon as it listens.
   const ssh = await deps.ssh.front.listen();
   await app.listen({ host: config.host, port: config.port });
@@ -90,4 +96,18 @@ async function drainWithin(deps: Deps, graceMs: number, timeoutMs: number, logge
   if (first !== 'timeout') return;
   const left = await deps.store.devboxes.listByStatus(['running'], deps.node).catch(() => []);
   logger.warn({ timeoutMs, left: left.map((d) => d.id) }, 'shutdown drain deadline passed: stopping with these devboxes running (adopted at next start)');
+}
+
+/**
+ * Origins other than its own the console's pages may call: DEVBOXD_PUBLIC_URL's, where presigned object URLs
+ * point (an upload PUTs there). The objects module has already refused a malformed value by now.
+ */
+function consoleOrigins(env: NodeJS.ProcessEnv): string[] {
+  const raw = env.DEVBOXD_PUBLIC_URL?.trim();
+  if (!raw) return [];
+  try {
+    return [new URL(raw).origin];
+  } catch {
+    return [];
+  }
 }

@@ -52,7 +52,7 @@ test("the built assets are served with a year's immutable cache, and a missing o
 test('a server whose console is not built says how to build it, and serves it once built without a restart', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'console-'));
   const app = Fastify();
-  await registerConsole(app, dir);
+  await registerConsole(app, { dir, connect: ['https://api.example.com'] });
   try {
     const missing = await app.inject({ method: 'GET', url: '/devboxes' });
     assert.equal(missing.statusCode, 503);
@@ -60,7 +60,10 @@ test('a server whose console is not built says how to build it, and serves it on
     fs.mkdirSync(path.join(dir, 'assets'));
     fs.writeFileSync(path.join(dir, 'index.html'), '<!doctype html><div id="app"></div>');
     fs.writeFileSync(path.join(dir, 'assets', 'a-1.js'), 'export {}');
-    assert.equal((await app.inject({ method: 'GET', url: '/devboxes' })).statusCode, 200);
+    const page = await app.inject({ method: 'GET', url: '/devboxes' });
+    assert.equal(page.statusCode, 200);
+    // DEVBOXD_PUBLIC_URL's origin: an object upload PUTs to the presigned URL there.
+    assert.match(page.headers['content-security-policy'] as string, /connect-src 'self' https:\/\/api\.example\.com;/);
     assert.equal((await app.inject({ method: 'GET', url: '/assets/a-1.js' })).body, 'export {}');
   } finally {
     await app.close();

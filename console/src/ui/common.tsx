@@ -15,7 +15,7 @@ export function ErrorNote({ error }: { error: string | null | undefined }) {
 export function Empty({ title, children }: { title: string; children?: ComponentChildren }) {
   return (
     <article class="empty">
-      <h3>{title}</h3>
+      <h2>{title}</h2>
       {children}
     </article>
   );

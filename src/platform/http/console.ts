@@ -31,25 +31,30 @@ export const CONSOLE_SECTIONS = [
 /**
  * The page may load scripts and styles only from this server and talk only to it: the API key sits in the
  * tab's session storage, so nothing injected into a page may run or send it anywhere. Inline styles are
- * allowed because the terminal (xterm.js) and charts size their elements with them.
+ * allowed because the terminal (xterm.js) and charts size their elements with them. `connect` adds origins the
+ * page may call besides its own (where presigned URLs point).
  */
-const CSP = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data: blob:",
-  "connect-src 'self'",
-  "frame-ancestors 'none'",
-  "base-uri 'none'",
-  "form-action 'self'",
-].join('; ');
+function csp(connect: string[]): string {
+  return [
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data: blob:",
+    `connect-src ${["'self'", ...connect].join(' ')}`,
+    "frame-ancestors 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+  ].join('; ');
+}
 
 /**
  * Serves the web console at `/`: hashed assets under /assets/ cached for a year, the page itself never cached
  * (a new build shows at the next load). Public: the page holds no data; it signs in with a key the user types,
  * and every call it makes is an API call with that key.
  */
-export async function registerConsole(app: FastifyInstance, dir = CONSOLE_DIR): Promise<void> {
+export async function registerConsole(app: FastifyInstance, opts: { dir?: string; connect?: string[] } = {}): Promise<void> {
+  const dir = opts.dir ?? CONSOLE_DIR;
+  const policy = csp(opts.connect ?? []);
   const index = path.join(dir, 'index.html');
   const page = async (_req: unknown, reply: FastifyReply) => {
     let html: Buffer;
@@ -64,7 +69,7 @@ export async function registerConsole(app: FastifyInstance, dir = CONSOLE_DIR): 
     return reply
       .type('text/html; charset=utf-8')
       .header('cache-control', 'no-cache')
-      .header('content-security-policy', CSP)
+      .header('content-security-policy', policy)
       .header('x-content-type-options', 'nosniff')
       .send(html);
   };

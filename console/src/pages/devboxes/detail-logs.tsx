@@ -5,7 +5,7 @@ import type { DevboxLogsListView } from '@runloop/api-client/resources/devboxes/
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { stream } from '../../api';
-import { Empty, ErrorNote } from '../../ui/common';
+import { ErrorNote } from '../../ui/common';
 import { LivePre } from './exec-live-pre';
 
 type Entry = DevboxLogsListView.Log;
@@ -115,9 +115,7 @@ export function DevboxLogs({ devboxId }: { devboxId: string }) {
       )}
       <h3>Log</h3>
       {shown.length === 0 && state !== 'live' ? (
-        <Empty title="Nothing logged">
-          <p>Launch commands, the entrypoint and every command run in the box write here.</p>
-        </Empty>
+        <p>Nothing was logged: launch commands, the entrypoint and every command run in the box write here.</p>
       ) : (
         <LivePre>
           {buffer.current.length > KEEP && `… earlier entries are not shown (the newest ${KEEP} are)\n`}

@@ -77,3 +77,50 @@ test('every section opens clean on a new account, with an empty state that says 
     await check(`empty${path.replace(/\//g, '-')}`);
   }
 });
+
+test('create a box from the console, type `echo hi` into its terminal, and see hi', async () => {
+  await open('/devboxes/new');
+  await page.getByLabel(/^Name/).fill('from-console');
+  await page.getByRole('button', { name: 'Create devbox' }).click();
+  await page.getByRole('heading', { name: 'from-console', level: 1 }).waitFor();
+  await page.locator('main .status-running').first().waitFor({ timeout: 30_000 });
+  const id = /\/devboxes\/([^/?]+)$/.exec(new URL(page.url()).pathname)?.[1];
+  assert.ok(id?.startsWith('dbx_'), page.url());
+  const box = await s.client().devboxes.retrieve(id);
+  assert.deepEqual([box.name, box.status], ['from-console', 'running']);
+  await check('devbox-detail');
+
+  await page.getByRole('link', { name: 'Terminal' }).click();
+  const term = page.locator('.xterm-rows');
+  await term.waitFor();
+  await page.locator('.xterm-helper-textarea').focus();
+  // The prompt first: typing before the shell reads would be echoed by the tty alone.
+  await page.waitForFunction(() => /[$#]\s*$/.test(document.querySelector('.xterm-rows')?.textContent ?? ''), undefined, { timeout: 15_000 });
+  await page.keyboard.type('echo h""i');
+  await page.keyboard.press('Enter');
+  // "h""i" is what was typed; only the shell's output reads "hi" on a line of its own.
+  await page.waitForFunction(() => [...document.querySelectorAll('.xterm-rows > div')].some((r) => r.textContent?.trim() === 'hi'), undefined, {
+    timeout: 15_000,
+  });
+  await check('devbox-terminal');
+});
+
+test('upload a file into a box from the files page, see it listed, download it byte for byte', async () => {
+  const api = s.client();
+  const box = await api.devboxes.createAndAwaitRunning({ name: 'files' });
+  const bytes = Buffer.from(Array.from({ length: 300_000 }, (_, i) => (i * 7919) % 251));
+  await open(`/devboxes/${box.id}/files`);
+  await check('devbox-files');
+  await page.getByLabel(/Files to upload/).setInputFiles({ name: 'data.bin', mimeType: 'application/octet-stream', buffer: bytes });
+  await page.getByRole('button', { name: 'Upload', exact: true }).click();
+  await page.getByRole('status').filter({ hasText: 'Uploaded data.bin' }).waitFor();
+  assert.deepEqual(Buffer.from(await (await api.devboxes.downloadFile(box.id, { path: 'data.bin' })).arrayBuffer()), bytes);
+
+  const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download data.bin' }).click()]);
+  assert.equal(download.suggestedFilename(), 'data.bin');
+  const stream = await download.createReadStream();
+  const got: Buffer[] = [];
+  for await (const chunk of stream) got.push(chunk as Buffer);
+  assert.deepEqual(Buffer.concat(got), bytes);
+  problems.assertClean('files');
+});

@@ -86,7 +86,7 @@ test('create a box from the console, type `echo hi` into its terminal, and see h
   await page.locator('main .status-running').first().waitFor({ timeout: 30_000 });
   const id = /\/devboxes\/([^/?]+)$/.exec(new URL(page.url()).pathname)?.[1];
   assert.ok(id?.startsWith('dbx_'), page.url());
-  const box = await s.client().devboxes.retrieve(id);
+  const box = await s.client().devboxes.retrieve(id!);
   assert.deepEqual([box.name, box.status], ['from-console', 'running']);
   await check('devbox-detail');
 
@@ -123,4 +123,49 @@ test('upload a file into a box from the files page, see it listed, download it b
   for await (const chunk of stream) got.push(chunk as Buffer);
   assert.deepEqual(Buffer.concat(got), bytes);
   problems.assertClean('files');
+});
+
+test('with data in the account, every list and detail page opens clean and is screenshotted', async () => {
+  const api = s.client();
+  const box = await api.devboxes.createAndAwaitRunning({ name: 'populated' });
+  const exec = await api.devboxes.executeAsync(box.id, { command: 'for i in 1 2 3; do echo line $i; done; echo oops >&2; exit 3' });
+  await api.devboxes.executions.awaitCompleted(box.id, exec.execution_id);
+  const snapshot = await api.devboxes.snapshotDisk(box.id, { name: 'populated-snap' });
+  await api.secrets.create({ name: 'POPULATED_TOKEN', value: 'not shown anywhere' });
+  await api.networkPolicies.create({ name: 'populated-policy', allowed_hostnames: ['example.test'] });
+  await api.mcpConfigs.create({ name: 'populated-mcp', endpoint: 'https://mcp.example.test/mcp', allowed_tools: ['*'] });
+  await api.post('/v1/apikeys', { body: { name: 'populated-key' } });
+  const obj = await api.objects.create({ name: 'notes.txt', content_type: 'text' });
+  await fetch(obj.upload_url!, { method: 'PUT', body: 'hello' });
+  await api.objects.complete(obj.id);
+
+  const pages: [string, string][] = [
+    ['/devboxes', 'devboxes'],
+    [`/devboxes/${box.id}/executions/${exec.execution_id}`, 'devbox-execution'],
+    ['/snapshots', 'snapshots'],
+    ['/secrets', 'secrets'],
+    ['/network-policies', 'network-policies'],
+    ['/mcp-configs', 'mcp-configs'],
+    ['/gateway-configs', 'gateway-configs'],
+    ['/objects', 'objects'],
+    ['/api-keys', 'api-keys'],
+    ['/blueprints', 'blueprints'],
+  ];
+  for (const [path, name] of pages) {
+    await open(path);
+    await check(name);
+  }
+  // The execution's page shows what it printed, stderr told apart from stdout, and how it ended.
+  await open(`/devboxes/${box.id}/executions/${exec.execution_id}`);
+  await page.getByText('The output is complete.').waitFor();
+  const text = await page.locator('main').innerText();
+  assert.match(text, /line 1\s+line 2\s+line 3/);
+  assert.match(text, /oops/);
+  assert.match(text, /\b3\b/);
+  // A secret's value is never on the page.
+  await open('/secrets');
+  assert.doesNotMatch(await page.content(), /not shown anywhere/);
+  assert.match(await page.locator('main').innerText(), /POPULATED_TOKEN/);
+  await open('/snapshots');
+  assert.match(await page.locator('main').innerText(), new RegExp(snapshot.name || snapshot.id));
 });

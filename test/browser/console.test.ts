@@ -168,4 +168,17 @@ test('with data in the account, every list and detail page opens clean and is sc
   assert.match(await page.locator('main').innerText(), /POPULATED_TOKEN/);
   await open('/snapshots');
   assert.match(await page.locator('main').innerText(), new RegExp(snapshot.name || snapshot.id));
+  // A box from the snapshot: its row's link opens the create form with the snapshot chosen.
+  await api.devboxes.diskSnapshots.awaitCompleted(snapshot.id);
+  await page
+    .getByRole('link', { name: /Create devbox/ })
+    .first()
+    .click();
+  await page.getByRole('heading', { name: 'Create a devbox', level: 1 }).waitFor();
+  assert.equal(await page.getByLabel('A disk snapshot').isChecked(), true);
+  await page.getByLabel(/^Name/).fill('from-snapshot');
+  await page.getByRole('button', { name: 'Create devbox' }).click();
+  await page.getByRole('heading', { name: 'from-snapshot', level: 1 }).waitFor();
+  const made = (await api.devboxes.list({ search: 'from-snapshot' } as never)).devboxes[0];
+  assert.equal(made?.snapshot_id, snapshot.id);
 });

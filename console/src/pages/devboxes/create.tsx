@@ -40,8 +40,13 @@ const EMPTY: CreateForm = {
 };
 
 export default function DevboxCreate() {
-  const { route } = useLocation();
-  const [form, setForm] = useState<CreateForm>(EMPTY);
+  const { route, query } = useLocation();
+  // "Create devbox" on a snapshot's or blueprint's row links here with its id: that source comes chosen.
+  const [form, setForm] = useState<CreateForm>(() => {
+    if (query.snapshot_id) return { ...EMPTY, source: 'snapshot', from: query.snapshot_id };
+    if (query.blueprint_id) return { ...EMPTY, source: 'blueprint', from: query.blueprint_id };
+    return EMPTY;
+  });
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const set = (patch: Partial<CreateForm>) => setForm((f) => ({ ...f, ...patch }));

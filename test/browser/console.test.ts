@@ -102,6 +102,10 @@ test('create a box from the console, type `echo hi` into its terminal, and see h
   await page.waitForFunction(() => [...document.querySelectorAll('.xterm-rows > div')].some((r) => r.textContent?.trim() === 'hi'), undefined, {
     timeout: 15_000,
   });
+  // Tab is the shell's; Escape then Tab moves focus out of the terminal, as the page says.
+  await page.keyboard.press('Escape');
+  await page.keyboard.press('Tab');
+  assert.equal(await page.evaluate(() => document.activeElement?.classList.contains('xterm-helper-textarea')), false);
   await check('devbox-terminal');
 });
 

@@ -60,6 +60,18 @@ export default function DevboxTerminal({ id }: { id: string }) {
     const fit = new FitAddon();
     xterm.loadAddon(fit);
     xterm.open(host.current!);
+    // Tab belongs to the shell (completion), so it cannot also move focus on: Escape then Tab leaves the
+    // terminal (a keyboard way out that the page names, as WCAG 2.1.2 asks). Escape alone still reaches the shell.
+    let escaped = false;
+    xterm.attachCustomKeyEventHandler((e) => {
+      if (e.type !== 'keydown') return true;
+      if (escaped && e.key === 'Tab') {
+        escaped = false;
+        return false;
+      }
+      escaped = e.key === 'Escape';
+      return true;
+    });
     setTerm({ xterm, fit });
     return () => xterm.dispose();
   }, []);
@@ -115,7 +127,8 @@ export default function DevboxTerminal({ id }: { id: string }) {
           Screen reader mode
         </label>
       </div>
-      <section class="terminal-box" ref={host} aria-label={`Terminal of ${name}`} />
+      <section class="terminal-box" ref={host} aria-label={`Terminal of ${name}`} aria-describedby="terminal-keys" />
+      <small id="terminal-keys">Tab goes to the shell. Press Escape, then Tab, to move focus out of the terminal.</small>
     </section>
   );
 }

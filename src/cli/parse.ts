@@ -39,7 +39,11 @@ export function usage(commands: Command[]): string {
   for (const c of commands) {
     lines.push(`  ${synopsis(c)}`, ...c.summary.split('\n').map((l) => `      ${l}`));
   }
-  lines.push('', 'devboxd COMMAND --help shows one command.');
+  lines.push(
+    '',
+    'devboxd COMMAND --help shows one command. devboxd --config FILE COMMAND (or COMMAND --config FILE) reads the',
+    'settings from a YAML file, under the variables that are set (README, "Configuration"); the client commands take none.',
+  );
   return lines.join('\n');
 }
 

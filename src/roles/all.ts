@@ -56,11 +56,12 @@ export function startAll(config: Config): RunningAll {
   const layout = prepareLayout(config.dataDir, user);
   const script = process.argv[1];
   if (!script || path.relative(INSTALL_ROOT, script).startsWith('..')) throw new Error(`devboxd runs from ${script}, outside its checkout ${INSTALL_ROOT}`);
+  // The settings' environment, not the process's: it holds what a config file set (the children read no file).
   const shared = {
-    ...process.env,
+    ...config.env,
     // One token per start unless the operator set one: only these two processes know it.
     DEVBOXD_CLUSTER_TOKEN: config.roles.token ?? randomBytes(32).toString('hex'),
-    DEVBOXD_NODE_URL: process.env.DEVBOXD_NODE_URL || `unix:${layout.agentSocket}`,
+    DEVBOXD_NODE_URL: config.env.DEVBOXD_NODE_URL || `unix:${layout.agentSocket}`,
   };
   const node = spawn('setpriv', ['--pdeathsig=SIGKILL', '--', process.execPath, ...process.execArgv, script, 'serve'], {
     env: { ...shared, DEVBOXD_ROLE: 'node' },
@@ -80,7 +81,7 @@ export function startAll(config: Config): RunningAll {
       DEVBOXD_BOX_SERVICES_DIR: layout.boxServicesDir,
       DEVBOXD_HOST_DATA_DIR: layout.apiDir,
       HOME: path.join(VIEW, 'data'),
-      ...handFiles(process.env, layout.apiDir, user),
+      ...handFiles(config.env, layout.apiDir, user),
     },
     stdio: 'inherit',
     detached: true,

@@ -53,9 +53,11 @@ export function registerAuth(app: FastifyInstance, accounts: Authenticator): voi
       if (config.overlapAuth !== 'folded') req.keyCheck.start();
     }
     const principal = hinted?.hint ?? (await accounts.authenticate(match[1]!));
+    // Known before its grants are checked, so a call refused for them still says whose key made it (the audit
+    // trail); nothing runs for a request this hook refuses.
+    req.principal = principal;
     if (config?.operator) {
       await accounts.authorizeOperator(principal);
-      req.principal = principal;
       return;
     }
     // Unreachable after the start-up check; kept so that a route added past it is refused, never open.
@@ -63,7 +65,6 @@ export function registerAuth(app: FastifyInstance, accounts: Authenticator): voi
     const level = config.access ?? (req.method === 'GET' || req.method === 'HEAD' ? 'read' : 'write');
     accounts.authorize(principal, config.resource, level);
     for (const need of config.alsoNeeds ?? []) accounts.authorize(principal, need.resource, need.access);
-    req.principal = principal;
   });
 
   app.decorateRequest('keyCheck', null);

@@ -1,12 +1,20 @@
 import type { FastifyInstance } from 'fastify';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The registry /metrics serves: modules add their own metrics to it when they register their routes. */
+    metrics: Registry;
+  }
+}
+
 /**
  * Prometheus metrics: request counts and latencies by route, plus Node's process metrics. They describe every
  * account's traffic, so only keys of the operator's account read them (`operator`, see plugins/auth.ts).
  */
 export function registerMetrics(app: FastifyInstance): Registry {
   const registry = new Registry();
+  app.decorate('metrics', registry);
   collectDefaultMetrics({ register: registry });
   const requests = new Counter({
     name: 'devboxd_http_requests_total',

@@ -5,6 +5,7 @@ import type { ModuleSchema } from '../platform/store/module-schema.js';
 import { accountsModule } from './accounts/index.js';
 import { agentsModule } from './agents/index.js';
 import { apiKeysModule } from './apikeys/index.js';
+import { auditModule } from './audit/index.js';
 import { axonsModule } from './axons/index.js';
 import { benchmarkJobsModule } from './benchmark-jobs/index.js';
 import { benchmarksModule } from './benchmarks/index.js';
@@ -63,6 +64,7 @@ export const MODULES: readonly AnyHostModule[] = [
   scenariosModule,
   benchmarksModule,
   benchmarkJobsModule,
+  auditModule,
 ];
 
 /** The tables of `modules`, in the order they migrate (after the core tables). */

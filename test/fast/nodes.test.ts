@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { runCli } from '../../src/cli/index.js';
+import { cliOn } from '../helpers/cli.js';
 import type { Job } from '../../src/platform/jobs/types.js';
 import type { Devbox } from '../../src/resources/devboxes/index.js';
 import { lostReason, SqlNodeStore } from '../../src/resources/nodes/index.js';
@@ -34,20 +34,8 @@ before(async () => {
 });
 after(() => f?.close());
 
-/** The CLI in this process on the app's database (commands read DEVBOXD_DATA_DIR as they start). */
-async function cli(...args: string[]) {
-  let out = '';
-  let err = '';
-  const was = process.env.DEVBOXD_DATA_DIR;
-  process.env.DEVBOXD_DATA_DIR = f.dataDir;
-  try {
-    const code = await runCli(args, { out: (s) => (out += s), err: (s) => (err += s) });
-    return { code, out, err };
-  } finally {
-    if (was === undefined) delete process.env.DEVBOXD_DATA_DIR;
-    else process.env.DEVBOXD_DATA_DIR = was;
-  }
-}
+/** The CLI in this process on the app's database. */
+const cli = (...args: string[]) => cliOn(f.dataDir, ...args);
 
 /** A row for node `name` as its server writes at start, with its lease ending `leaseEndsInMs` from now. */
 async function otherNode(name: string, leaseEndsInMs: number, graceMs = 0) {

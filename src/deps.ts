@@ -42,7 +42,12 @@ export async function buildDeps(config: Config, logger: Logger, opts: BuildOptio
   const modules = opts.modules ?? MODULES;
   // Every module's settings parse before anything opens: a bad value stops the start here, naming it.
   const configs = moduleConfigs(modules, config.env);
-  const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, modules: moduleSchemas(modules) });
+  const store = await openStore({
+    dataDir: config.dataDir,
+    databaseUrl: config.databaseUrl,
+    modules: moduleSchemas(modules),
+    log: logger.child({ component: 'store' }),
+  });
   // The blob store (local files or S3) is opened before anything runs: an unreachable bucket stops the start here.
   const blobs = await openBlobStore(config.blob, config.dataDir, logger.child({ component: 'blobs' }));
   const outbound = new OutboundGuard({ allow: config.outboundAllow, boxSubnet: config.network.boxSubnet });

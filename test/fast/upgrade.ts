@@ -6,7 +6,6 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { COUNTERS_RETIRED } from '../../src/platform/store/module-schema.js';
 import { PgExecutor } from '../../src/platform/store/postgres/executor.js';
-import type { SqlExecutor } from '../../src/platform/store/sql/executor.js';
 import { openDatabase } from '../../src/platform/store/sqlite/db.js';
 import { CORE_SCHEMA } from '../../src/resources/core-schema.js';
 import { openStore } from '../../src/resources/core-store.js';
@@ -14,6 +13,7 @@ import { MODULE_SCHEMAS } from '../../src/resources/index.js';
 import { answers, buildFastApp, type FastApp } from '../helpers/app.js';
 import { ROOT } from '../helpers/paths.js';
 import { postgresBin, startTestPostgres, type TestPostgres } from '../helpers/postgres.js';
+import { schemaOf } from '../helpers/schema.js';
 
 /**
  * A data dir and a PostgreSQL database made by the devboxd before each table was written once for both
@@ -23,32 +23,6 @@ import { postgresBin, startTestPostgres, type TestPostgres } from '../helpers/po
  */
 const FIXTURES = path.join(ROOT, 'test/fixtures/upgrade');
 type Made = { keyB: string; ids: Record<string, string> };
-
-/** The schema as the database describes it, in an order that does not depend on how it was made. */
-async function schemaOf(db: SqlExecutor): Promise<unknown> {
-  const rows = async (sql: string) => (await db.query(sql)).rows;
-  if (db.dialect === 'sqlite') {
-    // SQLite keeps each CREATE as written (ALTER ... ADD COLUMN appends to it): compared up to whitespace.
-    const objects = await rows("SELECT type, name, tbl_name, sql FROM sqlite_master WHERE name != 'sqlite_sequence' ORDER BY type, name");
-    return {
-      objects: objects.map((o) => ({ ...o, sql: typeof o.sql === 'string' ? o.sql.replace(/\s+/g, ' ').replace(/\( /g, '(').replace(/ \)/g, ')') : o.sql })),
-      columns: await rows("SELECT m.name AS tbl, p.* FROM sqlite_master m, pragma_table_info(m.name) p WHERE m.type = 'table' ORDER BY m.name, p.cid"),
-      indexes: await rows("SELECT m.name AS tbl, p.* FROM sqlite_master m, pragma_index_list(m.name) p WHERE m.type = 'table' ORDER BY m.name, p.name"),
-    };
-  }
-  return {
-    columns: await rows(
-      `SELECT table_name, column_name, ordinal_position, data_type, collation_name, is_nullable, column_default
-         FROM information_schema.columns WHERE table_schema = 'public' ORDER BY table_name, ordinal_position`,
-    ),
-    indexes: await rows("SELECT tablename, indexname, indexdef FROM pg_indexes WHERE schemaname = 'public' ORDER BY tablename, indexname"),
-    constraints: await rows(
-      `SELECT conrelid::regclass::text AS tbl, conname, contype, pg_get_constraintdef(oid) AS def
-         FROM pg_constraint WHERE connamespace = 'public'::regnamespace ORDER BY 1, 2`,
-    ),
-    sequences: await rows("SELECT sequence_name, data_type FROM information_schema.sequences WHERE sequence_schema = 'public' ORDER BY 1"),
-  };
-}
 
 /** A copy of a fixture's data dir (master key, blobs; SQLite's database), with the modes git does not keep. */
 function dataDirFrom(fixture: string): string {

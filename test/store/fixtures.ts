@@ -9,6 +9,7 @@ import { openStore } from '../../src/resources/core-store.js';
 import { MODULE_SCHEMAS } from '../../src/resources/index.js';
 import assert from 'node:assert/strict';
 import { DomainError } from '../../src/platform/errors.js';
+import type { ModuleSchema } from '../../src/platform/store/module-schema.js';
 import type { Account, ApiKey, Store } from '../../src/platform/store/types.js';
 import { startTestPostgres, type TestPostgres } from '../helpers/postgres.js';
 
@@ -17,8 +18,8 @@ export interface Backend {
   name: 'sqlite' | 'postgres';
   a: Store;
   b: Store;
-  /** Opens the same database once more (migrations run again, as at a server start). */
-  reopen(): Promise<Store>;
+  /** Opens the same database once more (migrations run again, as at a server start), with these resource modules. */
+  reopen(modules?: readonly ModuleSchema[]): Promise<Store>;
   /** Runs one raw statement on the database (tests of the schema guard). */
   raw(sql: string): Promise<void>;
   close(): Promise<void>;
@@ -32,7 +33,7 @@ export async function openSqlite(): Promise<Backend> {
     name: 'sqlite',
     a,
     b,
-    reopen: () => openStore({ dataDir: dir, modules: MODULE_SCHEMAS }),
+    reopen: (modules = MODULE_SCHEMAS) => openStore({ dataDir: dir, modules }),
     raw: async (sql) => {
       const s = await openStore({ dataDir: dir, modules: MODULE_SCHEMAS });
       await (s as unknown as { db: { db: { exec(sql: string): void } } }).db.db.exec(sql);
@@ -59,7 +60,7 @@ export async function openPostgres(): Promise<Backend> {
     name: 'postgres',
     a,
     b,
-    reopen: () => openStore({ dataDir: '/nonexistent', databaseUrl: url, modules: MODULE_SCHEMAS }),
+    reopen: (modules = MODULE_SCHEMAS) => openStore({ dataDir: '/nonexistent', databaseUrl: url, modules }),
     raw: async (sql) => {
       await (a as unknown as { db: { query(sql: string): Promise<unknown> } }).db.query(sql);
     },

@@ -1,4 +1,4 @@
-import { migrateModules, type ModuleSchema } from './module-schema.js';
+import { type MigrationLog, migrateModules, type ModuleSchema } from './module-schema.js';
 import { PgExecutor } from './postgres/executor.js';
 import type { SqlExecutor } from './sql/executor.js';
 import { sqlStore } from './sql/store.js';
@@ -12,6 +12,8 @@ export interface StoreOptions {
   databaseUrl?: string;
   /** The tables, module by module in this order (resources/core-store.ts puts the core tables first). */
   modules?: readonly ModuleSchema[];
+  /** Where each migration applied is said (module, from and to versions, duration): the server's logger. */
+  log?: MigrationLog;
 }
 
 /**
@@ -21,7 +23,7 @@ export interface StoreOptions {
 export async function openSqlStore(opts: StoreOptions, parts: StorePartsFactory): Promise<Store> {
   const db: SqlExecutor = opts.databaseUrl ? PgExecutor.connect(opts.databaseUrl) : new SqliteExecutor(openDatabase(opts.dataDir));
   try {
-    await migrateModules(db, opts.modules ?? []);
+    await migrateModules(db, opts.modules ?? [], opts.log);
   } catch (err) {
     await db.close();
     throw err;

@@ -116,7 +116,9 @@ export class SqliteExecutor implements SqlExecutor {
       try {
         result = await fn(tx);
       } catch (err) {
-        tx.run('ROLLBACK', []);
+        // Some errors (SQLITE_FULL, an I/O error) end the transaction themselves: a second ROLLBACK would
+        // throw "no transaction is active" in place of the error that says what went wrong.
+        if (this.db.inTransaction) tx.run('ROLLBACK', []);
         throw err;
       }
       tx.run('COMMIT', []);

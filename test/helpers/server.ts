@@ -32,8 +32,11 @@ export interface TestServer {
   blobs(prefix: string): Promise<Record<string, number>>;
   /** Output the server has printed so far. */
   output(): string;
-  /** SIGKILL, then start again on the same data dir (and port). */
-  restart(opts?: { graceful?: boolean; whileDown?: () => void | Promise<void> }): Promise<void>;
+  /**
+   * SIGKILL (SIGTERM if graceful), then start again on the same data dir (and port): the same devboxd, or
+   * `bin` (another version's, test/api/upgrade.test.ts), with `env` over the variables it had.
+   */
+  restart(opts?: { graceful?: boolean; whileDown?: () => void | Promise<void>; bin?: string; env?: Record<string, string> }): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -67,7 +70,7 @@ export async function sharedTestDatabase(): Promise<{ url: string; release(): Pr
  * `parentDir`, default the OS temp dir). The base image cache is shared (`<repo>/data/images`) so it is built
  * once per machine, not once per test.
  */
-export async function startTestServer(env: Record<string, string> = {}, opts: { parentDir?: string } = {}): Promise<TestServer> {
+export async function startTestServer(env: Record<string, string> = {}, opts: { parentDir?: string; bin?: string } = {}): Promise<TestServer> {
   const dataDir = fs.mkdtempSync(path.join(opts.parentDir ?? os.tmpdir(), 'devboxd-test-'));
   const onPostgres = process.env.DEVBOXD_TEST_DATABASE === 'postgres' && !env.DEVBOXD_DATABASE_URL;
   if (onPostgres) env = { ...env, DEVBOXD_DATABASE_URL: await acquireDatabase() };
@@ -77,11 +80,12 @@ export async function startTestServer(env: Record<string, string> = {}, opts: { 
   let child: ChildProcess;
   let out = '';
   let port = 0;
+  let bin = opts.bin ?? DEVBOXD_BIN;
 
   const launch = async () => {
     // BENCH_SERVER_NODE_ARGS: flags for the server's node (e.g. --cpu-prof), which NODE_OPTIONS refuses.
     const nodeArgs = process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-    child = spawn(process.execPath, [...nodeArgs, DEVBOXD_BIN, 'serve'], {
+    child = spawn(process.execPath, [...nodeArgs, bin, 'serve'], {
       cwd: ROOT,
       env: {
         ...process.env,
@@ -152,6 +156,8 @@ export async function startTestServer(env: Record<string, string> = {}, opts: { 
       child.kill(opts.graceful ? 'SIGTERM' : 'SIGKILL');
       await exited();
       await opts.whileDown?.();
+      bin = opts.bin ?? bin;
+      env = { ...env, ...opts.env };
       out = '';
       url = await launch();
     },

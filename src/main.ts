@@ -59,7 +59,7 @@ export async function startServer(config: Config): Promise<Running> {
     fs.writeFileSync(path.join(config.dataDir, 'admin-key'), `${createdSecret}\n`, { mode: 0o600 });
     process.stdout.write(`admin key: ${createdSecret} (saved to ${path.join(config.shownDataDir, 'admin-key')})\n`);
   } else if (config.adminKey) {
-    process.stdout.write('admin key: the value of DEVBOXD_ADMIN_KEY\n');
+    process.stdout.write('admin key: the one set as DEVBOXD_ADMIN_KEY (or server.admin_key in the config file)\n');
   } else {
     process.stdout.write(`admin key: created at first start, see ${path.join(config.shownDataDir, 'admin-key')}\n`);
   }

@@ -82,7 +82,9 @@ async function commands(config: () => Config, io: Io, first: string, files: Conf
     withStore,
     sealed: SEALED,
   };
-  const fromModules = MODULES.flatMap((m) => m.commands ?? []).map(
+  // Backup and restore take the server's own settings: under DEVBOXD_ROLE=all the whole data dir, not `<data>/api`.
+  const { backupCommands } = await import('../ops/backup/index.js');
+  const fromModules = [...MODULES.flatMap((m) => m.commands ?? []), ...backupCommands(config)].map(
     (c): Command => ({
       ...c,
       run: async (args, options) => {

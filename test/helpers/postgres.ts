@@ -150,7 +150,8 @@ export async function startTestPostgres(): Promise<TestPostgres> {
       if (child.exitCode === null) {
         const exited = new Promise((r) => child.once('exit', r));
         child.kill('SIGINT'); // fast shutdown: disconnect clients, stop at once
-        await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
+        // Unref'd: a timer left pending after a quick exit would hold the test process open for its 10 s.
+        await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000).unref())]);
         if (child.exitCode === null) child.kill('SIGKILL');
       }
       fs.rmSync(dir, { recursive: true, force: true });

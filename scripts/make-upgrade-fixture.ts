@@ -3,7 +3,9 @@
 // through the API. test/fast/upgrade.ts opens them with the code under test: the schema a database made by an
 // older devboxd has must come out the same as a fresh database's, with its rows still there.
 //
-// The committed fixtures were made by cbc7420 (the code before schemas were written once for both databases).
+// The committed fixtures were made by cbc7420 (the code before schemas were written once for both databases):
+// they stay as they are, the oldest layout an upgrade meets. The upgrade from the previous landed version is
+// test/api/upgrade.test.ts, which starts that version itself (test/fixtures/upgrade/PREVIOUS names it).
 // To make them again with that code (root: it starts a PostgreSQL cluster of its own):
 //   git worktree add /tmp/old cbc7420 && cp -a node_modules /tmp/old/ && cp scripts/make-upgrade-fixture.ts /tmp/old/scripts/
 //   (cd /tmp/old && node --import tsx scripts/make-upgrade-fixture.ts "$PWD/../<this checkout>/test/fixtures/upgrade")

@@ -20,6 +20,8 @@ import { schemaOf } from '../helpers/schema.js';
  * databases (test/fixtures/upgrade, scripts/make-upgrade-fixture.ts) open with this code: the server starts,
  * what was made before is there through the API, every module is recorded at its latest version, and the
  * schema is the same as a fresh database's, which proves the steps as written once spell the old DDL.
+ * That is the oldest layout a devboxd meets (its versions in SQLite's user_version and PostgreSQL's
+ * schema_migrations); test/api/upgrade.test.ts starts the previous landed version itself and upgrades from it.
  */
 const FIXTURES = path.join(ROOT, 'test/fixtures/upgrade');
 type Made = { keyB: string; ids: Record<string, string> };

@@ -19,10 +19,10 @@ const PROXIES: Proxy[] = process.env.BENCH_PROXY === 'nginx' || process.env.BENC
 const API = 'https://api.example.com';
 
 // Only this mount namespace's /etc/hosts changes (the Run line makes one): the host's stays as it was.
-if (!fs.readFileSync('/proc/self/mountinfo', 'utf8').includes(' /etc/hosts ')) {
-  const hosts = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'devboxd-hosts-')), 'hosts');
-  fs.writeFileSync(hosts, '127.0.0.1 localhost api.example.com\n');
-  execFileSync('mount', ['--bind', hosts, '/etc/hosts']);
+const hostsDir = fs.readFileSync('/proc/self/mountinfo', 'utf8').includes(' /etc/hosts ') ? null : fs.mkdtempSync(path.join(os.tmpdir(), 'devboxd-hosts-'));
+if (hostsDir) {
+  fs.writeFileSync(path.join(hostsDir, 'hosts'), '127.0.0.1 localhost api.example.com\n');
+  execFileSync('mount', ['--bind', path.join(hostsDir, 'hosts'), '/etc/hosts']);
 }
 // The certificates are self-signed: this process's clients and the CLI it starts accept them.
 process.env.NODE_TLS_REJECT_UNAUTHORIZED = '0';
@@ -128,6 +128,7 @@ async function run(proxy: Proxy): Promise<void> {
     await api.devboxes.shutdown(box.id);
   } finally {
     stop();
+    fs.rmSync(dir, { recursive: true, force: true });
   }
 }
 
@@ -135,6 +136,10 @@ try {
   for (const proxy of PROXIES) await run(proxy);
 } finally {
   await server.stop();
+  if (hostsDir) {
+    spawnSync('umount', ['/etc/hosts']);
+    fs.rmSync(hostsDir, { recursive: true, force: true });
+  }
 }
 console.log('| proxy | what | result | detail |');
 console.log('| --- | --- | --- | --- |');

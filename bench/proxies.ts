@@ -18,12 +18,11 @@ type Proxy = 'nginx' | 'caddy';
 const PROXIES: Proxy[] = process.env.BENCH_PROXY === 'nginx' || process.env.BENCH_PROXY === 'caddy' ? [process.env.BENCH_PROXY] : ['nginx', 'caddy'];
 const API = 'https://api.example.com';
 
-// Only this mount namespace's /etc/hosts changes (the Run line makes one): the host's stays as it was.
-const hostsDir = fs.readFileSync('/proc/self/mountinfo', 'utf8').includes(' /etc/hosts ') ? null : fs.mkdtempSync(path.join(os.tmpdir(), 'devboxd-hosts-'));
-if (hostsDir) {
-  fs.writeFileSync(path.join(hostsDir, 'hosts'), '127.0.0.1 localhost api.example.com\n');
-  execFileSync('mount', ['--bind', path.join(hostsDir, 'hosts'), '/etc/hosts']);
-}
+// api.example.com is 127.0.0.1 through a hosts file bound over /etc/hosts, in the mount namespace the Run line
+// makes, and unbound at the end.
+const hostsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'devboxd-hosts-'));
+fs.writeFileSync(path.join(hostsDir, 'hosts'), '127.0.0.1 localhost api.example.com\n');
+execFileSync('mount', ['--bind', path.join(hostsDir, 'hosts'), '/etc/hosts']);
 // The certificates are self-signed: this process's clients and the CLI it starts accept them.
 process.env.NODE_TLS_REJECT_UNAUTHORIZED = '0';
 
@@ -136,10 +135,8 @@ try {
   for (const proxy of PROXIES) await run(proxy);
 } finally {
   await server.stop();
-  if (hostsDir) {
-    spawnSync('umount', ['/etc/hosts']);
-    fs.rmSync(hostsDir, { recursive: true, force: true });
-  }
+  spawnSync('umount', ['/etc/hosts']);
+  fs.rmSync(hostsDir, { recursive: true, force: true });
 }
 console.log('| proxy | what | result | detail |');
 console.log('| --- | --- | --- | --- |');

@@ -31,7 +31,7 @@ after(async () => {
 });
 
 async function stopAll(): Promise<void> {
-  for (const s of servers.reverse()) await s.stop().catch(() => undefined);
+  await Promise.all(servers.map((s) => s.stop().catch(() => undefined)));
   servers = [];
 }
 

@@ -4,8 +4,10 @@
  * being written, the SSH host keys, and the manifest. Everything goes to `DEST.tmp`, renamed to DEST once
  * whole: a DEST is always a finished backup.
  */
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import type { Config } from '../../config.js';
 import { writeKeyFile } from '../../platform/sealing/master-key.js';
 import type { SealedTexts } from '../../platform/sealing/resealing.js';
@@ -17,6 +19,8 @@ import { heldKeys, sealedUse } from './keys.js';
 import { API_COPIED, AXONS, axonFiles, BLOBS, KEY_FILE, PG_DUMP, SQLITE_FILE, sourcesOf, within } from './layout.js';
 import { FORMAT, FORMAT_VERSION, fsyncDir, type Manifest, writeManifest } from './manifest.js';
 import { Collected, takeFiles, takeLayers } from './passes.js';
+
+const run = promisify(execFile);
 
 export interface BackupOptions {
   dest: string;
@@ -35,6 +39,8 @@ export async function backup(c: Config, o: BackupOptions): Promise<Manifest> {
     if (dir && within(dest, dir)) throw new Error(`${dest} is inside the data dir ${dir}: put the backup elsewhere (best on another disk)`);
   }
   if (fs.existsSync(dest)) throw new Error(`${dest} exists: a backup is written to a new directory`);
+  const db = src.apiDir && !c.databaseUrl ? path.join(src.apiDir, SQLITE_FILE) : null;
+  if (db && !fs.existsSync(db)) throw new Error(`there is no database at ${db}: is DEVBOXD_DATA_DIR the server's data dir?`);
   const tmp = `${dest}.tmp`;
   try {
     fs.mkdirSync(tmp, { mode: 0o700 });
@@ -46,6 +52,8 @@ export async function backup(c: Config, o: BackupOptions): Promise<Manifest> {
   }
   try {
     const m = await write(c, o, tmp, src);
+    // What was copied is on disk before the manifest says the backup is whole.
+    await run('sync', ['-f', tmp]);
     m.seconds = (Date.now() - started) / 1000;
     writeManifest(tmp, m);
     fsyncDir(tmp);
@@ -61,16 +69,19 @@ export async function backup(c: Config, o: BackupOptions): Promise<Manifest> {
 async function write(c: Config, o: BackupOptions, tmp: string, src: ReturnType<typeof sourcesOf>): Promise<Manifest> {
   const out = new Collected(tmp);
   const { apiDir, nodeDir } = src;
+  const t0 = Date.now();
+  const at = () => `${((Date.now() - t0) / 1000).toFixed(1)} s`;
   const fsBlobs = apiDir !== null && c.blob.backend === 'fs';
   const blobsDir = apiDir ? path.join(apiDir, BLOBS) : '';
   const linkNode = nodeDir !== null && sameFilesystem(nodeDir, tmp);
   const linkApi = apiDir !== null && sameFilesystem(apiDir, tmp);
-  const blobPass = (late: boolean) => (fsBlobs ? takeFiles(out, blobsDir, `api/${BLOBS}`, { linkOk: linkApi, late, skip: ['.tmp'] }) : Promise.resolve());
+  const blobPass = (late: boolean) =>
+    fsBlobs ? takeFiles(out, blobsDir, `api/${BLOBS}`, { linkOk: linkApi, immutable: true, late, skip: ['.tmp'] }) : Promise.resolve();
 
   // Before the database: every layer and blob there is now.
   if (nodeDir) await takeLayers(out, nodeDir, linkNode, false);
   await blobPass(false);
-  o.say(`layers and blobs: ${out.entries.length} (${mib(out.bytes())}), ${out.linked} hard-linked`);
+  o.say(`layers and blobs: ${out.entries.length} (${mib(out.bytes())}), ${out.linked} hard-linked, checksummed (${at()})`);
 
   let database: Manifest['database'] = null;
   let keys: Manifest['masterKey'] = { included: false, from: 'no key', keys: [] };
@@ -95,11 +106,11 @@ async function write(c: Config, o: BackupOptions, tmp: string, src: ReturnType<t
     } finally {
       await db.close();
     }
-    o.say(`database: ${database.kind}, ${mib(out.bytes(database.path))}`);
+    o.say(`database: ${database.kind}, ${mib(out.bytes(database.path))} (${at()})`);
 
     // Output being written is appended to, never linked; taken before the second blob pass, since a segment
     // sealed meanwhile is put in the blob store before its spool file goes.
-    for (const name of API_COPIED) await takeFiles(out, path.join(apiDir, name), `api/${name}`, { linkOk: false, late: false });
+    for (const name of API_COPIED) await takeFiles(out, path.join(apiDir, name), `api/${name}`, { linkOk: false, immutable: false, late: false });
     for (const name of axonFiles(apiDir)) {
       const file = path.join(tmp, 'api', AXONS, name);
       fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });

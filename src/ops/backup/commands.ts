@@ -80,6 +80,8 @@ function summary(m: Manifest, dest: string, seconds: number): string[] {
   if (m.blobs?.backend === 's3') lines.push(`blobs: in the bucket ${m.blobs.bucket} (prefix "${m.blobs.prefix}"), not in the backup: ${m.blobs.note}`);
   const sealed = m.masterKey.keys.filter((k) => k.sealed > 0);
   if (m.masterKey.included) lines.push('master key: IN the backup (--with-master-key): keep the backup as secret as the key');
+  else if (m.database && !m.masterKey.keys.length)
+    lines.push("master key: unknown here (no DEVBOXD_SECRET_KEY, no key file): run backup with the server's settings so restore can check the key");
   else if (sealed.length) lines.push(`master key: not in the backup; restore needs ${sealed.map((k) => `key ${k.id} (${k.sealed} sealed values)`).join(', ')}`);
   if (m.vanished.length) lines.push(`deleted while the backup ran, so not in it (a record copied before may still name them): ${m.vanished.join(', ')}`);
   return lines;

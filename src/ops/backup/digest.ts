@@ -1,5 +1,5 @@
 /**
- * The checksums a backup's manifest records and a restore checks, each read as a stream:
+ * The checksums a backup's manifest records and a restore checks, each file read a block at a time:
  * - `sha256`: of a file's bytes (what `sha256sum` prints), for the database, blobs and small files;
  * - `sha256-chunks`: of a disk image (a layer `<id>.img`, mostly holes: a 20 GiB disk holding 100 MiB): the
  *   sha256 of each 1 MiB chunk that is not all zeros, with its index, then the length. It depends on the bytes
@@ -11,19 +11,18 @@
 import { execFile } from 'node:child_process';
 import { createHash, type Hash } from 'node:crypto';
 import fs from 'node:fs';
-import { lstat, open, readdir, readlink } from 'node:fs/promises';
+import { lstat, readdir, readlink } from 'node:fs/promises';
 import path from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
+import { hashInWorker } from './hash-pool.js';
 
 const run = promisify(execFile);
 
 export type DigestKind = 'sha256' | 'sha256-chunks' | 'sha256-tree';
 
-export async function sha256File(file: string): Promise<string> {
-  const hash = createHash('sha256');
-  await pipeline(fs.createReadStream(file), hash);
-  return hash.digest('hex');
+/** A file's sha256, hashed in a worker (hash-pool.ts): every core hashes. */
+export function sha256File(file: string): Promise<string> {
+  return hashInWorker({ kind: 'sha256', file });
 }
 
 const CHUNK = 1 << 20;
@@ -45,53 +44,44 @@ export async function chunkDigest(file: string): Promise<string> {
   const size = (await lstat(file)).size;
   const chunks = new Set<number>();
   for (const [a, b] of await dataRanges(file, size)) for (let i = Math.floor(a / CHUNK); i * CHUNK < Math.min(b, size); i++) chunks.add(i);
-  const hash = createHash('sha256');
-  const buf = Buffer.alloc(CHUNK);
-  const zero = Buffer.alloc(CHUNK);
-  const index = Buffer.alloc(8);
-  const fh = await open(file, 'r');
-  try {
-    for (const i of [...chunks].sort((x, y) => x - y)) {
-      const { bytesRead } = await fh.read(buf, 0, CHUNK, i * CHUNK);
-      if (buf.subarray(0, bytesRead).equals(zero.subarray(0, bytesRead))) continue;
-      index.writeBigUInt64BE(BigInt(i));
-      hash.update(index).update(buf.subarray(0, bytesRead));
-    }
-  } finally {
-    await fh.close();
-  }
-  index.writeBigUInt64BE(BigInt(size));
-  return hash.update('size').update(index).digest('hex');
+  return hashInWorker({ kind: 'chunks', file, chunks: [...chunks].sort((x, y) => x - y), size, chunk: CHUNK });
 }
 
-/** The tree digest, with how many entries and file bytes the tree holds. */
+/**
+ * The tree digest, with how many entries and file bytes the tree holds. The walk comes first and the files are
+ * hashed meanwhile, on every core; the lines go in path order once their hashes are in.
+ */
 export async function treeDigest(root: string): Promise<{ digest: string; entries: number; bytes: number }> {
-  const hash = createHash('sha256');
-  const contents = new Map<string, string>(); // hard links: one read per inode
-  let entries = 0;
-  let bytes = 0;
+  const found: { rel: string; st: fs.Stats; tail: Promise<string> }[] = [];
+  const contents = new Map<string, Promise<string>>(); // hard links: one read per inode
   const walk = async (rel: string): Promise<void> => {
-    const names = (await readdir(path.join(root, rel))).sort();
-    for (const name of names) {
+    for (const name of (await readdir(path.join(root, rel))).sort()) {
       const relName = rel ? `${rel}/${name}` : name;
       const file = path.join(root, relName);
       const st = await lstat(file);
-      entries++;
-      line(hash, relName, st);
+      let tail: Promise<string>;
       if (st.isFile()) {
         const key = `${st.dev}:${st.ino}`;
         let sum = contents.get(key);
-        if (sum === undefined) contents.set(key, (sum = await sha256File(file)));
-        hash.update(`\0${st.size}\0${sum}\n`);
-        bytes += st.size;
-      } else if (st.isSymbolicLink()) hash.update(`\0${await readlink(file)}\n`);
-      else if (st.isCharacterDevice() || st.isBlockDevice()) hash.update(`\0${st.rdev}\n`);
-      else hash.update('\n');
+        if (sum === undefined) contents.set(key, (sum = sha256File(file)));
+        tail = sum.then((h) => `\0${st.size}\0${h}\n`);
+      } else if (st.isSymbolicLink()) tail = readlink(file).then((target) => `\0${target}\n`);
+      else if (st.isCharacterDevice() || st.isBlockDevice()) tail = Promise.resolve(`\0${st.rdev}\n`);
+      else tail = Promise.resolve('\n');
+      tail.catch(() => undefined); // awaited below, in order; a failure is reported there
+      found.push({ rel: relName, st, tail });
       if (st.isDirectory()) await walk(relName);
     }
   };
   await walk('');
-  return { digest: hash.digest('hex'), entries, bytes };
+  const hash = createHash('sha256');
+  let bytes = 0;
+  for (const f of found) {
+    line(hash, f.rel, f.st);
+    hash.update(await f.tail);
+    if (f.st.isFile()) bytes += f.st.size;
+  }
+  return { digest: hash.digest('hex'), entries: found.length, bytes };
 }
 
 function line(hash: Hash, rel: string, st: fs.Stats): void {

@@ -13,6 +13,20 @@ import { chunkDigest, sha256File, treeDigest } from './digest.js';
 import { LAYERS, layerNames } from './layout.js';
 import type { Entry } from './manifest.js';
 
+/**
+ * The checksum of what was placed at `dst`, read from `src` while it is there: the same bytes (the source is
+ * never rewritten) on the data dir's filesystem, whose extent map spares reading a disk image's holes where
+ * the backup's filesystem may have none (tmpfs), and which a backup to a slow disk need not read back.
+ */
+async function sumOf<T>(src: string, dst: string, fn: (file: string) => Promise<T>): Promise<T> {
+  try {
+    return await fn(src);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    return fn(dst);
+  }
+}
+
 export class Collected {
   readonly entries: Entry[] = [];
   readonly vanished: string[] = [];
@@ -51,11 +65,11 @@ export async function takeLayers(out: Collected, nodeDir: string, linkOk: boolea
     let kept: boolean;
     if (st?.isFile()) {
       kept = await placeFile(src, dst, linkOk);
-      if (kept) out.add({ path: rel, kind: 'image', bytes: st.blocks * 512, digest: 'sha256-chunks', sum: await chunkDigest(dst) }, linkOk);
+      if (kept) out.add({ path: rel, kind: 'image', bytes: st.blocks * 512, digest: 'sha256-chunks', sum: await sumOf(src, dst, chunkDigest) }, linkOk);
     } else if (st?.isDirectory()) {
       kept = await placeTree(src, dst, linkOk);
       if (kept) {
-        const t = await treeDigest(dst);
+        const t = await sumOf(src, dst, treeDigest);
         out.add({ path: rel, kind: 'tree', bytes: t.bytes, entries: t.entries, digest: 'sha256-tree', sum: t.digest }, linkOk);
       }
     } else kept = false;
@@ -66,15 +80,23 @@ export async function takeLayers(out: Collected, nodeDir: string, linkOk: boolea
 
 /**
  * Takes the files under `srcDir` not taken yet into `rel` (skipping the top-level names in `skip`), linked
- * when `linkOk`. `late`: a file gone before it was taken is listed as vanished.
+ * when `linkOk` (only files never rewritten: `immutable`). `late`: a file gone before it was taken is listed
+ * as vanished.
  */
-export async function takeFiles(out: Collected, srcDir: string, rel: string, opts: { linkOk: boolean; late: boolean; skip?: string[] }): Promise<void> {
+export async function takeFiles(
+  out: Collected,
+  srcDir: string,
+  rel: string,
+  opts: { linkOk: boolean; immutable: boolean; late: boolean; skip?: string[] },
+): Promise<void> {
   const files = filesUnder(srcDir, opts.skip).filter((f) => !out.has(`${rel}/${f}`));
   await eachLimited(files, async (f) => {
+    const src = path.join(srcDir, f);
     const dst = path.join(out.root, rel, f);
-    const st = fs.statSync(path.join(srcDir, f), { throwIfNoEntry: false });
-    if (st && (await placeFile(path.join(srcDir, f), dst, opts.linkOk))) {
-      out.add({ path: `${rel}/${f}`, kind: 'file', bytes: fs.statSync(dst).size, digest: 'sha256', sum: await sha256File(dst) }, opts.linkOk);
+    if (await placeFile(src, dst, opts.linkOk)) {
+      // Output being written grows after the copy: its checksum is the copy's.
+      const sum = opts.immutable ? await sumOf(src, dst, sha256File) : await sha256File(dst);
+      out.add({ path: `${rel}/${f}`, kind: 'file', bytes: fs.statSync(dst).size, digest: 'sha256', sum }, opts.linkOk);
     } else if (opts.late) out.vanished.push(`${rel}/${f}`);
   });
 }

@@ -5,8 +5,10 @@
  * API server's files to this host's API user and renames the whole into place. Copies, never links: the
  * restored server writes, and the backup stays as it was.
  */
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import type { Config } from '../../config.js';
 import { lookupUser } from '../../roles/layout.js';
 import { readKeyFile, writeKeyFile } from '../../platform/sealing/master-key.js';
@@ -15,10 +17,12 @@ import { eachLimited, placeTree } from './copy.js';
 import { openPostgres, pgRestore, postgresIsEmpty } from './database.js';
 import { digestOf } from './digest.js';
 import { type HeldKeys, heldKeys, keyProblem } from './keys.js';
-import { KEY_FILE, LAYERS, PG_DUMP, SQLITE_FILE, targetsOf, type Places } from './layout.js';
+import { KEY_FILE, LAYERS, PG_DUMP, SQLITE_FILE, targetsOf, type Places, within } from './layout.js';
 import { type Entry, type Manifest, readManifest, fsyncDir } from './manifest.js';
 import { endRestoredBoxes } from './restored-boxes.js';
 import { chownApi } from './owners.js';
+
+const run = promisify(execFile);
 
 export interface RestoreOptions {
   src: string;
@@ -41,6 +45,8 @@ export async function restore(c: Config, o: RestoreOptions): Promise<Manifest> {
     const empty = await postgresIsEmpty(db).finally(() => db.close());
     if (!empty) throw new Error(`the database of DEVBOXD_DATABASE_URL holds tables already: restore goes into an empty database (create one)`);
   }
+  // This host's API user, before anything is written: one that does not exist stops the restore here.
+  const apiUser = role === 'all' && m.apiOwner ? lookupUser(c.roles.apiUser) : null;
   const backupKey = path.join(src, 'api', KEY_FILE);
   const held: HeldKeys = c.secretKey ? heldKeys(c, undefined) : heldKeys(c, o.keyFile ?? (fs.existsSync(backupKey) ? backupKey : undefined));
   const problem = m.database ? keyProblem(m.masterKey.keys, held) : null;
@@ -70,9 +76,10 @@ export async function restore(c: Config, o: RestoreOptions): Promise<Manifest> {
       const store = await o.openStore(to.apiDir, c.databaseUrl);
       const ended = await endRestoredBoxes(store, m.createdAt).finally(() => store.close());
       o.say(`boxes that had a sandbox at the backup: ${ended.boxes}, now failure (restored from backup); their unfinished commands: ${ended.executions}`);
-      if (role === 'all' && m.apiOwner) chownApi(to.apiDir, m.apiOwner, lookupUser(c.roles.apiUser));
+      if (apiUser && m.apiOwner) chownApi(to.apiDir, m.apiOwner, apiUser);
     }
     o.say(problem ? `master key: NOT held (--ignore-master-key): ${problem.split(';')[0]}` : `master key: ${keyNote(m, held)}`);
+    await run('sync', ['-f', tmp]);
     try {
       fs.renameSync(tmp, c.dataDir);
     } catch (err) {
@@ -81,6 +88,8 @@ export async function restore(c: Config, o: RestoreOptions): Promise<Manifest> {
       throw err;
     }
     fsyncDir(path.dirname(c.dataDir));
+    if (to.nodeDir && within(c.imageDir, c.dataDir))
+      o.say(`the base image is not in a backup: the server builds it at its first start (from Debian's mirrors), or set DEVBOXD_IMAGE_DIR to a cache`);
     return m;
   } catch (err) {
     fs.rmSync(tmp, { recursive: true, force: true });

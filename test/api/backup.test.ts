@@ -3,8 +3,8 @@
  * SDK (an account and its key, a secret, a snapshot of a box with a file in it, a blueprint, an object, an
  * axon with events and a SQL table) is backed up while a box writes files in a loop, restored into a new data
  * dir and served again: the SDK finds all of it with the same key, a box from the restored snapshot has the
- * file and gets the secret, a box from the blueprint has what its build wrote, and the box that was running
- * ended with a reason naming the backup. Also: no master key in a backup made without --with-master-key, a
+ * file and gets the secret, a box from the blueprint has what its build wrote, a box suspended before the
+ * backup resumes with its files, and the box that was running ended with a reason naming the backup. Also: no master key in a backup made without --with-master-key, a
  * restore without the key refused naming it, a non-empty data dir refused. PostgreSQL: pg_dump while the
  * server runs, restored into an empty database, and a database that is not empty refused.
  */
@@ -73,9 +73,16 @@ describe('SQLite: a backup while a box works, restored into a new data dir', () 
     const api = a.client({ apiKey: key });
 
     await sdk.secret.create({ name: 'TOKEN', value: SECRET });
-    const [box, blueprint] = await Promise.all([
+    const [box, blueprint, asleep] = await Promise.all([
       sdk.devbox.create({ launch_parameters: LAUNCH }),
       api.blueprints.createAndAwaitBuildCompleted({ name: 'bp', dockerfile: 'FROM runloop:runloop/starter-x86_64\nRUN echo built > /opt/bp.txt' }),
+      // A suspended box: its disk is a layer, so it resumes after the restore.
+      sdk.devbox.create({ launch_parameters: LAUNCH }).then(async (d) => {
+        await d.file.write({ file_path: '/home/user/asleep.txt', contents: 'suspended with me' });
+        await d.suspend();
+        await d.awaitSuspended();
+        return d;
+      }),
     ]);
     assert.equal(blueprint.status, 'build_complete');
     await box.file.write({ file_path: '/home/user/kept.txt', contents: 'kept in the snapshot' });
@@ -135,6 +142,10 @@ describe('SQLite: a backup while a box works, restored into a new data dir', () 
     const ended = await bapi.devboxes.retrieve(box.id);
     assert.equal(ended.status, 'failure');
     assert.match(ended.state_transitions.at(-1)?.failure_reason ?? '', /restored from the backup/);
+    assert.equal((await bapi.devboxes.retrieve(asleep.id)).status, 'suspended');
+    await bapi.devboxes.resume(asleep.id);
+    await bapi.devboxes.awaitRunning(asleep.id);
+    assert.equal((await runInBox(bapi, asleep.id, 'cat ~/asleep.txt')).out, 'suspended with me');
     assert.deepEqual(
       (await bapi.secrets.list()).secrets.map((s) => s.name),
       ['TOKEN'],

@@ -40,7 +40,7 @@ export async function restore(c: Config, o: RestoreOptions): Promise<Manifest> {
   const role = c.roles.role;
   checkSchema(m, o.known);
   checkTarget(c, m);
-  if (c.databaseUrl && m.database) {
+  if (c.databaseUrl && m.database && role !== 'node') {
     const db = openPostgres(c.databaseUrl);
     const empty = await postgresIsEmpty(db).finally(() => db.close());
     if (!empty) throw new Error(`the database of DEVBOXD_DATABASE_URL holds tables already: restore goes into an empty database (create one)`);
@@ -65,6 +65,7 @@ export async function restore(c: Config, o: RestoreOptions): Promise<Manifest> {
   let loaded = false;
   try {
     const restored = await copyParts(src, m, to);
+    if (!to.nodeDir && m.layers.length) o.say(`layers not restored here (DEVBOXD_ROLE=${role}): restore them on the node, with DEVBOXD_ROLE=node`);
     await verify(src, m, to, restored);
     o.say(`copied and checked ${restored.length} files and layers`);
     if (to.apiDir && m.database) {

@@ -24,6 +24,14 @@ export async function copySqlite(src: string, dst: string): Promise<void> {
   } finally {
     db.close();
   }
+  // One file, whole: the copy is given a rollback journal, so that reading it (the manifest's counts, a restore)
+  // makes no -wal and -shm beside it. The server sets WAL again when it opens the database.
+  const copy = new Database(dst);
+  try {
+    copy.pragma('journal_mode = DELETE');
+  } finally {
+    copy.close();
+  }
   const st = fs.statSync(src);
   fs.chownSync(dst, st.uid, st.gid);
   fs.chmodSync(dst, st.mode & 0o777);

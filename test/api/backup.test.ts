@@ -20,6 +20,8 @@ import { DEVBOXD_BIN, ROOT, runInBox, startTestServer, type TestServer } from '.
 const SECRET = 'restored-secret-value';
 const LAUNCH = { resource_size_request: 'X_SMALL', custom_disk_size: 1 } as const;
 let servers: TestServer[] = [];
+/** Boxes of accounts other than the admin's: a test server's stop shuts down the admin's only, and a box outlives its server. */
+let boxes: { api: ReturnType<TestServer['client']>; id: string }[] = [];
 let work: string;
 
 before(() => {
@@ -31,6 +33,8 @@ after(async () => {
 });
 
 async function stopAll(): Promise<void> {
+  await Promise.all(boxes.map(({ api, id }) => api.devboxes.shutdown(id).catch(() => undefined)));
+  boxes = [];
   await Promise.all(servers.map((s) => s.stop().catch(() => undefined)));
   servers = [];
 }
@@ -84,6 +88,7 @@ describe('SQLite: a backup while a box works, restored into a new data dir', () 
         return d;
       }),
     ]);
+    boxes.push({ api, id: box.id });
     assert.equal(blueprint.status, 'build_complete');
     await box.file.write({ file_path: '/home/user/kept.txt', contents: 'kept in the snapshot' });
     const snapshot = await box.snapshotDisk({ name: 'kept' });
@@ -139,6 +144,7 @@ describe('SQLite: a backup while a box works, restored into a new data dir', () 
     const b = await serve({ DEVBOXD_DATA_DIR: target });
     const bsdk = b.sdk({ apiKey: key });
     const bapi = b.client({ apiKey: key });
+    boxes.push({ api: bapi, id: asleep.id });
     const ended = await bapi.devboxes.retrieve(box.id);
     assert.equal(ended.status, 'failure');
     assert.match(ended.state_transitions.at(-1)?.failure_reason ?? '', /restored from the backup/);
@@ -155,6 +161,7 @@ describe('SQLite: a backup while a box works, restored into a new data dir', () 
       bsdk.devbox.createFromSnapshot(snapshot.id, { secrets: { T: 'TOKEN' }, launch_parameters: LAUNCH }),
       bsdk.devbox.createFromBlueprintId(blueprint.id, { launch_parameters: LAUNCH }),
     ]);
+    boxes.push({ api: bapi, id: fromSnapshot.id }, { api: bapi, id: fromBlueprint.id });
     assert.equal((await runInBox(bapi, fromSnapshot.id, 'cat ~/kept.txt; echo; echo "$T"')).out, `kept in the snapshot\n${SECRET}\n`);
     assert.equal((await runInBox(bapi, fromBlueprint.id, 'cat /opt/bp.txt')).out, 'built\n');
     assert.equal(await (await bsdk.storageObject.fromId(object.id)).downloadAsText(), 'object body');

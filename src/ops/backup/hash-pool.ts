@@ -59,18 +59,18 @@ interface Pending {
   reject(err: Error): void;
 }
 
-let started = false;
 const pending = new Map<number, Pending>();
 const queue: { id: number; job: HashJob }[] = [];
 const idle: Worker[] = [];
+let workers: Worker[] = [];
 let nextId = 0;
+let stopTimer: NodeJS.Timeout | undefined;
+/** How long the pool outlives its last job: a backup hashes file after file, and a start costs ~30 ms a worker. */
+const LINGER_MS = 200;
 
 function start(): void {
-  started = true;
   for (let i = 0; i < Math.max(1, os.availableParallelism()); i++) {
     const w = new Worker(SOURCE, { eval: true });
-    // Idle workers keep no process alive: a command or a test ends when its work does.
-    w.unref();
     w.on('message', (m: { id: number; sum?: string; error?: string; code?: string }) => {
       const p = pending.get(m.id)!;
       pending.delete(m.id);
@@ -82,24 +82,33 @@ function start(): void {
       for (const p of pending.values()) p.reject(err);
       pending.clear();
     });
+    workers.push(w);
     idle.push(w);
   }
 }
 
 function next(w: Worker): void {
   const task = queue.shift();
-  if (!task) {
-    w.unref();
-    idle.push(w);
-    return;
-  }
-  w.ref();
-  w.postMessage(task);
+  if (task) return void w.postMessage(task);
+  idle.push(w);
+  if (pending.size === 0) stopTimer = setTimeout(stop, LINGER_MS);
+}
+
+/**
+ * Ends the workers once nothing is asked of them for a moment, so a command or a test ends when its work does.
+ * (Unref'd workers did not do it: on Node 20 a worker once ref'd again keeps its message port holding the
+ * process open after unref.)
+ */
+function stop(): void {
+  for (const w of workers) void w.terminate();
+  workers = [];
+  idle.length = 0;
 }
 
 /** The job's digest, from the first worker free. */
 export function hashInWorker(job: HashJob): Promise<string> {
-  if (!started) start();
+  clearTimeout(stopTimer);
+  if (workers.length === 0) start();
   return new Promise((resolve, reject) => {
     const id = nextId++;
     pending.set(id, { resolve, reject });

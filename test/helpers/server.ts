@@ -196,6 +196,7 @@ const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/pr
  * mounts are detached here first.
  */
 function removeDataDir(dataDir: string): void {
+  killLeftBoxes(dataDir);
   try {
     fs.rmSync(dataDir, { recursive: true, force: true });
   } catch (err) {
@@ -210,6 +211,45 @@ function removeDataDir(dataDir: string): void {
     for (const m of mounts) spawnSync('umount', ['-l', m]);
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Boxes outlive their server by design (a restart adopts them), so a box the stop did not shut down (another
+ * account's: the stop sees the admin's only) would run on after its data dir is gone, on every later test's
+ * CPU. Its processes are killed here, through its cgroups (`<hierarchy>/devboxd/<id>` for each id under
+ * `<data>/boxes`), and named on stderr so the test that left it can be found.
+ */
+function killLeftBoxes(dataDir: string): void {
+  let ids: string[];
+  try {
+    ids = fs.readdirSync(path.join(dataDir, 'boxes')).filter((n) => /^dbx_[a-z0-9]+$/.test(n));
+  } catch {
+    return;
+  }
+  const roots = ['/sys/fs/cgroup', ...fs.readdirSync('/sys/fs/cgroup').map((h) => path.join('/sys/fs/cgroup', h))];
+  const left: string[] = [];
+  for (const id of ids) {
+    let killed = false;
+    for (const root of roots) {
+      let pids: string[];
+      try {
+        pids = fs
+          .readFileSync(path.join(root, 'devboxd', id, 'cgroup.procs'), 'utf8')
+          .split('\n')
+          .filter(Boolean);
+      } catch {
+        continue;
+      }
+      for (const pid of pids) {
+        try {
+          process.kill(Number(pid), 'SIGKILL');
+          killed = true;
+        } catch {}
+      }
+    }
+    if (killed) left.push(id);
+  }
+  if (left.length) process.stderr.write(`test server: ${left.length} box(es) still running at its stop, killed: ${left.join(', ')}\n`);
 }
 
 /** What `devboxd pools list --json` prints. */

@@ -142,6 +142,10 @@ test('with data in the account, every list and detail page opens clean and is sc
   const obj = await api.objects.create({ name: 'notes.txt', content_type: 'text' });
   await fetch(obj.upload_url!, { method: 'PUT', body: 'hello' });
   await api.objects.complete(obj.id);
+  const blueprint = await api.blueprints.createAndAwaitBuildCompleted({
+    name: 'populated-blueprint',
+    dockerfile: 'FROM runloop:runloop/starter-x86_64\nRUN echo built-in-the-console-test > /opt/built.txt',
+  });
 
   const pages: [string, string][] = [
     ['/devboxes', 'devboxes'],
@@ -154,6 +158,7 @@ test('with data in the account, every list and detail page opens clean and is sc
     ['/objects', 'objects'],
     ['/api-keys', 'api-keys'],
     ['/blueprints', 'blueprints'],
+    [`/blueprints/${blueprint.id}`, 'blueprint-detail'],
   ];
   for (const [path, name] of pages) {
     await open(path);
@@ -166,6 +171,9 @@ test('with data in the account, every list and detail page opens clean and is sc
   assert.match(text, /line 1\s+line 2\s+line 3/);
   assert.match(text, /oops/);
   assert.match(text, /\b3\b/);
+  // A built blueprint's page shows its build log.
+  await open(`/blueprints/${blueprint.id}`);
+  await page.locator('[aria-label="Build log"]').filter({ hasText: 'built-in-the-console-test' }).waitFor();
   // A secret's value is never on the page.
   await open('/secrets');
   assert.doesNotMatch(await page.content(), /not shown anywhere/);

@@ -136,3 +136,14 @@ test('the dashboard is one Grafana can import: variables, panels on a 24-column 
       assert.match(t.expr, /\{job=~"\$job", instance=~"\$instance"/, `panel "${p.title}" ${t.refId} ignores the job and instance variables`);
   }
 });
+
+test('devboxd_devboxes counts the boxes of every account by status, every status present', async () => {
+  const count = async (status: string) => {
+    const text = (await f.call({ method: 'GET', url: '/metrics' })).body;
+    return Number(new RegExp(`^devboxd_devboxes\\{status="${status}"\\} (\\d+)$`, 'm').exec(text)?.[1]);
+  };
+  const [running, failure] = [await count('running'), await count('failure')];
+  assert.ok(Number.isInteger(running) && Number.isInteger(failure), 'every status is a series, 0 included');
+  await f.call({ method: 'POST', url: '/v1/devboxes/create_and_await_running', payload: {} });
+  assert.equal(await count('running'), running + 1);
+});

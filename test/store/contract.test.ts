@@ -170,6 +170,23 @@ for (const open of [openSqlite, openPostgres]) {
       assert.deepEqual((await db.a.devboxes.getById(d.id))!.viewParts, ['mcp', 'tunnel']);
     });
 
+    test('countByStatus counts every account by status and leaves out pooled boxes', async () => {
+      await ready;
+      const before = await db.a.devboxes.countByStatus();
+      const [x, y] = [await account(db.a), await account(db.a)];
+      for (const d of [
+        devbox(x.id, { status: 'running' }),
+        devbox(y.id, { status: 'running' }),
+        devbox(y.id, { status: 'suspended' }),
+        devbox('', { status: 'running' }),
+      ])
+        await db.a.devboxes.insert(d);
+      const after = await db.a.devboxes.countByStatus();
+      assert.equal((after.running ?? 0) - (before.running ?? 0), 2);
+      assert.equal((after.suspended ?? 0) - (before.suspended ?? 0), 1);
+      assert.ok(Object.values(after).every((n) => typeof n === 'number'));
+    });
+
     test('listByStatus can scope to a node', async () => {
       await ready;
       const acc = await account(db.a);

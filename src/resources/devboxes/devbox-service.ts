@@ -131,6 +131,11 @@ export class DevboxService {
     });
   }
 
+  /** Boxes of every account by status, for the operator's /metrics. */
+  countByStatus(): Promise<Partial<Record<DevboxStatus, number>>> {
+    return this.store.countByStatus();
+  }
+
   async get(accountId: string, id: string): Promise<Devbox> {
     const d = await this.store.get(accountId, id);
     if (!d) throw ERRORS.notFound('devbox', id);

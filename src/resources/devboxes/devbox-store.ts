@@ -40,6 +40,8 @@ export interface DevboxStore {
   /** Moves a suspended box from node `from` to `to` (a resume elsewhere); false when it is not so any more. */
   move(id: string, from: string, to: string): Promise<boolean>;
   list(accountId: string, page: PageQuery, filter?: DevboxListFilter): Promise<Page<Devbox>>;
+  /** How many boxes of every account are in each status (pooled boxes, of no account, not counted): /metrics. */
+  countByStatus(): Promise<Partial<Record<DevboxStatus, number>>>;
   /** Every node's boxes, or only those `node` runs. */
   listByStatus(statuses: readonly DevboxStatus[], node?: string): Promise<Devbox[]>;
   /** The conditional status change; the updated devbox, or undefined when its status was not in `from`. */

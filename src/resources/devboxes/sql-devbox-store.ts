@@ -144,6 +144,13 @@ export class SqlDevboxStore implements DevboxStore {
     return paginate(this.db, 'devboxes', where, params, page, fromRow);
   }
 
+  async countByStatus(): Promise<Partial<Record<DevboxStatus, number>>> {
+    const { rows } = await this.db.query<{ status: DevboxStatus; n: number | string }>(
+      "SELECT status, COUNT(*) AS n FROM devboxes WHERE account_id <> '' GROUP BY status",
+    );
+    return Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
+  }
+
   async listByStatus(statuses: readonly DevboxStatus[], node?: string): Promise<Devbox[]> {
     // Rows written before nodes were recorded ('') belong to whichever server opens the data dir.
     const byNode = node === undefined ? '' : " AND (node = ? OR node = '')";

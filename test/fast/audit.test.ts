@@ -24,10 +24,13 @@ let trail: string;
 const VALUE = 'audit-secret-VALUE-5d1c7e';
 const BAD_KEY = 'ak_not-a-key-of-this-server-Q7wZ';
 
+/** Called as the slow route's handler starts: the test's client leaves then, not after a guessed delay. */
+let slowStarted: () => void = () => undefined;
 before(async () => {
   f = await buildFastApp({ env: { DEVBOXD_AUDIT_LOG: 'audit/trail.jsonl' }, ready: false });
   // A state change that outlives its client (as an execute_sync may): recorded when its answer is ready.
   f.app.post('/v1/test-slow', { config: { resource: 'RESOURCE_TYPE_DEVBOXES' } }, async () => {
+    slowStarted();
     await new Promise((r) => setTimeout(r, 150));
     return { id: 'slow_1' };
   });
@@ -153,8 +156,12 @@ test('a request whose client left before its answer is recorded with the answer 
   const { port } = f.app.server.address() as AddressInfo;
   const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/v1/test-slow', headers: { authorization: `Bearer ${ADMIN_KEY}` } });
   req.on('error', () => undefined);
+  // The client leaves once the handler runs (a fixed 30 ms lost the race on a loaded machine: the request had
+  // not reached its route, so nothing was there to record).
+  const started = new Promise<void>((resolve) => (slowStarted = resolve));
   req.end();
-  setTimeout(() => req.destroy(), 30);
+  await started;
+  req.destroy();
   const row = await until('the row of the abandoned request', async () => (await rows({ route: 'test-slow' }))[0], 5_000, 50);
   assert.deepEqual([row.status, row.answerId], [200, 'slow_1']);
   assert.ok(row.durationMs >= 140, String(row.durationMs));
